@@ -1,0 +1,41 @@
+//! The `ringleader` command: a thin shell over the library crates.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod profiles;
+mod sim;
+mod validate;
+
+#[derive(Parser)]
+#[command(name = "ringleader", version, about = "Topology-aware gang scheduler and training-job platform for GPU and NPU clusters")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and validate job YAML/JSON (files, directories or `-` for stdin).
+    Validate(validate::ValidateArgs),
+    /// List the built-in hardware profiles, or show one.
+    Profiles(profiles::ProfilesArgs),
+    /// Replay a cluster trace to compare scheduling policies.
+    Sim(sim::SimArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Validate(args) => validate::run(args),
+        Command::Profiles(args) => profiles::run(args),
+        Command::Sim(args) => sim::run(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

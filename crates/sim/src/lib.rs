@@ -1,0 +1,1 @@
+//! The simulator: trace loaders (openb), saturation and time replay, metrics and reports.
