@@ -1,8 +1,74 @@
-//! `ringleader validate`.
+//! `ringleader validate -f PATH ...`: one line per document, `PATH: Kind/name: ok`
+//! or its errors. Exit 0 when all are valid, 1 when any is invalid, 2 when a
+//! path cannot be read or parsed.
+
+use ringleader_api::document::load_path;
+use ringleader_api::{check_documents, Document, Report};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
-pub struct ValidateArgs {}
+pub struct ValidateArgs {
+    /// Files, directories (their .yaml/.yml/.json files) or `-` for stdin.
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    output: Output,
+}
 
-pub fn run(_args: ValidateArgs) -> anyhow::Result<u8> {
-    Ok(0)
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Output {
+    Text,
+    Json,
+}
+
+pub fn run(args: ValidateArgs) -> anyhow::Result<u8> {
+    let mut docs: Vec<Document> = Vec::new();
+    let mut load_failed = false;
+    for path in &args.files {
+        for source in load_path(path) {
+            match source {
+                Ok(d) => docs.extend(d),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    load_failed = true;
+                }
+            }
+        }
+    }
+    let reports = check_documents(&docs);
+    match args.output {
+        Output::Text => {
+            for r in &reports {
+                print_text(r);
+            }
+        }
+        Output::Json => {
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                documents: &'a [Report],
+            }
+            println!("{}", serde_json::to_string_pretty(&Out { documents: &reports })?);
+        }
+    }
+    Ok(if load_failed {
+        2
+    } else if reports.iter().any(|r| !r.valid) {
+        1
+    } else {
+        0
+    })
+}
+
+fn print_text(r: &Report) {
+    let object = if r.kind.is_empty() { format!("document {}", r.index) } else { format!("{}/{}", r.kind, r.name) };
+    if r.valid {
+        println!("{}: {object}: ok", r.path);
+        return;
+    }
+    let plural = if r.errors.len() == 1 { "" } else { "s" };
+    println!("{}: {object}: {} error{plural}", r.path, r.errors.len());
+    for e in &r.errors {
+        println!("  {}[{}] {}: {e}", r.path, r.index, r.object());
+    }
 }

@@ -1,0 +1,224 @@
+//! Typed objects of every kind ringleader accepts, and dispatch on
+//! `apiVersion` + `kind`. Core Kubernetes kinds come from `k8s-openapi`, so
+//! any valid pod template round-trips; job CRDs are defined here.
+
+pub mod ascend;
+pub mod kubeflow;
+pub mod volcano;
+
+use crate::error::FieldError;
+use crate::path;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job as BatchJob;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+/// A Kubernetes-shaped object with a typed spec.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Object<S> {
+    /// e.g. `kubeflow.org/v1`.
+    pub api_version: String,
+    /// e.g. `PyTorchJob`.
+    pub kind: String,
+    /// Name, namespace, labels, annotations.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// The kind's spec.
+    #[serde(default)]
+    pub spec: S,
+    /// Status as last written, kept opaque here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
+}
+
+/// MindCluster AscendJob.
+pub type AscendJob = Object<ascend::AscendJobSpec>;
+/// Kubeflow PyTorchJob.
+pub type PyTorchJob = Object<kubeflow::PyTorchJobSpec>;
+/// Kubeflow TFJob.
+pub type TfJob = Object<kubeflow::TfJobSpec>;
+/// Kubeflow MPIJob (v2beta1).
+pub type MpiJob = Object<kubeflow::MpiJobSpec>;
+/// Volcano Job.
+pub type VolcanoJob = Object<volcano::VolcanoJobSpec>;
+/// Volcano Queue.
+pub type Queue = Object<volcano::QueueSpec>;
+/// Volcano PodGroup.
+pub type PodGroup = Object<volcano::PodGroupSpec>;
+
+/// Every object ringleader understands.
+#[derive(Debug, Clone)]
+pub enum Resource {
+    /// `mindxdl.gitee.com/v1` AscendJob.
+    AscendJob(AscendJob),
+    /// `kubeflow.org/v1` PyTorchJob.
+    PyTorchJob(PyTorchJob),
+    /// `kubeflow.org/v1` TFJob.
+    TfJob(TfJob),
+    /// `kubeflow.org/v2beta1` MPIJob.
+    MpiJob(MpiJob),
+    /// `batch.volcano.sh/v1alpha1` Job.
+    VolcanoJob(VolcanoJob),
+    /// `apps/v1` Deployment.
+    Deployment(Box<Deployment>),
+    /// `batch/v1` Job.
+    BatchJob(Box<BatchJob>),
+    /// `v1` ConfigMap.
+    ConfigMap(ConfigMap),
+    /// `scheduling.volcano.sh/v1beta1` Queue.
+    Queue(Queue),
+    /// `scheduling.volcano.sh/v1beta1` PodGroup.
+    PodGroup(PodGroup),
+}
+
+/// The `(apiVersion, kind)` pairs accepted, in the order error messages list them.
+pub const SUPPORTED: &[(&str, &str)] = &[
+    ("mindxdl.gitee.com/v1", "AscendJob"),
+    ("batch.volcano.sh/v1alpha1", "Job"),
+    ("kubeflow.org/v1", "PyTorchJob"),
+    ("kubeflow.org/v1", "TFJob"),
+    ("kubeflow.org/v2beta1", "MPIJob"),
+    ("apps/v1", "Deployment"),
+    ("batch/v1", "Job"),
+    ("v1", "ConfigMap"),
+    ("scheduling.volcano.sh/v1beta1", "Queue"),
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"),
+];
+
+fn supported_list() -> String {
+    SUPPORTED.iter().map(|(a, k)| format!("{a} {k}")).collect::<Vec<_>>().join(", ")
+}
+
+impl Resource {
+    /// Types a document by its `apiVersion` and `kind`. A field of the wrong
+    /// type is reported with its path and value.
+    pub fn from_value(value: &serde_json::Value) -> Result<Resource, FieldError> {
+        let api_version = value.get("apiVersion").and_then(|v| v.as_str());
+        let kind = value.get("kind").and_then(|v| v.as_str());
+        let (api_version, kind) = match (api_version, kind) {
+            (Some(a), Some(k)) => (a, k),
+            (None, _) => {
+                return Err(FieldError::new(
+                    "apiVersion",
+                    value.get("apiVersion").map(|v| v.to_string()).unwrap_or_default(),
+                    format!("a string apiVersion is required; supported: {}", supported_list()),
+                ))
+            }
+            (_, None) => {
+                return Err(FieldError::new(
+                    "kind",
+                    value.get("kind").map(|v| v.to_string()).unwrap_or_default(),
+                    format!("a string kind is required; supported: {}", supported_list()),
+                ))
+            }
+        };
+        let resource = match (api_version, kind) {
+            ("mindxdl.gitee.com/v1", "AscendJob") => Resource::AscendJob(typed(value)?),
+            ("batch.volcano.sh/v1alpha1", "Job") => Resource::VolcanoJob(typed(value)?),
+            ("kubeflow.org/v1", "PyTorchJob") => Resource::PyTorchJob(typed(value)?),
+            ("kubeflow.org/v1", "TFJob") => Resource::TfJob(typed(value)?),
+            ("kubeflow.org/v2beta1", "MPIJob") => Resource::MpiJob(typed(value)?),
+            ("apps/v1", "Deployment") => Resource::Deployment(Box::new(typed(value)?)),
+            ("batch/v1", "Job") => Resource::BatchJob(Box::new(typed(value)?)),
+            ("v1", "ConfigMap") => Resource::ConfigMap(typed(value)?),
+            ("scheduling.volcano.sh/v1beta1", "Queue") => Resource::Queue(typed(value)?),
+            ("scheduling.volcano.sh/v1beta1", "PodGroup") => Resource::PodGroup(typed(value)?),
+            _ => {
+                return Err(FieldError::new(
+                    "kind",
+                    format!("{api_version} {kind}"),
+                    format!("unsupported apiVersion/kind; supported: {}", supported_list()),
+                ))
+            }
+        };
+        Ok(resource)
+    }
+
+    /// The object's metadata.
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Resource::AscendJob(o) => &o.metadata,
+            Resource::PyTorchJob(o) => &o.metadata,
+            Resource::TfJob(o) => &o.metadata,
+            Resource::MpiJob(o) => &o.metadata,
+            Resource::VolcanoJob(o) => &o.metadata,
+            Resource::Deployment(o) => &o.metadata,
+            Resource::BatchJob(o) => &o.metadata,
+            Resource::ConfigMap(o) => &o.metadata,
+            Resource::Queue(o) => &o.metadata,
+            Resource::PodGroup(o) => &o.metadata,
+        }
+    }
+
+    /// The kind as written in YAML.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Resource::AscendJob(_) => "AscendJob",
+            Resource::PyTorchJob(_) => "PyTorchJob",
+            Resource::TfJob(_) => "TFJob",
+            Resource::MpiJob(_) => "MPIJob",
+            Resource::VolcanoJob(_) | Resource::BatchJob(_) => "Job",
+            Resource::Deployment(_) => "Deployment",
+            Resource::ConfigMap(_) => "ConfigMap",
+            Resource::Queue(_) => "Queue",
+            Resource::PodGroup(_) => "PodGroup",
+        }
+    }
+
+    /// The object's name (empty when missing).
+    pub fn name(&self) -> &str {
+        self.metadata().name.as_deref().unwrap_or("")
+    }
+
+    /// The object's namespace (`default` when unset).
+    pub fn namespace(&self) -> &str {
+        self.metadata().namespace.as_deref().unwrap_or("default")
+    }
+}
+
+fn typed<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, FieldError> {
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let at = path::lookup(value, err.path()).map(|v| v.to_string()).unwrap_or_default();
+        FieldError::new(path::from_serde(err.path()), at, err.inner().to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_kind_lists_the_supported_ones() {
+        let v = serde_json::json!({"apiVersion": "example.com/v1", "kind": "Widget"});
+        let err = Resource::from_value(&v).unwrap_err();
+        assert_eq!(err.field, "kind");
+        assert_eq!(err.value, "example.com/v1 Widget");
+        assert!(err.message.contains("kubeflow.org/v2beta1 MPIJob"), "{}", err.message);
+    }
+
+    #[test]
+    fn wrong_type_names_the_field_path() {
+        let v = serde_json::json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "a"},
+            "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": "two"}}}});
+        let err = Resource::from_value(&v).unwrap_err();
+        assert_eq!(err.field, "spec.pytorchReplicaSpecs.Worker.replicas");
+        assert_eq!(err.value, "\"two\"");
+    }
+
+    #[test]
+    fn pod_templates_round_trip_through_k8s_openapi() {
+        let v = serde_json::json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox",
+            "resources": {"limits": {"huawei.com/Ascend910": 1}}, "securityContext": {"privileged": false}}]}}}});
+        let Resource::BatchJob(job) = Resource::from_value(&v).unwrap() else { panic!("not a batch job") };
+        let back = serde_json::to_value(&job).unwrap();
+        assert_eq!(
+            back["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["huawei.com/Ascend910"],
+            "1"
+        );
+        assert_eq!(back["spec"]["template"]["spec"]["containers"][0]["securityContext"]["privileged"], false);
+    }
+}

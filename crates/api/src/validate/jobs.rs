@@ -1,0 +1,425 @@
+//! Structural rules of each job kind: names, roles, replicas, restart
+//! policies, gang sizes, run policies, Volcano policies, queues and pod groups.
+
+use super::containers::check_template;
+use super::{names, Errors};
+use crate::error::FieldError;
+use crate::kinds::kubeflow::RunPolicy;
+use crate::kinds::volcano::{LifecyclePolicy, NetworkTopology};
+use crate::kinds::Resource;
+use crate::path;
+use crate::roles::SINGLETON_ROLES;
+
+/// Restart policies of Kubeflow replica specs.
+const REPLICA_RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never", "ExitCode"];
+const VOLCANO_ACTIONS: &[&str] =
+    &["RestartJob", "RestartTask", "RestartPod", "AbortJob", "CompleteJob", "TerminateJob"];
+const VOLCANO_EVENTS: &[&str] = &["PodFailed", "PodEvicted", "PodPending", "TaskCompleted", "TaskFailed", "*"];
+const VOLCANO_PLUGINS: &[&str] = &["env", "svc", "ssh", "pytorch", "tensorflow", "mpi", "hcclrank"];
+
+/// Replica types each Kubeflow-style kind accepts.
+fn replica_types(resource: &Resource) -> Option<&'static [&'static str]> {
+    match resource {
+        Resource::AscendJob(_) => Some(&["Master", "Scheduler", "Chief", "Worker"]),
+        Resource::PyTorchJob(_) => Some(&["Master", "Worker"]),
+        Resource::TfJob(_) => Some(&["Chief", "Master", "PS", "Worker", "Evaluator"]),
+        Resource::MpiJob(_) => Some(&["Launcher", "Worker"]),
+        _ => None,
+    }
+}
+
+/// Metadata rules for every kind.
+pub fn check_metadata(resource: &Resource, errs: &mut Errors) {
+    let meta = resource.metadata();
+    match meta.name.as_deref() {
+        None | Some("") => errs.push(FieldError::missing("metadata.name", "a name is required")),
+        Some(name) if resource.is_job() && !names::is_dns1123_label(name) => {
+            errs.push(FieldError::new("metadata.name", format!("{name:?}"), names::LABEL_RULE))
+        }
+        Some(name) if !resource.is_job() && !names::is_dns1123_subdomain(name) => {
+            errs.push(FieldError::new("metadata.name", format!("{name:?}"), names::SUBDOMAIN_RULE))
+        }
+        Some(_) => {}
+    }
+    if let Some(ns) = meta.namespace.as_deref() {
+        if !names::is_dns1123_label(ns) {
+            errs.push(FieldError::new("metadata.namespace", format!("{ns:?}"), names::LABEL_RULE));
+        }
+    }
+}
+
+/// Role rules shared by every job kind.
+pub fn check_roles(resource: &Resource, errs: &mut Errors) {
+    let roles = resource.roles();
+    if resource.is_job() && roles.is_empty() {
+        let field = match resource {
+            Resource::AscendJob(_) => "spec.replicaSpecs",
+            Resource::PyTorchJob(_) => "spec.pytorchReplicaSpecs",
+            Resource::TfJob(_) => "spec.tfReplicaSpecs",
+            Resource::MpiJob(_) => "spec.mpiReplicaSpecs",
+            Resource::VolcanoJob(_) => "spec.tasks",
+            _ => "spec",
+        };
+        errs.push(FieldError::missing(field, "a job needs at least one role with a pod template"));
+        return;
+    }
+    let mut task_names = std::collections::BTreeSet::new();
+    for role in &roles {
+        if let Some(allowed) = replica_types(resource) {
+            if !allowed.contains(&role.name) {
+                errs.push(FieldError::new(
+                    role.field.clone(),
+                    role.name,
+                    format!("unknown replica type; allowed: {}", allowed.join(", ")),
+                ));
+            }
+        }
+        if let Resource::VolcanoJob(_) = resource {
+            if !names::is_dns1123_label(role.name) {
+                errs.push(FieldError::new(
+                    path::key(&role.field, "name"),
+                    format!("{:?}", role.name),
+                    names::LABEL_RULE,
+                ));
+            } else if !task_names.insert(role.name) {
+                errs.push(FieldError::new(
+                    path::key(&role.field, "name"),
+                    format!("{:?}", role.name),
+                    "task names must be unique",
+                ));
+            }
+        }
+        let replicas_field = path::key(&role.field, "replicas");
+        let replicas = role.replicas.unwrap_or(1);
+        if replicas < 0 {
+            errs.push(FieldError::new(replicas_field.clone(), replicas, "replicas must be 0 or more"));
+        }
+        if SINGLETON_ROLES.contains(&role.name) && replicas > 1 {
+            errs.push(FieldError::new(
+                replicas_field.clone(),
+                replicas,
+                format!("{} replicas must be at most 1", role.name),
+            ));
+        }
+        if let Some(min) = role.min_available {
+            if min < 0 || min > replicas {
+                errs.push(FieldError::new(
+                    path::key(&role.field, "minAvailable"),
+                    min,
+                    format!("allowed: 0 to the task's replicas ({replicas})"),
+                ));
+            }
+        }
+        if let Some(rp) = role.restart_policy {
+            if !REPLICA_RESTART_POLICIES.contains(&rp) {
+                errs.push(FieldError::new(
+                    path::key(&role.field, "restartPolicy"),
+                    rp,
+                    "allowed: Always, OnFailure, Never, ExitCode",
+                ));
+            }
+        }
+        if replicas > 0 && !resource.name().is_empty() {
+            let last = format!("{}-{}", role.pod_prefix, replicas - 1);
+            if last.len() > 63 {
+                errs.push(FieldError::new(
+                    "metadata.name",
+                    resource.name(),
+                    format!("pod name {last:?} would have {} characters; pod names must be at most 63, so shorten the job or role name", last.len()),
+                ));
+            }
+        }
+        let template_field = path::key(&role.field, "template");
+        check_template(role.template, &template_field, errs);
+        let pod_rp = role.template.spec.as_ref().and_then(|s| s.restart_policy.as_deref());
+        match (resource, pod_rp) {
+            (Resource::Deployment(_), Some(rp)) if rp != "Always" => errs.push(FieldError::new(
+                path::key(&path::key(&template_field, "spec"), "restartPolicy"),
+                rp,
+                "a Deployment's pods must use restartPolicy Always",
+            )),
+            (Resource::BatchJob(_), rp) if !matches!(rp, Some("OnFailure") | Some("Never")) => {
+                errs.push(FieldError::new(
+                    path::key(&path::key(&template_field, "spec"), "restartPolicy"),
+                    rp.unwrap_or(""),
+                    "a batch/v1 Job's pods need restartPolicy OnFailure or Never",
+                ))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Kind-specific spec rules.
+pub fn check_spec(resource: &Resource, errs: &mut Errors) {
+    let total: i64 = resource.roles().iter().map(|r| i64::from(r.replicas.unwrap_or(1).max(0))).sum();
+    match resource {
+        Resource::AscendJob(o) => {
+            check_run_policy(&o.spec.run_policy, total, errs);
+            if let Some(sp) = o.spec.success_policy.as_deref() {
+                if !matches!(sp, "" | "AllWorkers") {
+                    errs.push(FieldError::new(
+                        "spec.successPolicy",
+                        sp,
+                        "allowed: empty (one pod succeeding succeeds the job) or AllWorkers",
+                    ));
+                }
+            }
+        }
+        Resource::PyTorchJob(o) => {
+            check_run_policy(&o.spec.run_policy, total, errs);
+            if let Some(e) = &o.spec.elastic_policy {
+                let min = e.min_replicas.unwrap_or(1);
+                if min < 1 {
+                    errs.push(FieldError::new("spec.elasticPolicy.minReplicas", min, "must be at least 1"));
+                }
+                if let Some(max) = e.max_replicas {
+                    if max < min {
+                        errs.push(FieldError::new(
+                            "spec.elasticPolicy.maxReplicas",
+                            max,
+                            format!("must be at least minReplicas ({min})"),
+                        ));
+                    }
+                }
+                if let Some(b) = e.rdzv_backend.as_deref() {
+                    if !matches!(b, "c10d" | "etcd" | "etcd-v2") {
+                        errs.push(FieldError::new("spec.elasticPolicy.rdzvBackend", b, "allowed: c10d, etcd, etcd-v2"));
+                    }
+                }
+                if let Some(p) = e.rdzv_port {
+                    if !(1..=65535).contains(&p) {
+                        errs.push(FieldError::new("spec.elasticPolicy.rdzvPort", p, "allowed: 1 to 65535"));
+                    }
+                }
+            }
+        }
+        Resource::TfJob(o) => {
+            check_run_policy(&o.spec.run_policy, total, errs);
+            if let Some(sp) = o.spec.success_policy.as_deref() {
+                if !matches!(sp, "" | "AllWorkers" | "ChiefWorker") {
+                    errs.push(FieldError::new("spec.successPolicy", sp, "allowed: empty, ChiefWorker or AllWorkers"));
+                }
+            }
+        }
+        Resource::MpiJob(o) => {
+            check_run_policy(&o.spec.run_policy, total, errs);
+            if !o.spec.mpi_replica_specs.contains_key("Launcher") {
+                errs.push(FieldError::missing("spec.mpiReplicaSpecs.Launcher", "an MPIJob needs exactly one Launcher"));
+            }
+            if let Some(s) = o.spec.slots_per_worker {
+                if s < 1 {
+                    errs.push(FieldError::new("spec.slotsPerWorker", s, "must be at least 1"));
+                }
+            }
+            if let Some(m) = o.spec.mpi_implementation.as_deref() {
+                if !matches!(m, "OpenMPI" | "Intel" | "MPICH") {
+                    errs.push(FieldError::new("spec.mpiImplementation", m, "allowed: OpenMPI, Intel, MPICH"));
+                }
+            }
+        }
+        Resource::VolcanoJob(o) => {
+            if let Some(m) = o.spec.min_available {
+                if m < 0 || i64::from(m) > total {
+                    errs.push(FieldError::new(
+                        "spec.minAvailable",
+                        m,
+                        format!("allowed: 0 to the total replicas ({total})"),
+                    ));
+                }
+            }
+            if let Some(m) = o.spec.min_success {
+                if m < 1 || i64::from(m) > total {
+                    errs.push(FieldError::new(
+                        "spec.minSuccess",
+                        m,
+                        format!("allowed: 1 to the total replicas ({total})"),
+                    ));
+                }
+            }
+            if let Some(r) = o.spec.max_retry {
+                if r < 0 {
+                    errs.push(FieldError::new("spec.maxRetry", r, "must be 0 or more"));
+                }
+            }
+            for name in o.spec.plugins.keys() {
+                if !VOLCANO_PLUGINS.contains(&name.as_str()) {
+                    errs.push(FieldError::new(
+                        path::key("spec.plugins", name),
+                        name,
+                        format!("unknown job plugin; allowed: {}", VOLCANO_PLUGINS.join(", ")),
+                    ));
+                }
+            }
+            check_policies(&o.spec.policies, "spec.policies", errs);
+            for (i, t) in o.spec.tasks.iter().enumerate() {
+                check_policies(&t.policies, &path::key(&path::index("spec.tasks", i), "policies"), errs);
+            }
+            if let Some(nt) = &o.spec.network_topology {
+                check_network_topology(nt, "spec.networkTopology", errs);
+            }
+        }
+        Resource::Deployment(d) => {
+            if let Some(r) = d.spec.as_ref().and_then(|s| s.replicas) {
+                if r < 0 {
+                    errs.push(FieldError::new("spec.replicas", r, "replicas must be 0 or more"));
+                }
+            }
+            if d.spec.is_none() {
+                errs.push(FieldError::missing("spec", "a Deployment needs a spec with a pod template"));
+            }
+        }
+        Resource::BatchJob(j) => match &j.spec {
+            None => errs.push(FieldError::missing("spec", "a Job needs a spec with a pod template")),
+            Some(s) => {
+                for (field, v) in [
+                    ("spec.parallelism", s.parallelism),
+                    ("spec.completions", s.completions),
+                    ("spec.backoffLimit", s.backoff_limit),
+                ] {
+                    if let Some(v) = v.filter(|v| *v < 0) {
+                        errs.push(FieldError::new(field, v, "must be 0 or more"));
+                    }
+                }
+            }
+        },
+        Resource::Queue(q) => {
+            if let Some(w) = q.spec.weight {
+                if w < 1 {
+                    errs.push(FieldError::new("spec.weight", w, "must be at least 1"));
+                }
+            }
+            for (section, map) in [("spec.capability", &q.spec.capability), ("spec.deserved", &q.spec.deserved)] {
+                check_quantities(section, map, errs);
+            }
+            if let Some(g) = &q.spec.guarantee {
+                check_quantities("spec.guarantee.resource", &g.resource, errs);
+            }
+        }
+        Resource::PodGroup(p) => {
+            if let Some(m) = p.spec.min_member {
+                if m < 0 {
+                    errs.push(FieldError::new("spec.minMember", m, "must be 0 or more"));
+                }
+            }
+            for (task, m) in &p.spec.min_task_member {
+                if *m < 0 {
+                    errs.push(FieldError::new(path::key("spec.minTaskMember", task), m, "must be 0 or more"));
+                }
+            }
+            if let Some(nt) = &p.spec.network_topology {
+                check_network_topology(nt, "spec.networkTopology", errs);
+            }
+        }
+        Resource::ConfigMap(_) => {}
+    }
+}
+
+fn check_run_policy(rp: &RunPolicy, total: i64, errs: &mut Errors) {
+    if let Some(c) = rp.clean_pod_policy.as_deref() {
+        if !matches!(c, "All" | "Running" | "None") {
+            errs.push(FieldError::new("spec.runPolicy.cleanPodPolicy", c, "allowed: All, Running, None"));
+        }
+    }
+    for (field, v) in [
+        ("spec.runPolicy.backoffLimit", rp.backoff_limit.map(i64::from)),
+        ("spec.runPolicy.ttlSecondsAfterFinished", rp.ttl_seconds_after_finished.map(i64::from)),
+        ("spec.runPolicy.activeDeadlineSeconds", rp.active_deadline_seconds),
+    ] {
+        if let Some(v) = v.filter(|v| *v < 0) {
+            errs.push(FieldError::new(field, v, "must be 0 or more"));
+        }
+    }
+    if let Some(m) = rp.scheduling_policy.as_ref().and_then(|s| s.min_available) {
+        if m < 1 || i64::from(m) > total {
+            errs.push(FieldError::new(
+                "spec.runPolicy.schedulingPolicy.minAvailable",
+                m,
+                format!("allowed: 1 to the total replicas ({total})"),
+            ));
+        }
+    }
+}
+
+fn check_policies(policies: &[LifecyclePolicy], field: &str, errs: &mut Errors) {
+    for (i, p) in policies.iter().enumerate() {
+        let pf = path::index(field, i);
+        match p.action.as_deref() {
+            Some(a) if VOLCANO_ACTIONS.contains(&a) => {}
+            Some(a) => errs.push(FieldError::new(
+                path::key(&pf, "action"),
+                a,
+                format!("allowed: {}", VOLCANO_ACTIONS.join(", ")),
+            )),
+            None => errs.push(FieldError::missing(
+                path::key(&pf, "action"),
+                format!("an action is required; allowed: {}", VOLCANO_ACTIONS.join(", ")),
+            )),
+        }
+        let events: Vec<(String, &str)> = p
+            .event
+            .iter()
+            .map(|e| (path::key(&pf, "event"), e.as_str()))
+            .chain(p.events.iter().enumerate().map(|(j, e)| (path::index(&path::key(&pf, "events"), j), e.as_str())))
+            .collect();
+        for (ef, e) in &events {
+            if !VOLCANO_EVENTS.contains(e) {
+                errs.push(FieldError::new(ef.clone(), e, format!("allowed: {}", VOLCANO_EVENTS.join(", "))));
+            }
+        }
+        match p.exit_code {
+            Some(0) => errs.push(FieldError::new(
+                path::key(&pf, "exitCode"),
+                0,
+                "exit code 0 is success and cannot trigger a policy",
+            )),
+            Some(c) if !events.is_empty() => errs.push(FieldError::new(
+                path::key(&pf, "exitCode"),
+                c,
+                "a policy takes either event(s) or exitCode, not both",
+            )),
+            None if events.is_empty() => {
+                errs.push(FieldError::missing(pf.clone(), "a policy needs event, events or exitCode"))
+            }
+            _ => {}
+        }
+    }
+}
+
+fn check_network_topology(nt: &NetworkTopology, field: &str, errs: &mut Errors) {
+    if let Some(m) = nt.mode.as_deref() {
+        if !matches!(m, "hard" | "soft") {
+            errs.push(FieldError::new(path::key(field, "mode"), m, "allowed: hard, soft"));
+        }
+    }
+    if let Some(t) = nt.highest_tier_allowed {
+        if t < 1 {
+            errs.push(FieldError::new(path::key(field, "highestTierAllowed"), t, "must be at least 1"));
+        }
+    }
+}
+
+fn check_quantities(
+    field: &str,
+    map: &std::collections::BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    errs: &mut Errors,
+) {
+    for (k, q) in map {
+        if !is_quantity(&q.0) {
+            errs.push(FieldError::new(path::key(field, k), &q.0, "not a Kubernetes quantity (e.g. 8, 500m, 64Gi)"));
+        }
+    }
+}
+
+/// A non-negative Kubernetes quantity: number with optional SI/binary suffix or exponent.
+pub fn is_quantity(s: &str) -> bool {
+    let s = s.trim();
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let digits_end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, suffix) = s.split_at(digits_end);
+    let num_ok = !num.is_empty() && num != "." && num.matches('.').count() <= 1;
+    let suffix_ok =
+        matches!(suffix, "" | "m" | "k" | "M" | "G" | "T" | "P" | "E" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei")
+            || (suffix.starts_with(['e', 'E']) && suffix[1..].trim_start_matches(['+', '-']).parse::<u32>().is_ok());
+    num_ok && suffix_ok
+}
