@@ -101,7 +101,7 @@ pub fn pod_request(template: &PodTemplateSpec) -> Option<DeviceRequest> {
             let Some((_, kind)) = classify(name) else { continue };
             let count = whole_count(q).unwrap_or(0);
             match &mut found {
-                Some(req) if req.resource == name => req.count += count,
+                Some(req) if req.resource == name => req.count = req.count.saturating_add(count),
                 Some(_) => {}
                 None => found = Some(DeviceRequest { resource: name.to_string(), count, kind }),
             }
@@ -109,7 +109,7 @@ pub fn pod_request(template: &PodTemplateSpec) -> Option<DeviceRequest> {
         let cores = c.resources.as_ref().and_then(|r| r.limits.as_ref()).and_then(|l| l.get("nvidia.com/gpucores"));
         if let (Some(req), Some(cores)) = (&mut found, cores.and_then(whole_count)) {
             if req.resource == "nvidia.com/gpu" && req.count == 1 && cores < 100 {
-                req.kind = DeviceKind::GpuShare { milli: cores * 10 };
+                req.kind = DeviceKind::GpuShare { milli: cores * 10 }; // cores < 100 here
             }
         }
     }

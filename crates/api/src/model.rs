@@ -277,7 +277,7 @@ impl Job {
                 }
             })
             .collect();
-        let total: u32 = roles.iter().map(|r| r.replicas).sum();
+        let total = roles.iter().fold(0u32, |acc, r| acc.saturating_add(r.replicas));
         let label = |k: &str| labels.get(k).cloned();
         let annotation = |k: &str| annotations.get(k).cloned();
         let selector =
@@ -401,7 +401,7 @@ impl Job {
 
     /// Total pods over all roles.
     pub fn total_replicas(&self) -> u32 {
-        self.roles.iter().map(|r| r.replicas).sum()
+        self.roles.iter().fold(0u32, |acc, r| acc.saturating_add(r.replicas))
     }
 
     /// `namespace/name`.

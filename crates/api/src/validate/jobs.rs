@@ -28,6 +28,10 @@ fn replica_types(resource: &Resource) -> Option<&'static [&'static str]> {
     }
 }
 
+/// Most pods one job may create; larger ones are almost certainly a typo and
+/// would flood the store.
+pub const MAX_JOB_PODS: i64 = 100_000;
+
 /// Metadata rules for every kind.
 pub fn check_metadata(resource: &Resource, errs: &mut Errors) {
     let meta = resource.metadata();
@@ -62,6 +66,14 @@ pub fn check_roles(resource: &Resource, errs: &mut Errors) {
         };
         errs.push(FieldError::missing(field, "a job needs at least one role with a pod template"));
         return;
+    }
+    let total: i64 = roles.iter().map(|r| i64::from(r.replicas.unwrap_or(1).max(0))).sum();
+    if total > MAX_JOB_PODS {
+        errs.push(FieldError::new(
+            roles.last().map(|r| path::key(&r.field, "replicas")).unwrap_or_default(),
+            total,
+            format!("a job may create at most {MAX_JOB_PODS} pods in all"),
+        ));
     }
     let mut task_names = std::collections::BTreeSet::new();
     for role in &roles {

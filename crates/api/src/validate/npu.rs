@@ -113,7 +113,7 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
     let roles = resource.roles();
     check_selectors(&roles, errs);
     let npu = npu_roles(&roles);
-    let total_pods: u32 = roles.iter().map(|r| r.replicas.unwrap_or(1).max(0) as u32).sum();
+    let total_pods = roles.iter().fold(0u32, |acc, r| acc.saturating_add(r.replicas.unwrap_or(1).max(0) as u32));
     if let Resource::VolcanoJob(_) = resource {
         if total_pods > keys::MAX_VCJOB_PODS {
             errs.push(FieldError::new(
@@ -162,8 +162,7 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
                 seen.push(n.role.field.clone());
                 new
             })
-            .map(|n| n.role.replicas.unwrap_or(1).max(0) as u32)
-            .sum()
+            .fold(0u32, |acc, n| acc.saturating_add(n.role.replicas.unwrap_or(1).max(0) as u32))
     };
     let distributed = npu_pods > 1;
     let acjob = matches!(resource, Resource::AscendJob(_));
@@ -228,7 +227,7 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
     if let Some(v) = annotations.get(keys::SP_BLOCK) {
         let field = path::key("metadata.annotations", keys::SP_BLOCK);
         let per_pod = npu.iter().map(|n| n.count).max().unwrap_or(0);
-        let total_chips = per_pod * npu_pods;
+        let total_chips = per_pod.saturating_mul(npu_pods);
         match v.parse::<u32>() {
             Ok(b) if b > 0 => {
                 if npu_pods <= 1 && b != per_pod {

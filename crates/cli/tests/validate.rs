@@ -1,0 +1,94 @@
+//! `ringleader validate` end to end: exit codes and what it prints.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn validate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ringleader")).arg("validate").args(args).current_dir(repo()).output().unwrap()
+}
+
+#[test]
+fn examples_are_all_ok() {
+    let out = validate(&["-f", "examples/"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.lines().count() >= 15);
+    assert!(stdout.lines().all(|l| l.ends_with(": ok")), "{stdout}");
+    assert!(stdout.contains("examples/ascendjob-pytorch.yaml: AscendJob/"), "{stdout}");
+}
+
+#[test]
+fn each_invalid_fixture_exits_1_and_names_its_field() {
+    let dir = repo().join("crates/api/tests/fixtures/invalid");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().path();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let out = validate(&["-f", file.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{}: {stdout}", file.display());
+        for field in text.lines().filter_map(|l| l.strip_prefix("# expect: ")) {
+            assert!(stdout.contains(field), "{}: {field} not in {stdout}", file.display());
+        }
+    }
+}
+
+#[test]
+fn errors_name_file_index_object_field_value_and_rule() {
+    let out = validate(&["-f", "crates/api/tests/fixtures/invalid/chips-atlas-800.yaml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find(|l| l.contains("limits")).unwrap_or_default();
+    assert_eq!(
+        line.trim(),
+        r#"crates/api/tests/fixtures/invalid/chips-atlas-800.yaml[0] AscendJob/default/bad: spec.replicaSpecs.Worker.template.spec.containers[0].resources.limits["huawei.com/Ascend910"]: 3: chips per pod allowed: 1, 2, 4 or 8 (Atlas 800 training server)"#
+    );
+}
+
+#[test]
+fn json_output_has_the_documented_shape() {
+    let out = validate(&["-f", "crates/api/tests/fixtures/invalid/master-replicas.yaml", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = &v["documents"][0];
+    assert_eq!(doc["kind"], "AscendJob");
+    assert_eq!(doc["name"], "bad");
+    assert_eq!(doc["index"], 0);
+    assert_eq!(doc["valid"], false);
+    assert_eq!(doc["errors"][0]["field"], "spec.replicaSpecs.Master.replicas");
+    assert_eq!(doc["errors"][0]["value"], "2");
+}
+
+#[test]
+fn missing_file_exits_2_and_syntax_error_exits_2() {
+    let out = validate(&["-f", "no/such/file.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.yaml: cannot read"));
+    let tmp = std::env::temp_dir().join(format!("ringleader-bad-{}.yaml", std::process::id()));
+    std::fs::write(&tmp, "kind: [unclosed\n").unwrap();
+    let out = validate(&["-f", tmp.to_str().unwrap()]);
+    std::fs::remove_file(&tmp).ok();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn stdin_is_read_with_dash() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+        .args(["validate", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(std::fs::read(repo().join("examples/tfjob.yaml")).unwrap().as_slice())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("-: TFJob/"));
+}
