@@ -1,0 +1,1 @@
+//! The job controller: expands a normalised job into its PodGroup and pods, computes env vars and rank tables, and drives the job state machine, restarts, fault rescheduling and elastic training as pure functions of (job, pods, nodes, events, now).
