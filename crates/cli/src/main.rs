@@ -3,12 +3,17 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod plan;
 mod profiles;
 mod sim;
 mod validate;
 
 #[derive(Parser)]
-#[command(name = "ringleader", version, about = "Topology-aware gang scheduler and training-job platform for GPU and NPU clusters")]
+#[command(
+    name = "ringleader",
+    version,
+    about = "Topology-aware gang scheduler and training-job platform for GPU and NPU clusters"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -18,6 +23,8 @@ struct Cli {
 enum Command {
     /// Parse and validate job YAML/JSON (files, directories or `-` for stdin).
     Validate(validate::ValidateArgs),
+    /// Place jobs onto a cluster file's nodes and exact devices, gang by gang.
+    Plan(plan::PlanArgs),
     /// List the built-in hardware profiles, or show one.
     Profiles(profiles::ProfilesArgs),
     /// Replay a cluster trace to compare scheduling policies.
@@ -28,6 +35,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate(args) => validate::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Profiles(args) => profiles::run(args),
         Command::Sim(args) => sim::run(args),
     };

@@ -3,6 +3,7 @@
 //! any valid pod template round-trips; job CRDs are defined here.
 
 pub mod ascend;
+pub mod cluster;
 pub mod kubeflow;
 pub mod volcano;
 
@@ -72,6 +73,8 @@ pub enum Resource {
     Queue(Queue),
     /// `scheduling.volcano.sh/v1beta1` PodGroup.
     PodGroup(PodGroup),
+    /// `ringleader.io/v1alpha1` Node of a cluster file.
+    Node(Box<cluster::Node>),
 }
 
 /// The `(apiVersion, kind)` pairs accepted, in the order error messages list them.
@@ -86,6 +89,7 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("v1", "ConfigMap"),
     ("scheduling.volcano.sh/v1beta1", "Queue"),
     ("scheduling.volcano.sh/v1beta1", "PodGroup"),
+    ("ringleader.io/v1alpha1", "Node"),
 ];
 
 fn supported_list() -> String {
@@ -126,6 +130,7 @@ impl Resource {
             ("v1", "ConfigMap") => Resource::ConfigMap(typed(value)?),
             ("scheduling.volcano.sh/v1beta1", "Queue") => Resource::Queue(typed(value)?),
             ("scheduling.volcano.sh/v1beta1", "PodGroup") => Resource::PodGroup(typed(value)?),
+            ("ringleader.io/v1alpha1", "Node") => Resource::Node(Box::new(typed(value)?)),
             _ => {
                 return Err(FieldError::new(
                     "kind",
@@ -150,6 +155,7 @@ impl Resource {
             Resource::ConfigMap(o) => &o.metadata,
             Resource::Queue(o) => &o.metadata,
             Resource::PodGroup(o) => &o.metadata,
+            Resource::Node(o) => &o.metadata,
         }
     }
 
@@ -165,6 +171,7 @@ impl Resource {
             Resource::ConfigMap(_) => "ConfigMap",
             Resource::Queue(_) => "Queue",
             Resource::PodGroup(_) => "PodGroup",
+            Resource::Node(_) => "Node",
         }
     }
 

@@ -324,6 +324,15 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
             }
         }
         Resource::ConfigMap(_) => {}
+        Resource::Node(n) => {
+            let sources = [n.spec.profile.is_some(), n.spec.topology_text.is_some(), n.spec.npu_smi_text.is_some()];
+            if sources.iter().filter(|s| **s).count() != 1 {
+                errs.push(FieldError::missing(
+                    "spec.profile",
+                    "a Node needs exactly one of spec.profile (a built-in profile name), spec.topologyText (nvidia-smi topo -m output) or spec.npuSmiText (npu-smi info output)",
+                ));
+            }
+        }
     }
 }
 

@@ -1,0 +1,67 @@
+//! ringleader's own cluster-description kinds (`ringleader.io/v1alpha1`):
+//! the nodes of a cluster file, with their hardware and what is in use.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a node sits in the network.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeNetwork {
+    /// Top-of-rack switch (HyperNode tier 1).
+    pub tor: Option<String>,
+    /// Spine / leaf group above the ToR (HyperNode tier 2).
+    pub spine: Option<String>,
+    /// Ascend SuperPoD.
+    pub super_pod: Option<String>,
+}
+
+/// A node's hardware: a built-in profile, or the text of `nvidia-smi topo -m` / `npu-smi info`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSpec {
+    /// Built-in profile name (`ringleader profiles` lists them).
+    pub profile: Option<String>,
+    /// `nvidia-smi topo -m` output.
+    pub topology_text: Option<String>,
+    /// `npu-smi info` output.
+    pub npu_smi_text: Option<String>,
+    /// Network position.
+    #[serde(default)]
+    pub network: NodeNetwork,
+    /// Node address (virtual nodes: `127.0.1.N`).
+    pub address: Option<String>,
+}
+
+/// Devices in use or broken on the node, by device ID.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeStatus {
+    /// In use by workloads outside this plan.
+    #[serde(default)]
+    pub allocated_devices: Vec<u32>,
+    /// Unhealthy: never allocated.
+    #[serde(default)]
+    pub unhealthy_devices: Vec<u32>,
+    /// Network-unhealthy: not for multi-pod jobs.
+    #[serde(default)]
+    pub network_unhealthy_devices: Vec<u32>,
+}
+
+/// `ringleader.io/v1alpha1` Node.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Node {
+    /// `ringleader.io/v1alpha1`.
+    pub api_version: String,
+    /// `Node`.
+    pub kind: String,
+    /// Name and labels.
+    #[serde(default)]
+    pub metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    /// Hardware and network.
+    #[serde(default)]
+    pub spec: NodeSpec,
+    /// Devices in use or broken.
+    #[serde(default)]
+    pub status: NodeStatus,
+}

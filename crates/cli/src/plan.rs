@@ -1,0 +1,133 @@
+//! `ringleader plan --cluster FILE -f JOB.yaml ...`: places the jobs in the
+//! order given, each gang whole or not at all, each on the state the previous
+//! ones left, and prints the placements and what stays pending.
+
+use anyhow::Context;
+use ringleader_api::document::load_path;
+use ringleader_api::{check_documents, Document, Job, Report, Resource};
+use ringleader_scheduler::cluster::{Cluster, Node};
+use ringleader_scheduler::place::{self, Pending, PodPlacement};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct PlanArgs {
+    /// Cluster file: `ringleader.io/v1alpha1` Node documents.
+    #[arg(long)]
+    cluster: PathBuf,
+    /// Job files, directories or `-`; jobs are placed in the order given.
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+    output: Output,
+    /// `predicate-time` of the first pod (default: now, in Unix milliseconds).
+    #[arg(long)]
+    now: Option<u64>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Output {
+    Table,
+    Json,
+}
+
+/// Loads every document of the paths; unreadable or malformed sources are errors.
+fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<Document>> {
+    let mut docs = Vec::new();
+    for path in paths {
+        for source in load_path(path) {
+            docs.extend(source?);
+        }
+    }
+    Ok(docs)
+}
+
+/// Prints a document's errors; true when there were any.
+fn report_errors(reports: &[Report]) -> bool {
+    let mut bad = false;
+    for r in reports.iter().filter(|r| !r.valid) {
+        bad = true;
+        for e in &r.errors {
+            eprintln!("{}[{}] {}: {e}", r.path, r.index, r.object());
+        }
+    }
+    bad
+}
+
+pub fn run(args: PlanArgs) -> anyhow::Result<u8> {
+    let cluster_docs = load(std::slice::from_ref(&args.cluster)).context("reading the cluster file")?;
+    let cluster_reports = check_documents(&cluster_docs);
+    let job_reports = check_documents(&load(&args.files)?);
+    if report_errors(&cluster_reports) | report_errors(&job_reports) {
+        return Ok(1);
+    }
+    let mut cluster = Cluster::default();
+    let mut bad = false;
+    for r in &cluster_reports {
+        if let Some(Resource::Node(obj)) = &r.resource {
+            match Node::from_object(obj) {
+                Ok(node) => cluster.nodes.push(node),
+                Err(errs) => {
+                    bad = true;
+                    for e in errs {
+                        eprintln!("{}[{}] {}: {e}", r.path, r.index, r.object());
+                    }
+                }
+            }
+        }
+    }
+    if bad {
+        return Ok(1);
+    }
+    if cluster.nodes.is_empty() {
+        anyhow::bail!("{}: no ringleader.io/v1alpha1 Node documents", args.cluster.display());
+    }
+    let jobs: Vec<Job> = job_reports.iter().filter_map(|r| r.resource.as_ref().and_then(Job::from_resource)).collect();
+    let now = args.now.unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    });
+    let (placements, pending) = place::plan(&mut cluster, &jobs, now);
+    match args.output {
+        Output::Json => {
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                placements: &'a [PodPlacement],
+                pending: &'a [Pending],
+            }
+            println!("{}", serde_json::to_string_pretty(&Out { placements: &placements, pending: &pending })?);
+        }
+        Output::Table => print_table(&placements, &pending),
+    }
+    Ok(0)
+}
+
+fn print_table(placements: &[PodPlacement], pending: &[Pending]) {
+    let rows: Vec<[String; 4]> = placements
+        .iter()
+        .map(|p| {
+            let devices = p.devices.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+            let ann = p
+                .annotations
+                .iter()
+                .filter(|(k, _)| k.as_str() != place::PREDICATE_TIME)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            [p.pod.clone(), p.node.clone(), if devices.is_empty() { "-".into() } else { devices }, ann]
+        })
+        .collect();
+    let header = ["POD", "NODE", "DEVICES", "ANNOTATIONS"];
+    let width = |c: usize| rows.iter().map(|r| r[c].len()).chain([header[c].len()]).max().unwrap_or(0);
+    let (w0, w1, w2) = (width(0), width(1), width(2));
+    println!("{:w0$}  {:w1$}  {:w2$}  {}", header[0], header[1], header[2], header[3]);
+    for r in &rows {
+        println!("{:w0$}  {:w1$}  {:w2$}  {}", r[0], r[1], r[2], r[3]);
+    }
+    if !pending.is_empty() {
+        println!();
+        println!("PENDING");
+        for p in pending {
+            println!("{}: {}", p.job, p.reason);
+        }
+    }
+}

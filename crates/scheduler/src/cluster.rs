@@ -1,0 +1,145 @@
+//! The cluster the scheduler places onto: nodes with their hardware profile,
+//! labels, network position and device state, built from cluster-file
+//! `ringleader.io/v1alpha1` Node objects.
+
+use ringleader_api::kinds::cluster::{Node as NodeObject, NodeNetwork};
+use ringleader_api::FieldError;
+use ringleader_topology::parse::{npu_smi, nvidia_smi};
+use ringleader_topology::{builtin, builtin_names, DeviceSet, DeviceState, LinkSpeeds, Profile, Vendor};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One schedulable node.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Node name.
+    pub name: String,
+    /// Labels: the profile's defaults (`accelerator-type`, `accelerator`) overlaid by the node's own.
+    pub labels: BTreeMap<String, String>,
+    /// Hardware.
+    pub profile: Arc<Profile>,
+    /// What is in use or broken, by device index.
+    pub state: DeviceState,
+    /// ToR / spine / SuperPoD.
+    pub network: NodeNetwork,
+    /// Address pods on this node are reached at.
+    pub address: Option<String>,
+}
+
+impl Node {
+    /// Builds a node from its cluster-file object; errors name the field.
+    pub fn from_object(obj: &NodeObject) -> Result<Node, Vec<FieldError>> {
+        let name = obj.metadata.name.clone().unwrap_or_default();
+        let mut errs = Vec::new();
+        let mut unhealthy_from_tool = DeviceSet::default();
+        let profile: Option<Arc<Profile>> = match (&obj.spec.profile, &obj.spec.topology_text, &obj.spec.npu_smi_text) {
+            (Some(p), None, None) => match builtin(p) {
+                Some(profile) => Some(Arc::new(profile.clone())),
+                None => {
+                    errs.push(FieldError::new(
+                        "spec.profile",
+                        p,
+                        format!("unknown profile; built-in profiles: {}", builtin_names().join(", ")),
+                    ));
+                    None
+                }
+            },
+            (None, Some(text), None) => {
+                match nvidia_smi::profile_from_topo(&name, text, LinkSpeeds::default(), "NVIDIA GPU") {
+                    Ok(p) => Some(Arc::new(p)),
+                    Err(e) => {
+                        errs.push(FieldError::new("spec.topologyText", format!("line {}", e.line), e.to_string()));
+                        None
+                    }
+                }
+            }
+            (None, None, Some(text)) => match npu_smi::parse_info(text).and_then(|info| npu_smi::profile_from_info(&info)) {
+                Ok((p, bad)) => {
+                    unhealthy_from_tool = bad;
+                    Some(Arc::new(p))
+                }
+                Err(e) => {
+                    errs.push(FieldError::new("spec.npuSmiText", format!("line {}", e.line), e.to_string()));
+                    None
+                }
+            },
+            _ => {
+                errs.push(FieldError::missing(
+                    "spec.profile",
+                    "a Node needs exactly one of spec.profile, spec.topologyText or spec.npuSmiText",
+                ));
+                None
+            }
+        };
+        let Some(profile) = profile else { return Err(errs) };
+        let sets = [
+            ("status.allocatedDevices", &obj.status.allocated_devices),
+            ("status.unhealthyDevices", &obj.status.unhealthy_devices),
+            ("status.networkUnhealthyDevices", &obj.status.network_unhealthy_devices),
+        ]
+        .map(|(field, ids)| ids_to_set(&profile, ids, field).map_err(|e| errs.push(e)).unwrap_or_default());
+        if !errs.is_empty() {
+            return Err(errs);
+        }
+        let state = DeviceState::new()
+            .with_allocated(sets[0])
+            .with_unhealthy(sets[1].or(unhealthy_from_tool))
+            .with_network_unhealthy(sets[2]);
+        let mut labels = default_labels(&profile);
+        labels.extend(obj.metadata.labels.clone().unwrap_or_default());
+        Ok(Node { name, labels, profile, state, network: obj.spec.network.clone(), address: obj.spec.address.clone() })
+    }
+
+    /// Physical device IDs of a set of device indices.
+    pub fn device_ids(&self, set: DeviceSet) -> Vec<u32> {
+        set.iter().filter_map(|i| self.profile.devices.get(i).map(|d| d.id)).collect()
+    }
+}
+
+/// Labels a node of this profile carries unless it says otherwise.
+fn default_labels(profile: &Profile) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::new();
+    if let Some(a) = &profile.accelerator_type {
+        labels.insert("accelerator-type".to_string(), a.clone());
+    }
+    if profile.vendor == Vendor::Huawei {
+        let short = profile.resource_name.trim_start_matches("huawei.com/");
+        labels.insert("accelerator".to_string(), format!("huawei-{short}"));
+    } else {
+        labels.insert("accelerator".to_string(), "nvidia-gpu".to_string());
+    }
+    labels
+}
+
+/// Turns device IDs into profile indices; an unknown ID names its field.
+fn ids_to_set(profile: &Profile, ids: &[u32], field: &str) -> Result<DeviceSet, FieldError> {
+    let mut set = DeviceSet::default();
+    for (k, id) in ids.iter().enumerate() {
+        match profile.devices.iter().position(|d| d.id == *id) {
+            Some(i) => set.insert(i),
+            None => {
+                let known: Vec<String> = profile.devices.iter().map(|d| d.id.to_string()).collect();
+                return Err(FieldError::new(
+                    format!("{field}[{k}]"),
+                    id,
+                    format!("no such device on profile {}; device IDs: {}", profile.name, known.join(", ")),
+                ));
+            }
+        }
+    }
+    Ok(set)
+}
+
+/// A set of nodes.
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    /// Nodes in the order the cluster file lists them.
+    pub nodes: Vec<Node>,
+}
+
+impl Cluster {
+    /// The node of this name.
+    pub fn node(&self, name: &str) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+}

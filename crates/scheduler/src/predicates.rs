@@ -1,0 +1,103 @@
+//! Node filters a pod must pass before devices are even considered:
+//! nodeSelector, required node affinity, and the chip family it asks for.
+
+use ringleader_api::ascend as keys;
+use ringleader_api::{DeviceKind, DeviceRequest, Job};
+use ringleader_topology::{Profile, Vendor};
+use k8s_openapi::api::core::v1::{NodeSelectorRequirement, PodSpec};
+use std::collections::BTreeMap;
+
+/// Why a node was filtered out, grouped across nodes in explanations.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Filtered {
+    /// nodeSelector label missing or different.
+    Selector,
+    /// Required node affinity not satisfied.
+    Affinity,
+    /// The node has no device of the requested kind.
+    NoResource(String),
+    /// The node's `huawei.com/schedule_policy` differs from the job's.
+    SchedulePolicy(String),
+}
+
+impl std::fmt::Display for Filtered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Filtered::Selector => f.write_str("node(s) didn't match node selector"),
+            Filtered::Affinity => f.write_str("node(s) didn't match Pod's node affinity"),
+            Filtered::NoResource(r) => write!(f, "Insufficient {r}"),
+            Filtered::SchedulePolicy(p) => write!(f, "node(s) didn't match huawei.com/schedule_policy {p}"),
+        }
+    }
+}
+
+/// Whether the pod spec's nodeSelector and required node affinity accept these labels.
+pub fn labels_match(spec: Option<&PodSpec>, labels: &BTreeMap<String, String>) -> Result<(), Filtered> {
+    let Some(spec) = spec else { return Ok(()) };
+    if let Some(sel) = &spec.node_selector {
+        if sel.iter().any(|(k, v)| labels.get(k) != Some(v)) {
+            return Err(Filtered::Selector);
+        }
+    }
+    let required = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref());
+    if let Some(req) = required {
+        // Terms are ORed; expressions inside a term are ANDed.
+        let ok = req.node_selector_terms.iter().any(|term| {
+            term.match_expressions.iter().flatten().all(|e| requirement_holds(e, labels))
+                && (term.match_expressions.as_ref().is_some_and(|m| !m.is_empty())
+                    || term.match_fields.as_ref().is_some_and(|m| !m.is_empty()))
+        });
+        if !ok {
+            return Err(Filtered::Affinity);
+        }
+    }
+    Ok(())
+}
+
+fn requirement_holds(e: &NodeSelectorRequirement, labels: &BTreeMap<String, String>) -> bool {
+    let value = labels.get(&e.key);
+    let values = e.values.as_deref().unwrap_or_default();
+    let as_int = |s: &str| s.parse::<i64>().ok();
+    match e.operator.as_str() {
+        "In" => value.is_some_and(|v| values.contains(v)),
+        "NotIn" => value.is_none_or(|v| !values.contains(v)),
+        "Exists" => value.is_some(),
+        "DoesNotExist" => value.is_none(),
+        "Gt" => matches!((value.and_then(|v| as_int(v)), values.first().and_then(|v| as_int(v))), (Some(a), Some(b)) if a > b),
+        "Lt" => matches!((value.and_then(|v| as_int(v)), values.first().and_then(|v| as_int(v))), (Some(a), Some(b)) if a < b),
+        _ => false,
+    }
+}
+
+/// Whether a node of this profile serves the device request at all.
+pub fn serves(profile: &Profile, req: &DeviceRequest) -> Result<(), Filtered> {
+    let ok = match &req.kind {
+        DeviceKind::Whole => match req.resource.as_str() {
+            "nvidia.com/gpu" | "aliyun.com/gpu" => profile.vendor == Vendor::Nvidia,
+            r => profile.resource_name == r,
+        },
+        DeviceKind::StaticVnpu { .. } => {
+            profile.vnpu.is_some() && req.resource.strip_prefix(profile.resource_name.as_str()).is_some_and(|t| t.starts_with('-'))
+        }
+        DeviceKind::DynamicVnpu => profile.vendor == Vendor::Huawei && profile.vnpu.is_some(),
+        DeviceKind::GpuShare { .. } => profile.vendor == Vendor::Nvidia,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(Filtered::NoResource(req.resource.clone()))
+    }
+}
+
+/// Whether the job's `huawei.com/schedule_policy` (if any) is this profile's.
+pub fn policy_matches(profile: &Profile, job: &Job) -> Result<(), Filtered> {
+    match (job.annotations.get(keys::SCHEDULE_POLICY), profile.schedule_policy) {
+        (Some(want), Some(have)) if want == have.as_str() => Ok(()),
+        (Some(want), _) => Err(Filtered::SchedulePolicy(want.clone())),
+        (None, _) => Ok(()),
+    }
+}
