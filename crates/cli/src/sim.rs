@@ -1,8 +1,146 @@
-//! `ringleader sim`: owned by the simulator work (issue 7). Placeholder until it lands.
+//! `ringleader sim`: replay a cluster trace to compare node-order policies.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use ringleader_sim::load::{load_nodes, load_pods};
+use ringleader_sim::replay::saturation::SaturationConfig;
+use ringleader_sim::report::{csv, json, svg, table};
+use ringleader_sim::run::{parse_policies, parse_seeds, run_saturation, run_time, summarize};
+use ringleader_sim::Experiment;
+
+/// Arguments of `ringleader sim`.
+#[derive(clap::Args)]
+pub struct SimArgs {
+    #[command(subcommand)]
+    trace: SimTrace,
+}
+
+#[derive(clap::Subcommand)]
+enum SimTrace {
+    /// Replay the openb trace (Alibaba cluster-trace-gpu-v2023 CSVs).
+    Openb(OpenbArgs),
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Output {
+    /// Summary table.
+    Table,
+    /// `{"results":[…]}` document.
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Mode {
+    /// Arrivals only, each pod tried once (the FGD paper's protocol).
+    Saturation,
+    /// Arrivals and departures by trace time, with a FIFO queue.
+    Time,
+}
 
 #[derive(clap::Args)]
-pub struct SimArgs {}
+struct OpenbArgs {
+    /// Node list CSV (`sn,cpu_milli,memory_mib,gpu,model`).
+    #[arg(long)]
+    nodes: PathBuf,
+    /// Pod list CSV (`name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,…]`).
+    #[arg(long)]
+    pods: PathBuf,
+    /// Policies, comma-separated, or `all`: random, dotprod, clustering,
+    /// gpupacking, bestfit, fgd, ringleader.
+    #[arg(long, default_value = "all")]
+    policy: String,
+    /// Seeds: `42-51`, `1,3,5` or a mix.
+    #[arg(long, default_value = "42")]
+    seeds: String,
+    /// Saturation: total GPU request to reach, × cluster GPU capacity.
+    #[arg(long, default_value_t = 1.3)]
+    inflate: f64,
+    /// Output format on stdout.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+    output: Output,
+    /// Also write per-seed curves to this CSV file.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    /// Also write the allocation curves as SVG (saturation mode).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Replay mode.
+    #[arg(long, value_enum, default_value = "saturation")]
+    mode: Mode,
+}
 
-pub fn run(_args: SimArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("sim: not built yet")
+/// Runs `ringleader sim`; returns the process exit code.
+pub fn run(args: SimArgs) -> anyhow::Result<u8> {
+    match args.trace {
+        SimTrace::Openb(a) => openb(a),
+    }
+}
+
+fn write(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn openb(a: OpenbArgs) -> anyhow::Result<u8> {
+    if !(a.inflate.is_finite() && a.inflate > 0.0) {
+        bail!("--inflate must be a positive number, got {}", a.inflate);
+    }
+    let policies = parse_policies(&a.policy).map_err(anyhow::Error::msg)?;
+    if policies.is_empty() {
+        bail!("--policy names no policy");
+    }
+    let seeds = parse_seeds(&a.seeds).map_err(anyhow::Error::msg)?;
+    let cluster = load_nodes(&a.nodes)?;
+    let workload = load_pods(&a.pods, &cluster)?;
+    if cluster.gpu_capacity_milli() == 0 {
+        bail!("{}: the cluster has no GPUs", a.nodes.display());
+    }
+    let exp = Experiment::new(cluster, workload);
+
+    let jobs = (policies.len() * seeds.len()) as u64;
+    let bar = (jobs > 1 && std::io::stderr().is_terminal()).then(|| indicatif::ProgressBar::new(jobs));
+    let tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let title = a.pods.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    match a.mode {
+        Mode::Saturation => {
+            let runs = run_saturation(&exp, &policies, &seeds, SaturationConfig { inflate: a.inflate }, &tick);
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+            }
+            let summaries = summarize(&runs);
+            match a.output {
+                Output::Table => print!("{}", table::saturation_table(&summaries)),
+                Output::Json => println!("{}", json::saturation_json(&summaries)),
+            }
+            if let Some(path) = &a.csv {
+                write(path, &csv::saturation_csv(&runs))?;
+            }
+            if let Some(path) = &a.plot {
+                let t = format!("GPU allocation vs arrived load: {title} (seeds {})", a.seeds);
+                write(path, &svg::allocation_svg(&summaries, &t))?;
+            }
+        }
+        Mode::Time => {
+            if a.plot.is_some() {
+                bail!("--plot draws allocation curves of saturation mode; use --csv for time mode");
+            }
+            let runs = run_time(&exp, &policies, &seeds, &tick)?;
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+            }
+            match a.output {
+                Output::Table => print!("{}", table::time_table(&runs)),
+                Output::Json => println!("{}", json::time_json(&runs)),
+            }
+            if let Some(path) = &a.csv {
+                write(path, &csv::time_csv(&runs))?;
+            }
+        }
+    }
+    Ok(0)
 }

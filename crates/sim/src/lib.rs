@@ -1,1 +1,11 @@
-//! The simulator: trace loaders (openb), saturation and time replay, metrics and reports.
+//! The simulator of ringleader: openb trace loaders, saturation and time
+//! replays of the node-order policies in `ringleader-scheduler`, seed-parallel
+//! runs and their reports (table, JSON, CSV, SVG).
+
+pub mod load;
+pub mod replay;
+pub mod report;
+pub mod run;
+pub mod trace;
+
+pub use replay::Experiment;

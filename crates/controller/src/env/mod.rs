@@ -1,0 +1,255 @@
+//! Env vars and files the controller injects into pods, per kind and
+//! framework, split into what expansion knows ([`static_env`]) and what needs
+//! the scheduler's [`Placement`] ([`placed_env`]). [`pod_env`] merges both
+//! (a placed value replaces the static one of the same name, e.g. a
+//! `MASTER_ADDR` DNS name becomes an address).
+//!
+//! Injected vars are appended after the user's own env in every container,
+//! except the NCCL auto-settings, which yield to a user's value.
+
+pub mod ascend;
+pub mod devices;
+pub mod lint;
+pub mod mpi;
+pub mod nccl;
+pub mod pytorch;
+pub mod tf;
+pub mod volcano;
+
+use crate::expand::PodPlan;
+use crate::extras::JobExtras;
+use crate::placement::Placement;
+use ringleader_api::devices::{classify, Family};
+use ringleader_api::model::{Framework, Job, JobKind, Role};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One env var.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvVar {
+    /// Name.
+    pub name: String,
+    /// Value.
+    pub value: String,
+}
+
+/// What one pod gets: env vars in injection order, and files by absolute path.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PodEnv {
+    /// Env vars in the order they are appended.
+    pub env: Vec<EnvVar>,
+    /// File path inside the pod → content.
+    pub files: BTreeMap<String, String>,
+}
+
+impl PodEnv {
+    /// Appends a var.
+    pub fn push(&mut self, name: &str, value: impl Into<String>) {
+        self.env.push(EnvVar { name: name.to_string(), value: value.into() });
+    }
+
+    /// Sets a var: replaces the value in place when present, appends otherwise.
+    pub fn set(&mut self, name: &str, value: impl Into<String>) {
+        let value = value.into();
+        match self.env.iter_mut().find(|e| e.name == name) {
+            Some(e) => e.value = value,
+            None => self.env.push(EnvVar { name: name.to_string(), value }),
+        }
+    }
+
+    /// The value of a var, if set.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.env.iter().find(|e| e.name == name).map(|e| e.value.as_str())
+    }
+
+    /// Merges `other` into `self`: vars by [`PodEnv::set`], files replaced.
+    pub fn merge(&mut self, other: PodEnv) {
+        for e in other.env {
+            self.set(&e.name, e.value);
+        }
+        self.files.extend(other.files);
+    }
+
+    /// `NAME=value` lines, then each file as `--- <path>` and its content:
+    /// the golden-file format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for e in &self.env {
+            out.push_str(&format!("{}={}\n", e.name, e.value));
+        }
+        for (path, content) in &self.files {
+            out.push_str(&format!("--- {path}\n{content}"));
+            if !content.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+/// Which PyTorchJob env convention to follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PyTorchFlavor {
+    /// Kubeflow training-operator.
+    #[default]
+    Kubeflow,
+    /// AI Hub (seed 003): `WORLD_SIZE` = total GPUs, `RANK` = node index.
+    AiHub,
+}
+
+/// The cluster network NCCL should use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NcclNetwork {
+    /// Whether the IB/RoCE (RDMA) network is on.
+    pub rdma: bool,
+    /// Interface name(s) of the RDMA-capable NICs (AI Hub: `front1`).
+    pub rdma_interface: String,
+    /// Interface name prefix of the Ethernet NICs (AI Hub: `en`).
+    pub ethernet_interface: String,
+}
+
+impl NcclNetwork {
+    /// AI Hub's defaults (seed 003): `front1` with IB on, `en` without.
+    pub fn ai_hub(rdma: bool) -> NcclNetwork {
+        NcclNetwork { rdma, rdma_interface: "front1".to_string(), ethernet_interface: "en".to_string() }
+    }
+}
+
+/// Options of env computation.
+#[derive(Debug, Clone, Default)]
+pub struct EnvOptions {
+    /// PyTorchJob convention.
+    pub pytorch_flavor: PyTorchFlavor,
+    /// Use pod addresses instead of DNS names for peers (nodes without DNS).
+    pub use_addresses: bool,
+    /// Network for the NCCL auto-settings; `None`: do not set them.
+    pub nccl: Option<NcclNetwork>,
+    /// ClusterD service address (`MINDX_SERVER_IP`); omitted when `None`.
+    pub mindx_server_ip: Option<String>,
+}
+
+/// Everything an env module reads.
+pub(crate) struct Ctx<'a> {
+    pub job: &'a Job,
+    pub extras: &'a JobExtras,
+    pub pods: &'a [PodPlan],
+    pub opts: &'a EnvOptions,
+    pub placement: Option<&'a Placement>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn role(&self, pod: &PodPlan) -> Option<&'a Role> {
+        self.job.roles.iter().find(|r| r.name == pod.role)
+    }
+
+    /// Pods of a role, in index order.
+    pub fn pods_of(&self, role: &str) -> Vec<&'a PodPlan> {
+        self.pods.iter().filter(|p| p.role == role).collect()
+    }
+
+    /// Devices a pod of this role asks for (whole devices only).
+    pub fn device_count(&self, pod: &PodPlan) -> u32 {
+        self.role(pod).and_then(|r| r.device.as_ref()).map(|d| d.count).unwrap_or(0)
+    }
+
+    pub fn family(&self, pod: &PodPlan) -> Option<Family> {
+        let d = self.role(pod)?.device.as_ref()?;
+        classify(&d.resource).map(|(f, _)| f)
+    }
+
+    /// The pod's address when the caller wants addresses and the pod is placed.
+    pub fn address(&self, pod_name: &str) -> Option<String> {
+        let p = self.placement?.pod(pod_name)?;
+        Some(p.pod_ip.clone())
+    }
+
+    /// `dns` unless addresses were asked for and the pod is placed.
+    pub fn peer(&self, pod_name: &str, dns: String) -> String {
+        if self.opts.use_addresses {
+            if let Some(a) = self.address(pod_name) {
+                return a;
+            }
+        }
+        dns
+    }
+
+    /// Port of the first container port named `name` over the job's templates.
+    pub fn named_port(&self, name: &str) -> Option<i32> {
+        self.job.roles.iter().find_map(|r| {
+            r.template.spec.as_ref()?.containers.iter().find_map(|c| {
+                c.ports.as_ref()?.iter().find(|p| p.name.as_deref() == Some(name)).map(|p| p.container_port)
+            })
+        })
+    }
+
+    pub fn host_network(&self, pod: &PodPlan) -> bool {
+        self.role(pod).and_then(|r| r.template.spec.as_ref()?.host_network).unwrap_or(false)
+    }
+}
+
+/// Env and files that do not depend on placement, per pod name.
+pub fn static_env(job: &Job, extras: &JobExtras, pods: &[PodPlan], opts: &EnvOptions) -> BTreeMap<String, PodEnv> {
+    let ctx = Ctx { job, extras, pods, opts, placement: None };
+    pods.iter().map(|p| (p.name.clone(), one_pod(&ctx, p))).collect()
+}
+
+/// Env and files that depend on placement, per pod name; only the values
+/// placement adds or changes.
+pub fn placed_env(
+    job: &Job,
+    extras: &JobExtras,
+    pods: &[PodPlan],
+    placement: &Placement,
+    opts: &EnvOptions,
+) -> BTreeMap<String, PodEnv> {
+    let ctx = Ctx { job, extras, pods, opts, placement: Some(placement) };
+    pods.iter()
+        .map(|p| {
+            let mut env = PodEnv::default();
+            devices::placed(&ctx, p, &mut env);
+            match job.kind {
+                JobKind::PyTorchJob => pytorch::placed(&ctx, p, &mut env),
+                JobKind::TfJob => tf::placed(&ctx, p, &mut env),
+                JobKind::MpiJob => mpi::placed(&ctx, p, &mut env),
+                JobKind::VolcanoJob => volcano::placed(&ctx, p, &mut env),
+                JobKind::AscendJob => ascend::placed(&ctx, p, &mut env),
+                JobKind::Deployment | JobKind::BatchJob => {}
+            }
+            (p.name.clone(), env)
+        })
+        .collect()
+}
+
+/// Static env with the placed values merged in.
+pub fn pod_env(
+    job: &Job,
+    extras: &JobExtras,
+    pods: &[PodPlan],
+    placement: &Placement,
+    opts: &EnvOptions,
+) -> BTreeMap<String, PodEnv> {
+    let mut all = static_env(job, extras, pods, opts);
+    for (name, placed) in placed_env(job, extras, pods, placement, opts) {
+        all.entry(name).or_default().merge(placed);
+    }
+    all
+}
+
+fn one_pod(ctx: &Ctx<'_>, pod: &PodPlan) -> PodEnv {
+    let mut env = PodEnv::default();
+    match ctx.job.kind {
+        JobKind::PyTorchJob => pytorch::static_env(ctx, pod, &mut env),
+        JobKind::TfJob => tf::static_env(ctx, pod, &mut env),
+        JobKind::MpiJob => mpi::static_env(ctx, pod, &mut env),
+        JobKind::VolcanoJob => volcano::static_env(ctx, pod, &mut env),
+        JobKind::AscendJob => match ctx.job.framework {
+            Some(Framework::PyTorch) | Some(Framework::MindSpore) | Some(Framework::TensorFlow) => {
+                ascend::static_env(ctx, pod, &mut env)
+            }
+            _ => ascend::common(ctx, pod, &mut env),
+        },
+        JobKind::Deployment | JobKind::BatchJob => {}
+    }
+    nccl::static_env(ctx, pod, &mut env);
+    env
+}

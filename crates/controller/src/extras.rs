@@ -1,0 +1,77 @@
+//! Kind-specific fields the normalised [`Job`](ringleader_api::Job) model
+//! leaves out but env vars and lifecycle need (MPI slots, PyTorch rendezvous,
+//! Volcano plugins and task policies, the job UID).
+
+use ringleader_api::kinds::kubeflow::ElasticPolicy;
+use ringleader_api::kinds::volcano::LifecyclePolicy;
+use ringleader_api::Resource;
+use std::collections::BTreeMap;
+
+/// MPI flavour of an MPIJob (`mpiImplementation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MpiImplementation {
+    /// OpenMPI (default): hostfile lines `<host> slots=N`.
+    #[default]
+    OpenMpi,
+    /// Intel MPI: hostfile lines `<host>:N`.
+    Intel,
+    /// MPICH: hostfile lines `<host>:N`.
+    Mpich,
+}
+
+/// Fields of the typed object the controller needs beyond [`ringleader_api::Job`].
+#[derive(Debug, Clone, Default)]
+pub struct JobExtras {
+    /// `metadata.uid`, when the object has one (`MINDX_TASK_ID`).
+    pub uid: Option<String>,
+    /// MPIJob `slotsPerWorker` (default 1).
+    pub slots_per_worker: u32,
+    /// MPIJob `mpiImplementation`.
+    pub mpi_implementation: MpiImplementation,
+    /// PyTorchJob `nprocPerNode` as written (`auto` when unset).
+    pub nproc_per_node: Option<String>,
+    /// PyTorchJob `elasticPolicy`.
+    pub pytorch_elastic: Option<ElasticPolicy>,
+    /// Volcano `plugins` (`env`, `svc`, `ssh`, `pytorch`, `hcclrank`) with their arguments.
+    pub volcano_plugins: BTreeMap<String, Vec<String>>,
+    /// Volcano task policies by task name (checked before job policies).
+    pub task_policies: BTreeMap<String, Vec<LifecyclePolicy>>,
+}
+
+impl JobExtras {
+    /// Reads the extras of a typed job; defaults for other kinds.
+    pub fn from_resource(resource: &Resource) -> JobExtras {
+        let mut extras = JobExtras {
+            uid: resource.metadata().uid.clone(),
+            slots_per_worker: 1,
+            ..JobExtras::default()
+        };
+        match resource {
+            Resource::MpiJob(o) => {
+                extras.slots_per_worker = o.spec.slots_per_worker.unwrap_or(1).max(1) as u32;
+                extras.mpi_implementation = match o.spec.mpi_implementation.as_deref() {
+                    Some("Intel") => MpiImplementation::Intel,
+                    Some("MPICH") => MpiImplementation::Mpich,
+                    _ => MpiImplementation::OpenMpi,
+                };
+            }
+            Resource::PyTorchJob(o) => {
+                extras.nproc_per_node =
+                    o.spec.nproc_per_node.clone().or_else(|| o.spec.elastic_policy.as_ref()?.n_proc_per_node.map(|n| n.to_string()));
+                extras.pytorch_elastic = o.spec.elastic_policy.clone();
+            }
+            Resource::VolcanoJob(o) => {
+                extras.volcano_plugins = o.spec.plugins.clone();
+                extras.task_policies = o
+                    .spec
+                    .tasks
+                    .iter()
+                    .filter(|t| !t.policies.is_empty())
+                    .map(|t| (t.name.clone(), t.policies.clone()))
+                    .collect();
+            }
+            _ => {}
+        }
+        extras
+    }
+}

@@ -1,0 +1,233 @@
+//! `hccl.json` v1.0 and v1.2 (SuperPoD), as the Ascend Operator writes it:
+//! every value a string; one `server_list` entry per pod with chips;
+//! `rank_id = pod rank × chips per pod + position in the pod`, the pod rank
+//! from annotation `hccl/rankIndex` (else the order of pods with chips);
+//! `server_list` sorted by first `rank_id`; `{"status":"initializing"}`
+//! until every pod has all its chips.
+
+use crate::expand::{PodPlan, HCCL_RANK_INDEX};
+use crate::placement::Placement;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use ringleader_api::model::Job;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// `hccl.json` inside the pod.
+pub const POD_PATH: &str = "/user/serverid/devindex/config/hccl.json";
+/// Host-side directory prefix: `<prefix>/<ns>.<job>/hccl.json` plus `version`.
+pub const HOST_DIR_PREFIX: &str = "/user/mindx-dl/ranktable";
+
+/// Format version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HcclVersion {
+    /// Plain servers.
+    V1_0,
+    /// SuperPoD: `super_device_id` per device and `super_pod_list`.
+    V1_2,
+}
+
+impl HcclVersion {
+    /// v1.2 for SuperPoD jobs (policy `chip2-node16-sp`, an `sp-block`, or
+    /// accelerator type `module-a3-16-super-pod`), v1.0 otherwise.
+    pub fn for_job(job: &Job) -> HcclVersion {
+        let t = &job.topology;
+        let sp = t.schedule_policy.as_deref() == Some("chip2-node16-sp")
+            || t.sp_block.is_some()
+            || t.accelerator_type.as_deref() == Some("module-a3-16-super-pod");
+        if sp {
+            HcclVersion::V1_2
+        } else {
+            HcclVersion::V1_0
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            HcclVersion::V1_0 => "1.0",
+            HcclVersion::V1_2 => "1.2",
+        }
+    }
+}
+
+/// One chip in `hccl.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HcclDevice {
+    /// Physical chip ID.
+    pub device_id: String,
+    /// Chip RoCE address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_ip: Option<String>,
+    /// SuperPoD-wide chip ID (v1.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub super_device_id: Option<String>,
+    /// Global rank.
+    pub rank_id: String,
+}
+
+/// One pod in `hccl.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HcclServer {
+    /// Node address.
+    pub server_id: String,
+    /// Node address.
+    pub host_ip: String,
+    /// Pod address.
+    pub container_ip: String,
+    /// Its chips.
+    pub device: Vec<HcclDevice>,
+}
+
+/// Member of a SuperPoD entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SuperPodServer {
+    /// Node address.
+    pub server_id: String,
+}
+
+/// One SuperPoD (v1.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SuperPod {
+    /// SuperPoD ID.
+    pub super_pod_id: String,
+    /// Its servers, in rank order.
+    pub server_list: Vec<SuperPodServer>,
+}
+
+/// A complete rank table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HcclTable {
+    /// `completed`.
+    pub status: String,
+    /// `1.0` or `1.2`.
+    pub version: String,
+    /// Number of servers.
+    pub server_count: String,
+    /// Servers by first rank.
+    pub server_list: Vec<HcclServer>,
+    /// SuperPoDs (v1.2 only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub super_pod_list: Option<Vec<SuperPod>>,
+}
+
+/// The rank table of a job, or `None` while some pod lacks its chips
+/// (write [`INITIALIZING`] then).
+pub fn table(job: &Job, pods: &[PodPlan], placement: &Placement, version: HcclVersion) -> Option<HcclTable> {
+    let chips_of = |p: &PodPlan| {
+        job.roles.iter().find(|r| r.name == p.role).and_then(|r| r.device.as_ref()).map(|d| d.count).unwrap_or(0)
+    };
+    let npu_pods: Vec<&PodPlan> = pods.iter().filter(|p| chips_of(p) > 0).collect();
+    let mut servers: Vec<(u64, HcclServer, Option<String>)> = Vec::new();
+    for (order, pod) in npu_pods.iter().enumerate() {
+        let chips = chips_of(pod);
+        let placed = placement.pod(&pod.name)?;
+        if (placed.devices.len() as u32) < chips {
+            return None;
+        }
+        let rank = pod.annotations().get(HCCL_RANK_INDEX).and_then(|v| v.parse::<u64>().ok()).unwrap_or(order as u64);
+        let device = placed
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(pos, d)| HcclDevice {
+                device_id: d.id.to_string(),
+                device_ip: d.device_ip.clone(),
+                super_device_id: if version == HcclVersion::V1_2 { d.super_device_id.clone() } else { None },
+                rank_id: (rank * chips as u64 + pos as u64).to_string(),
+            })
+            .collect();
+        let server = HcclServer {
+            server_id: placed.host_ip.clone(),
+            host_ip: placed.host_ip.clone(),
+            container_ip: placed.pod_ip.clone(),
+            device,
+        };
+        servers.push((rank * chips as u64, server, placed.super_pod_id.clone()));
+    }
+    servers.sort_by_key(|(first, _, _)| *first);
+    let super_pod_list = (version == HcclVersion::V1_2).then(|| {
+        let mut by_id: BTreeMap<(u64, String), Vec<SuperPodServer>> = BTreeMap::new();
+        for (_, s, sp) in &servers {
+            let id = sp.clone().unwrap_or_else(|| "0".to_string());
+            let list = by_id.entry((id.parse().unwrap_or(u64::MAX), id)).or_default();
+            if !list.iter().any(|x| x.server_id == s.server_id) {
+                list.push(SuperPodServer { server_id: s.server_id.clone() });
+            }
+        }
+        by_id.into_iter().map(|((_, id), server_list)| SuperPod { super_pod_id: id, server_list }).collect()
+    });
+    Some(HcclTable {
+        status: "completed".to_string(),
+        version: version.as_str().to_string(),
+        server_count: servers.len().to_string(),
+        server_list: servers.into_iter().map(|(_, s, _)| s).collect(),
+        super_pod_list,
+    })
+}
+
+/// Content before every pod has its chips.
+pub const INITIALIZING: &str = r#"{"status":"initializing"}"#;
+
+/// `hccl.json` content: the table, or [`INITIALIZING`].
+pub fn render(table: Option<&HcclTable>) -> String {
+    match table {
+        Some(t) => serde_json::to_string(t).unwrap_or_else(|_| INITIALIZING.to_string()),
+        None => INITIALIZING.to_string(),
+    }
+}
+
+/// Name of the ConfigMap carrying a job's `hccl.json`.
+pub fn config_map_name(job: &str) -> String {
+    format!("rings-config-{job}")
+}
+
+/// ConfigMap `rings-config-<job>` with keys `hccl.json` and `version`,
+/// labelled `ring-controller.atlas` (and, for MindIE servers, `jobID` and
+/// `mx-consumer-cim: "true"` so the global table picks it up).
+pub fn config_map(job: &Job, content: &str, version: u64) -> ConfigMap {
+    let mut labels = BTreeMap::new();
+    let ring = job.topology.ring_controller.clone().unwrap_or_else(|| "ascend-910".to_string());
+    labels.insert(ringleader_api::ascend::RING_CONTROLLER.to_string(), ring);
+    if let Some(id) = job.labels.get("jobID") {
+        labels.insert("jobID".to_string(), id.clone());
+        labels.insert("mx-consumer-cim".to_string(), "true".to_string());
+    }
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(config_map_name(&job.name)),
+            namespace: Some(job.namespace.clone()),
+            labels: Some(labels),
+            ..ObjectMeta::default()
+        },
+        data: Some(
+            [("hccl.json".to_string(), content.to_string()), ("version".to_string(), version.to_string())].into(),
+        ),
+        ..ConfigMap::default()
+    }
+}
+
+/// Keeps the last written content so a ConfigMap is rewritten only when the
+/// table changes, with `version` counting the changes.
+#[derive(Debug, Clone, Default)]
+pub struct RankTableWriter {
+    last: Option<String>,
+    version: u64,
+}
+
+impl RankTableWriter {
+    /// The ConfigMap to write when the table changed; `None` when it did not.
+    pub fn update(&mut self, job: &Job, content: String) -> Option<ConfigMap> {
+        if self.last.as_deref() == Some(content.as_str()) {
+            return None;
+        }
+        self.version += 1;
+        let cm = config_map(job, &content, self.version);
+        self.last = Some(content);
+        Some(cm)
+    }
+
+    /// Changes written so far.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+}

@@ -1,0 +1,44 @@
+//! The built-in hardware profiles, built once and looked up by name.
+//!
+//! Bandwidths follow spec/gpu.md's table. Where no public per-pair figure
+//! exists (HCCS, UB, A3 dies, PCIe levels) the figure is a documented nominal
+//! value: the Ascend allocators follow ring rules and never read it, and the
+//! GPU allocator only needs the order of the levels to be right.
+
+mod ascend;
+mod nvidia;
+
+use crate::profile::{Device, Link, LinkKind, Profile};
+use std::sync::OnceLock;
+
+/// Every built-in profile, in a fixed order (Ascend first, then NVIDIA).
+pub fn builtins() -> &'static [Profile] {
+    static ALL: OnceLock<Vec<Profile>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut v = ascend::profiles();
+        v.extend(nvidia::profiles());
+        v
+    })
+}
+
+/// The built-in profile of this name.
+pub fn builtin(name: &str) -> Option<&'static Profile> {
+    builtins().iter().find(|p| p.name == name)
+}
+
+/// Names of all built-in profiles.
+pub fn builtin_names() -> Vec<&'static str> {
+    builtins().iter().map(|p| p.name.as_str()).collect()
+}
+
+/// An n×n link matrix from a function of the pair (called for `i != j` only).
+pub(crate) fn matrix(n: usize, f: impl Fn(usize, usize) -> Link) -> Vec<Vec<Link>> {
+    (0..n)
+        .map(|i| (0..n).map(|j| if i == j { Link { kind: LinkKind::SelfLink, mbps: 0 } } else { f(i, j) }).collect())
+        .collect()
+}
+
+/// Devices `0..n` named `{prefix}{i}`, NUMA node from `numa(i)`.
+pub(crate) fn devices(n: usize, prefix: &str, numa: impl Fn(usize) -> Option<u32>) -> Vec<Device> {
+    (0..n).map(|i| Device { id: i as u32, name: format!("{prefix}{i}"), numa: numa(i), bus_id: None }).collect()
+}
