@@ -9,3 +9,4 @@ pub mod explain;
 pub mod nodeorder;
 pub mod place;
 pub mod predicates;
+pub mod scenarios;

@@ -4,17 +4,19 @@
 
 use crate::cluster::{Cluster, Node};
 use crate::explain::Explanation;
-use crate::predicates::{labels_match, policy_matches, serves};
+use crate::predicates::{labels_match, policy_matches, serves, Filtered};
 use ringleader_api::ascend as keys;
+use ringleader_api::model::Role;
 use ringleader_api::{DeviceKind, Job};
 use ringleader_topology::alloc::vnpu;
 use ringleader_topology::{
-    allocate, Allocation, CardStrategy, DeviceRequest as TopoRequest, DeviceState, DeviceUse, NodeScore, Profile,
+    allocate, Allocation, CardStrategy, DeviceRequest as TopoRequest, DeviceState, DeviceUse, NoFit, NodeScore, Profile,
     ShareRequest, Vendor, VnpuDvpp, VnpuLevel, VnpuRequest, WholeRequest,
 };
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Pod annotation: when the scheduler chose the devices (comparable, not human time).
 pub const PREDICATE_TIME: &str = "predicate-time";
@@ -111,62 +113,49 @@ pub fn annotations(node: &Node, alloc: &Allocation, req: &ringleader_api::Device
 pub fn place_job(cluster: &mut Cluster, job: &Job, predicate_time: u64) -> Result<Vec<PodPlacement>, String> {
     // The statement: a working copy of every node's state, committed at the end.
     let mut states: Vec<DeviceState> = cluster.nodes.iter().map(|n| n.state.clone()).collect();
-    let mut first_failure: Option<(String, Explanation)> = None;
-    let mut used_nodes: BTreeSet<usize> = BTreeSet::new();
     let multi_pod = job.total_replicas() > 1;
-    // Pods with devices first, so device-less pods (launchers, controllers)
-    // can then join the nodes the job already uses; results keep rank order.
-    let mut pods: Vec<(usize, &ringleader_api::model::Role, u32)> = Vec::new();
+    let mut used: BTreeSet<usize> = BTreeSet::new();
+    let mut used_tors: BTreeSet<Option<String>> = BTreeSet::new();
+    let mut first_failure: Option<(String, Explanation)> = None;
+    let mut placed: Vec<(usize, PodPlacement)> = Vec::new();
+    // Ranks in pod order; roles with devices first, so device-less pods
+    // (launchers, controllers) can then join the nodes the job already uses.
+    let mut rank_base = 0usize;
+    let mut roles: Vec<(usize, &Role)> = Vec::new();
     for role in &job.roles {
-        for index in 0..role.replicas {
-            pods.push((pods.len(), role, index));
-        }
+        roles.push((rank_base, role));
+        rank_base += role.replicas as usize;
     }
-    pods.sort_by_key(|(rank, role, _)| (role.device.is_none(), *rank));
-    let mut placed_ranked: Vec<(usize, PodPlacement)> = Vec::new();
-    for (rank, role, index) in pods {
-        let spec = role.template.spec.as_ref();
-        let request = role.device.as_ref().map(|d| (d, topology_request(job, d)));
-        let pod = format!("{}-{index}", role.pod_prefix);
-        let mut why = Explanation::new(cluster.nodes.len());
-        let mut candidates: Vec<(usize, Option<Allocation>)> = Vec::new();
-        for (i, node) in cluster.nodes.iter().enumerate() {
-            if let Err(f) = labels_match(spec, &node.labels) {
-                why.reject(f);
-                continue;
-            }
-            let Some((req, topo)) = &request else {
-                candidates.push((i, None));
+    roles.sort_by_key(|(base, role)| (role.device.is_none(), *base));
+    for (base, role) in roles {
+        let mut view = RoleView::new(cluster, &states, job, role, &used);
+        for index in 0..role.replicas {
+            let pod = format!("{}-{index}", role.pod_prefix);
+            let Some(i) = view.choose(&used_tors, multi_pod) else {
+                if first_failure.is_none() {
+                    first_failure = Some((pod, view.explain(cluster.nodes.len())));
+                }
                 continue;
             };
-            if let Err(f) = serves(&node.profile, req).and_then(|_| policy_matches(&node.profile, job)) {
-                why.reject(f);
-                continue;
+            let node = &cluster.nodes[i];
+            let rank = base + index as usize;
+            let (devices, annotations) = match (view.allocation(i), &view.request) {
+                (Some(a), Some((req, topo))) => {
+                    let placed_devices = a.ids.clone();
+                    let ann = annotations(node, a, req, predicate_time + rank as u64);
+                    commit(&node.profile, &mut states[i], a, topo);
+                    (placed_devices, ann)
+                }
+                _ => (Vec::new(), BTreeMap::new()),
+            };
+            used.insert(i);
+            if node.network.tor.is_some() {
+                used_tors.insert(node.network.tor.clone());
             }
-            match allocate(&node.profile, &states[i], topo) {
-                Ok(a) => candidates.push((i, Some(a))),
-                Err(no_fit) => why.reject(no_fit),
-            }
+            view.refresh(cluster, &states, i, &used);
+            placed.push((rank, PodPlacement { job: job.key(), pod, node: node.name.clone(), devices, annotations }));
         }
-        let Some((i, alloc)) = choose(cluster, &candidates, &used_nodes, multi_pod) else {
-            if first_failure.is_none() {
-                first_failure = Some((pod, why));
-            }
-            continue;
-        };
-        let node = &cluster.nodes[i];
-        let (devices, annotations) = match (&alloc, &request) {
-            (Some(a), Some((req, topo))) => {
-                commit(&node.profile, &mut states[i], a, topo);
-                (a.ids.clone(), annotations(node, a, req, predicate_time + rank as u64))
-            }
-            _ => (Vec::new(), BTreeMap::new()),
-        };
-        used_nodes.insert(i);
-        placed_ranked.push((rank, PodPlacement { job: job.key(), pod, node: node.name.clone(), devices, annotations }));
     }
-    placed_ranked.sort_by_key(|(rank, _)| *rank);
-    let placed: Vec<PodPlacement> = placed_ranked.into_iter().map(|(_, p)| p).collect();
     let needed = job.scheduling.min_available.min(job.total_replicas());
     if (placed.len() as u32) < needed {
         let detail = first_failure.map(|(pod, why)| format!("; pod {pod}: {why}")).unwrap_or_default();
@@ -175,7 +164,166 @@ pub fn place_job(cluster: &mut Cluster, job: &Job, predicate_time: u64) -> Resul
     for (node, state) in cluster.nodes.iter_mut().zip(states) {
         node.state = state;
     }
-    Ok(placed)
+    placed.sort_by_key(|(rank, _)| *rank);
+    Ok(placed.into_iter().map(|(_, p)| p).collect())
+}
+
+/// How one node answers one role's pods.
+enum Eval {
+    /// Filtered out before devices were looked at.
+    Filtered(Filtered),
+    /// Devices checked: an allocation, or why none fits.
+    Checked(Result<Allocation, NoFit>),
+    /// The role asks for no devices and the node passes the filters.
+    Open,
+}
+
+/// Ordered key of a candidate inside its group: the allocator's score
+/// (for GPUs re-ordered so bin-packing across nodes comes before keeping
+/// good sets free inside one, a term meant for choices within a node), then
+/// cluster order.
+type Ranked = (Option<NodeKey>, Reverse<usize>);
+
+/// One role's view of the cluster, kept current as its pods are placed:
+/// an evaluation per node (shared across nodes in identical states), and the
+/// candidates ordered per ToR so choosing a node is a lookup, not a scan.
+struct RoleView<'j> {
+    request: Option<(&'j ringleader_api::DeviceRequest, TopoRequest)>,
+    spec: Option<&'j k8s_openapi::api::core::v1::PodSpec>,
+    job: &'j Job,
+    evals: Vec<Eval>,
+    /// Candidates per ToR (`None`: nodes without one).
+    by_tor: BTreeMap<Option<String>, BTreeSet<Ranked>>,
+    /// Candidates among the nodes the job already uses.
+    on_used: BTreeSet<Ranked>,
+    /// Allocation results of idle-partial states, by (profile, allocated, unhealthy, network-unhealthy).
+    memo: HashMap<(usize, u64, u64, u64), Result<Allocation, NoFit>>,
+}
+
+impl<'j> RoleView<'j> {
+    fn new(cluster: &Cluster, states: &[DeviceState], job: &'j Job, role: &'j Role, used: &BTreeSet<usize>) -> RoleView<'j> {
+        let mut view = RoleView {
+            request: role.device.as_ref().map(|d| (d, topology_request(job, d))),
+            spec: role.template.spec.as_ref(),
+            job,
+            evals: Vec::with_capacity(cluster.nodes.len()),
+            by_tor: BTreeMap::new(),
+            on_used: BTreeSet::new(),
+            memo: HashMap::new(),
+        };
+        for (i, node) in cluster.nodes.iter().enumerate() {
+            let eval = view.evaluate(node, &states[i]);
+            view.evals.push(eval);
+            if let Some(key) = view.ranked(i) {
+                view.by_tor.entry(node.network.tor.clone()).or_default().insert(key);
+                if used.contains(&i) {
+                    view.on_used.insert(key);
+                }
+            }
+        }
+        view
+    }
+
+    fn evaluate(&mut self, node: &Node, state: &DeviceState) -> Eval {
+        if let Err(f) = labels_match(self.spec, &node.labels) {
+            return Eval::Filtered(f);
+        }
+        let Some((req, topo)) = &self.request else { return Eval::Open };
+        if let Err(f) = serves(&node.profile, req).and_then(|_| policy_matches(&node.profile, self.job)) {
+            return Eval::Filtered(f);
+        }
+        if !state.partial.iter().all(|u| u.is_idle()) {
+            return Eval::Checked(allocate(&node.profile, state, topo));
+        }
+        let key = (
+            Arc::as_ptr(&node.profile) as usize,
+            state.allocated.0,
+            state.unhealthy.0,
+            state.network_unhealthy.0,
+        );
+        let result = self.memo.entry(key).or_insert_with(|| allocate(&node.profile, state, topo));
+        Eval::Checked(result.clone())
+    }
+
+    fn ranked(&self, i: usize) -> Option<Ranked> {
+        match &self.evals[i] {
+            Eval::Checked(Ok(a)) => Some((Some(node_key(a.score)), Reverse(i))),
+            Eval::Open => Some((None, Reverse(i))),
+            _ => None,
+        }
+    }
+
+    fn allocation(&self, i: usize) -> Option<&Allocation> {
+        match &self.evals[i] {
+            Eval::Checked(Ok(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Re-evaluates node `i` after its state changed.
+    fn refresh(&mut self, cluster: &Cluster, states: &[DeviceState], i: usize, used: &BTreeSet<usize>) {
+        let node = &cluster.nodes[i];
+        if let Some(old) = self.ranked(i) {
+            if let Some(set) = self.by_tor.get_mut(&node.network.tor) {
+                set.remove(&old);
+            }
+            self.on_used.remove(&old);
+        }
+        self.evals[i] = self.evaluate(node, &states[i]);
+        if let Some(new) = self.ranked(i) {
+            self.by_tor.entry(node.network.tor.clone()).or_default().insert(new);
+            if used.contains(&i) {
+                self.on_used.insert(new);
+            }
+        }
+    }
+
+    /// The best node for the next pod. Multi-pod jobs stay on as few nodes
+    /// and ToRs as possible: a node the job uses, else a ToR it uses, else
+    /// the ToR with the most candidates (ties to the better top node), else
+    /// nodes without a ToR. Device-less pods join the job's nodes.
+    fn choose(&self, used_tors: &BTreeSet<Option<String>>, multi_pod: bool) -> Option<usize> {
+        let top = |set: &BTreeSet<Ranked>| set.last().map(|(_, Reverse(i))| *i);
+        if multi_pod || self.request.is_none() {
+            if let Some(i) = top(&self.on_used) {
+                return Some(i);
+            }
+            let in_used_tor = used_tors.iter().filter_map(|t| self.by_tor.get(t)?.last()).max();
+            if let Some((_, Reverse(i))) = in_used_tor {
+                return Some(*i);
+            }
+            let biggest = self
+                .by_tor
+                .iter()
+                .filter(|(t, set)| t.is_some() && !set.is_empty())
+                .max_by(|(_, a), (_, b)| a.len().cmp(&b.len()).then(a.last().cmp(&b.last())));
+            if let Some((_, set)) = biggest {
+                return top(set);
+            }
+            return self.by_tor.get(&None).and_then(top);
+        }
+        self.by_tor.values().filter_map(|set| set.last()).max().map(|(_, Reverse(i))| *i)
+    }
+
+    /// Why no node takes the next pod, counted over nodes.
+    fn explain(&self, nodes: usize) -> Explanation {
+        let mut why = Explanation::new(nodes);
+        for eval in &self.evals {
+            match eval {
+                Eval::Filtered(f) => why.reject(f),
+                Eval::Checked(Err(no_fit)) => why.reject(no_fit),
+                _ => {}
+            }
+        }
+        why
+    }
+}
+
+fn node_key(score: NodeScore) -> NodeKey {
+    match score {
+        NodeScore::Gpu(g) => NodeKey::Gpu(g.bottleneck_mbps, g.total_mbps, Reverse(g.free_after), g.keep_free_mbps),
+        other => NodeKey::Other(other),
+    }
 }
 
 /// Records an allocation in a node's state: whole devices become
@@ -204,47 +352,8 @@ fn commit(profile: &Profile, state: &mut DeviceState, alloc: &Allocation, req: &
     }
 }
 
-/// Picks the best candidate node. Multi-pod jobs stay on as few nodes and
-/// ToRs as possible: first a node, then a ToR the job already uses, then the
-/// ToR where most of the candidates are. Then the allocator's node score —
-/// for GPUs re-ordered so bin-packing across nodes comes before keeping good
-/// sets free inside one (that last term compares choices within a node).
-/// Then cluster order.
-fn choose(
-    cluster: &Cluster,
-    candidates: &[(usize, Option<Allocation>)],
-    used: &BTreeSet<usize>,
-    multi_pod: bool,
-) -> Option<(usize, Option<Allocation>)> {
-    let tor = |i: usize| cluster.nodes[i].network.tor.as_deref();
-    let used_tors: BTreeSet<&str> = used.iter().filter_map(|&i| tor(i)).collect();
-    let mut per_tor: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, _) in candidates {
-        if let Some(t) = tor(*i) {
-            *per_tor.entry(t).or_default() += 1;
-        }
-    }
-    candidates
-        .iter()
-        .max_by_key(|(i, alloc)| {
-            let (same_node, same_tor, tor_size) = match (multi_pod, tor(*i)) {
-                (true, Some(t)) => (used.contains(i), used_tors.contains(t), per_tor.get(t).copied().unwrap_or(0)),
-                (true, None) => (used.contains(i), false, 0),
-                (false, _) => (false, false, 0),
-            };
-            // Device-less pods (launchers, controllers) go next to the job's other pods.
-            let with_job = alloc.is_none() && used.contains(i);
-            let score = alloc.as_ref().map(|a| match a.score {
-                NodeScore::Gpu(g) => NodeKey::Gpu(g.bottleneck_mbps, g.total_mbps, Reverse(g.free_after), g.keep_free_mbps),
-                other => NodeKey::Other(other),
-            });
-            (same_node, same_tor, tor_size, with_job, score, Reverse(*i))
-        })
-        .cloned()
-}
-
 /// Cross-node order of allocator scores.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum NodeKey {
     Gpu(u32, u64, Reverse<u32>, u64),
     Other(NodeScore),
