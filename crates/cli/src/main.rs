@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+mod bench;
 mod plan;
 mod profiles;
 mod sim;
@@ -27,6 +28,8 @@ enum Command {
     Plan(plan::PlanArgs),
     /// List the built-in hardware profiles, or show one.
     Profiles(profiles::ProfilesArgs),
+    /// Measure the scheduler engine on the seed's scenarios.
+    Bench(bench::BenchArgs),
     /// Replay a cluster trace to compare scheduling policies.
     Sim(sim::SimArgs),
 }
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => plan::run(args),
         Command::Profiles(args) => profiles::run(args),
         Command::Sim(args) => sim::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

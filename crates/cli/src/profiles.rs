@@ -144,8 +144,9 @@ fn list_text(profiles: &[Profile]) -> String {
 }
 
 fn gbps(mbps: u32) -> String {
-    if mbps % 1000 == 0 {
-        (mbps / 1000).to_string()
+    let (whole, frac) = (mbps / 1000, mbps % 1000);
+    if frac == 0 {
+        whole.to_string()
     } else {
         format!("{:.1}", f64::from(mbps) / 1000.0)
     }

@@ -56,7 +56,11 @@ fn table_output_and_bad_cluster() {
     assert!(stdout.starts_with("POD"), "{stdout}");
     assert!(stdout.contains("pytorch-ddp-master-0"));
     let tmp = std::env::temp_dir().join(format!("ringleader-cluster-{}.yaml", std::process::id()));
-    std::fs::write(&tmp, "apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {name: x}\nspec: {profile: no-such-box}\n").unwrap();
+    std::fs::write(
+        &tmp,
+        "apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {name: x}\nspec: {profile: no-such-box}\n",
+    )
+    .unwrap();
     let out = plan(&["--cluster", tmp.to_str().unwrap(), "-f", "examples/pytorchjob.yaml"]);
     std::fs::remove_file(&tmp).ok();
     assert_eq!(out.status.code(), Some(1));

@@ -10,7 +10,8 @@
 //! Operator recreate pods under the same name; Deployment and batch Job pods,
 //! whose names nobody dials (Kubernetes gives them random suffixes, which is
 //! why the seed sees `resnetinfer1-2-scpr5` become `resnetinfer1-2-xsdsf`),
-//! get `-g<generation>` appended so each incarnation has a new name.
+//! get `-v<job version>` / `-g<generation>` appended so each incarnation has
+//! a new name.
 
 use crate::extras::JobExtras;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
@@ -105,12 +106,21 @@ pub fn pod_group_name(job: &Job) -> String {
     job.name.clone()
 }
 
-/// Name of the pod in `slot` at `generation` (see the module doc).
-pub fn pod_name(job: &Job, slot: &str, generation: u32) -> String {
-    match job.kind {
-        JobKind::Deployment | JobKind::BatchJob if generation > 0 => format!("{slot}-g{generation}"),
-        _ => slot.to_string(),
+/// Name of the pod in `slot` at slot `generation` of job `version` (see the
+/// module doc): Deployment and batch Job pods append `-v<version>` once the
+/// job restarted and `-g<generation>` once the slot restarted.
+pub fn pod_name(job: &Job, slot: &str, generation: u32, version: u32) -> String {
+    if !matches!(job.kind, JobKind::Deployment | JobKind::BatchJob) {
+        return slot.to_string();
     }
+    let mut name = slot.to_string();
+    if version > 0 {
+        name.push_str(&format!("-v{version}"));
+    }
+    if generation > 0 {
+        name.push_str(&format!("-g{generation}"));
+    }
+    name
 }
 
 /// Replicas of a role after any elastic override.
@@ -178,13 +188,13 @@ fn plan_pod(
     slot: String,
     generation: u32,
 ) -> PodPlan {
-    let name = pod_name(job, &slot, generation);
+    let name = pod_name(job, &slot, generation, opts.job_version);
     let mut template = role.template.clone();
     let meta = template.metadata.get_or_insert_with(ObjectMeta::default);
     let mut labels = meta.labels.clone().unwrap_or_default();
     let mut annotations = meta.annotations.clone().unwrap_or_default();
     let lower = role.name.to_lowercase();
-    let mut set = |m: &mut BTreeMap<String, String>, k: &str, v: String| {
+    let set = |m: &mut BTreeMap<String, String>, k: &str, v: String| {
         m.insert(k.to_string(), v);
     };
     let coordinator = matches!(role.name.as_str(), "Master" | "Chief" | "Scheduler");

@@ -28,6 +28,8 @@ pub struct JobExtras {
     pub slots_per_worker: u32,
     /// MPIJob `mpiImplementation`.
     pub mpi_implementation: MpiImplementation,
+    /// MPIJob `sshAuthMountPath`.
+    pub ssh_auth_mount_path: Option<String>,
     /// PyTorchJob `nprocPerNode` as written (`auto` when unset).
     pub nproc_per_node: Option<String>,
     /// PyTorchJob `elasticPolicy`.
@@ -41,14 +43,12 @@ pub struct JobExtras {
 impl JobExtras {
     /// Reads the extras of a typed job; defaults for other kinds.
     pub fn from_resource(resource: &Resource) -> JobExtras {
-        let mut extras = JobExtras {
-            uid: resource.metadata().uid.clone(),
-            slots_per_worker: 1,
-            ..JobExtras::default()
-        };
+        let mut extras =
+            JobExtras { uid: resource.metadata().uid.clone(), slots_per_worker: 1, ..JobExtras::default() };
         match resource {
             Resource::MpiJob(o) => {
                 extras.slots_per_worker = o.spec.slots_per_worker.unwrap_or(1).max(1) as u32;
+                extras.ssh_auth_mount_path = o.spec.ssh_auth_mount_path.clone();
                 extras.mpi_implementation = match o.spec.mpi_implementation.as_deref() {
                     Some("Intel") => MpiImplementation::Intel,
                     Some("MPICH") => MpiImplementation::Mpich,
@@ -56,8 +56,11 @@ impl JobExtras {
                 };
             }
             Resource::PyTorchJob(o) => {
-                extras.nproc_per_node =
-                    o.spec.nproc_per_node.clone().or_else(|| o.spec.elastic_policy.as_ref()?.n_proc_per_node.map(|n| n.to_string()));
+                extras.nproc_per_node = o
+                    .spec
+                    .nproc_per_node
+                    .clone()
+                    .or_else(|| o.spec.elastic_policy.as_ref()?.n_proc_per_node.map(|n| n.to_string()));
                 extras.pytorch_elastic = o.spec.elastic_policy.clone();
             }
             Resource::VolcanoJob(o) => {

@@ -53,16 +53,18 @@ impl Node {
                     }
                 }
             }
-            (None, None, Some(text)) => match npu_smi::parse_info(text).and_then(|info| npu_smi::profile_from_info(&info)) {
-                Ok((p, bad)) => {
-                    unhealthy_from_tool = bad;
-                    Some(Arc::new(p))
+            (None, None, Some(text)) => {
+                match npu_smi::parse_info(text).and_then(|info| npu_smi::profile_from_info(&info)) {
+                    Ok((p, bad)) => {
+                        unhealthy_from_tool = bad;
+                        Some(Arc::new(p))
+                    }
+                    Err(e) => {
+                        errs.push(FieldError::new("spec.npuSmiText", format!("line {}", e.line), e.to_string()));
+                        None
+                    }
                 }
-                Err(e) => {
-                    errs.push(FieldError::new("spec.npuSmiText", format!("line {}", e.line), e.to_string()));
-                    None
-                }
-            },
+            }
             _ => {
                 errs.push(FieldError::missing(
                     "spec.profile",

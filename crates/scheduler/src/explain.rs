@@ -55,7 +55,7 @@ mod tests {
         }
         assert_eq!(
             e.to_string(),
-            "0/5 nodes are available: 3 Insufficient huawei.com/Ascend910, 1 node(s) didn't match node selector."
+            "1/5 nodes are available: 3 Insufficient huawei.com/Ascend910, 1 node(s) didn't match node selector."
         );
     }
 }

@@ -8,10 +8,9 @@ use crate::predicates::{labels_match, policy_matches, serves, Filtered};
 use ringleader_api::ascend as keys;
 use ringleader_api::model::Role;
 use ringleader_api::{DeviceKind, Job};
-use ringleader_topology::alloc::vnpu;
 use ringleader_topology::{
-    allocate, Allocation, CardStrategy, DeviceRequest as TopoRequest, DeviceState, DeviceUse, NoFit, NodeScore, Profile,
-    ShareRequest, Vendor, VnpuDvpp, VnpuLevel, VnpuRequest, WholeRequest,
+    allocate, Allocation, CardStrategy, DeviceRequest as TopoRequest, DeviceState, NoFit, NodeScore, ShareRequest,
+    Vendor, VnpuDvpp, VnpuLevel, VnpuRequest, WholeRequest,
 };
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -58,7 +57,11 @@ pub fn topology_request(job: &Job, req: &ringleader_api::DeviceRequest) -> TopoR
         DeviceKind::Whole => TopoRequest::Whole(WholeRequest {
             count: req.count,
             multi_pod: device_pods > 1,
-            card_strategy: if label(keys::NPU_310_STRATEGY) == Some("card") { CardStrategy::Card } else { CardStrategy::Chip },
+            card_strategy: if label(keys::NPU_310_STRATEGY) == Some("card") {
+                CardStrategy::Card
+            } else {
+                CardStrategy::Chip
+            },
         }),
         DeviceKind::StaticVnpu { template } => TopoRequest::Vnpu(VnpuRequest::Static { template: template.clone() }),
         DeviceKind::DynamicVnpu => TopoRequest::Vnpu(VnpuRequest::Dynamic {
@@ -78,7 +81,12 @@ pub fn topology_request(job: &Job, req: &ringleader_api::DeviceRequest) -> TopoR
 /// `huawei.com/Ascend910: Ascend910-0,Ascend910-1` and `predicate-time` for
 /// Ascend whole chips; `huawei.com/npu-core: <chip>-<template>` for dynamic
 /// vNPU; the visible-device list for GPUs.
-pub fn annotations(node: &Node, alloc: &Allocation, req: &ringleader_api::DeviceRequest, predicate_time: u64) -> BTreeMap<String, String> {
+pub fn annotations(
+    node: &Node,
+    alloc: &Allocation,
+    req: &ringleader_api::DeviceRequest,
+    predicate_time: u64,
+) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let ids = || alloc.ids.iter().map(u32::to_string).collect::<Vec<_>>();
     match node.profile.vendor {
@@ -143,7 +151,7 @@ pub fn place_job(cluster: &mut Cluster, job: &Job, predicate_time: u64) -> Resul
                 (Some(a), Some((req, topo))) => {
                     let placed_devices = a.ids.clone();
                     let ann = annotations(node, a, req, predicate_time + rank as u64);
-                    commit(&node.profile, &mut states[i], a, topo);
+                    states[i].apply(&node.profile, topo, a);
                     (placed_devices, ann)
                 }
                 _ => (Vec::new(), BTreeMap::new()),
@@ -201,7 +209,13 @@ struct RoleView<'j> {
 }
 
 impl<'j> RoleView<'j> {
-    fn new(cluster: &Cluster, states: &[DeviceState], job: &'j Job, role: &'j Role, used: &BTreeSet<usize>) -> RoleView<'j> {
+    fn new(
+        cluster: &Cluster,
+        states: &[DeviceState],
+        job: &'j Job,
+        role: &'j Role,
+        used: &BTreeSet<usize>,
+    ) -> RoleView<'j> {
         let mut view = RoleView {
             request: role.device.as_ref().map(|d| (d, topology_request(job, d))),
             spec: role.template.spec.as_ref(),
@@ -235,12 +249,8 @@ impl<'j> RoleView<'j> {
         if !state.partial.iter().all(|u| u.is_idle()) {
             return Eval::Checked(allocate(&node.profile, state, topo));
         }
-        let key = (
-            Arc::as_ptr(&node.profile) as usize,
-            state.allocated.0,
-            state.unhealthy.0,
-            state.network_unhealthy.0,
-        );
+        let key =
+            (Arc::as_ptr(&node.profile) as usize, state.allocated.0, state.unhealthy.0, state.network_unhealthy.0);
         let result = self.memo.entry(key).or_insert_with(|| allocate(&node.profile, state, topo));
         Eval::Checked(result.clone())
     }
@@ -323,32 +333,6 @@ fn node_key(score: NodeScore) -> NodeKey {
     match score {
         NodeScore::Gpu(g) => NodeKey::Gpu(g.bottleneck_mbps, g.total_mbps, Reverse(g.free_after), g.keep_free_mbps),
         other => NodeKey::Other(other),
-    }
-}
-
-/// Records an allocation in a node's state: whole devices become
-/// allocated; a vNPU or a GPU share adds to its device's partial use.
-fn commit(profile: &Profile, state: &mut DeviceState, alloc: &Allocation, req: &TopoRequest) {
-    let grow = |state: &mut DeviceState, i: usize| {
-        if state.partial.len() <= i {
-            state.partial.resize(i + 1, DeviceUse::default());
-        }
-    };
-    match (req, &alloc.vnpu) {
-        (TopoRequest::Vnpu(_), Some(v)) => {
-            let template = profile.vnpu.as_ref().and_then(|spec| Some((spec, spec.template(&v.template)?)));
-            if let Some((spec, t)) = template {
-                grow(state, v.chip);
-                state.partial[v.chip] = vnpu::add(spec, &state.partial[v.chip], t);
-            }
-        }
-        (TopoRequest::Share(s), _) => {
-            for i in alloc.devices.iter() {
-                grow(state, i);
-                state.partial[i].gpu_milli += s.milli;
-            }
-        }
-        _ => state.allocated = state.allocated.or(alloc.devices),
     }
 }
 

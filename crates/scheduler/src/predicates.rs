@@ -1,10 +1,10 @@
 //! Node filters a pod must pass before devices are even considered:
 //! nodeSelector, required node affinity, and the chip family it asks for.
 
+use k8s_openapi::api::core::v1::{NodeSelectorRequirement, PodSpec};
 use ringleader_api::ascend as keys;
 use ringleader_api::{DeviceKind, DeviceRequest, Job};
 use ringleader_topology::{Profile, Vendor};
-use k8s_openapi::api::core::v1::{NodeSelectorRequirement, PodSpec};
 use std::collections::BTreeMap;
 
 /// Why a node was filtered out, grouped across nodes in explanations.
@@ -67,8 +67,12 @@ fn requirement_holds(e: &NodeSelectorRequirement, labels: &BTreeMap<String, Stri
         "NotIn" => value.is_none_or(|v| !values.contains(v)),
         "Exists" => value.is_some(),
         "DoesNotExist" => value.is_none(),
-        "Gt" => matches!((value.and_then(|v| as_int(v)), values.first().and_then(|v| as_int(v))), (Some(a), Some(b)) if a > b),
-        "Lt" => matches!((value.and_then(|v| as_int(v)), values.first().and_then(|v| as_int(v))), (Some(a), Some(b)) if a < b),
+        "Gt" => {
+            matches!((value.and_then(|v| as_int(v)), values.first().and_then(|v| as_int(v))), (Some(a), Some(b)) if a > b)
+        }
+        "Lt" => {
+            matches!((value.and_then(|v| as_int(v)), values.first().and_then(|v| as_int(v))), (Some(a), Some(b)) if a < b)
+        }
         _ => false,
     }
 }
@@ -81,7 +85,8 @@ pub fn serves(profile: &Profile, req: &DeviceRequest) -> Result<(), Filtered> {
             r => profile.resource_name == r,
         },
         DeviceKind::StaticVnpu { .. } => {
-            profile.vnpu.is_some() && req.resource.strip_prefix(profile.resource_name.as_str()).is_some_and(|t| t.starts_with('-'))
+            profile.vnpu.is_some()
+                && req.resource.strip_prefix(profile.resource_name.as_str()).is_some_and(|t| t.starts_with('-'))
         }
         DeviceKind::DynamicVnpu => profile.vendor == Vendor::Huawei && profile.vnpu.is_some(),
         DeviceKind::GpuShare { .. } => profile.vendor == Vendor::Nvidia,

@@ -47,7 +47,11 @@ pub fn npu_job(name: &str, pods: u32, chips: u32) -> Job {
         replicas: pods,
         min_available: None,
         restart_policy: RestartPolicy::Never,
-        device: Some(DeviceRequest { resource: "huawei.com/Ascend910".to_string(), count: chips, kind: DeviceKind::Whole }),
+        device: Some(DeviceRequest {
+            resource: "huawei.com/Ascend910".to_string(),
+            count: chips,
+            kind: DeviceKind::Whole,
+        }),
         pod_prefix: format!("{name}-worker"),
         template: Default::default(),
     };
@@ -59,7 +63,12 @@ pub fn npu_job(name: &str, pods: u32, chips: u32) -> Job {
         annotations: BTreeMap::new(),
         framework: None,
         roles: vec![role],
-        scheduling: SchedulingPolicy { queue: "default".to_string(), min_available: pods, priority_class: None, scheduler_name: None },
+        scheduling: SchedulingPolicy {
+            queue: "default".to_string(),
+            min_available: pods,
+            priority_class: None,
+            scheduler_name: None,
+        },
         fault: FaultPolicy {
             backoff_limit: Some(3),
             fault_scheduling: None,
@@ -73,4 +82,78 @@ pub fn npu_job(name: &str, pods: u32, chips: u32) -> Job {
         topology: TopologyConstraints::default(),
         success: SuccessPolicy::Default,
     }
+}
+
+/// `n` nodes of mixed hardware (Atlas 800T A2, Atlas 800 and HGX H100 in
+/// turn), all free, 32 to a ToR.
+pub fn mixed_cluster(n: usize) -> Cluster {
+    let profiles: Vec<(Arc<ringleader_topology::Profile>, &str)> = ["atlas-800t-a2", "atlas-800-910", "hgx-h100-8"]
+        .iter()
+        .filter_map(|name| builtin(name).map(|p| (Arc::new(p.clone()), *name)))
+        .collect();
+    if profiles.is_empty() {
+        return Cluster::default();
+    }
+    let nodes = (0..n)
+        .map(|i| {
+            let (profile, _) = &profiles[i % profiles.len()];
+            let mut labels = BTreeMap::new();
+            if let Some(a) = &profile.accelerator_type {
+                labels.insert("accelerator-type".to_string(), a.clone());
+            }
+            Node {
+                name: format!("node-{i:05}"),
+                labels,
+                profile: Arc::clone(profile),
+                state: DeviceState::new(),
+                network: NodeNetwork {
+                    tor: Some(format!("tor-{:04}", i / NODES_PER_TOR)),
+                    spine: None,
+                    super_pod: None,
+                },
+                address: None,
+            }
+        })
+        .collect();
+    Cluster { nodes }
+}
+
+/// A PyTorchJob-style job of `pods` pods with `gpus` NVIDIA GPUs each.
+pub fn gpu_job(name: &str, pods: u32, gpus: u32) -> Job {
+    let mut job = npu_job(name, pods, gpus);
+    job.kind = JobKind::PyTorchJob;
+    for role in &mut job.roles {
+        role.device =
+            Some(DeviceRequest { resource: "nvidia.com/gpu".to_string(), count: gpus, kind: DeviceKind::Whole });
+    }
+    job
+}
+
+/// Jobs of mixed shapes adding up to `total_pods` pods: single-pod jobs of
+/// 1, 2 or 4 chips or GPUs, and gangs of 4, 8 and 16 pods, in a fixed
+/// rotation so every run sees the same load.
+pub fn mixed_jobs(total_pods: u32) -> Vec<Job> {
+    // (pods, devices per pod, GPU?)
+    const SHAPES: [(u32, u32, bool); 8] = [
+        (1, 1, false),
+        (1, 2, true),
+        (4, 1, false),
+        (1, 4, false),
+        (8, 1, true),
+        (1, 1, true),
+        (16, 1, false),
+        (2, 4, true),
+    ];
+    let mut jobs = Vec::new();
+    let mut pods = 0;
+    let mut k = 0usize;
+    while pods < total_pods {
+        let (n, d, gpu) = SHAPES[k % SHAPES.len()];
+        let n = n.min(total_pods - pods);
+        let name = format!("mixed-{k:06}");
+        jobs.push(if gpu { gpu_job(&name, n, d) } else { npu_job(&name, n, d) });
+        pods += n;
+        k += 1;
+    }
+    jobs
 }

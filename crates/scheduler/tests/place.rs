@@ -122,7 +122,10 @@ fn unhealthy_and_allocated_chips_are_never_used() {
     assert_eq!(placed[0].devices, vec![2, 3]);
     // Request 4 needs a fully free ring: none is left.
     let err = place_job(&mut c, &jobs(&npu_job("four", 1, 1, 4, "module"))[0], 0).unwrap_err();
-    assert!(err.starts_with("gang: only 0 of minAvailable 1 pods fit; pod four-worker-0: 0/1 nodes are available: 1 "), "{err}");
+    assert!(
+        err.starts_with("gang: only 0 of minAvailable 1 pods fit; pod four-worker-0: 0/1 nodes are available: 1 "),
+        "{err}"
+    );
 }
 
 #[test]

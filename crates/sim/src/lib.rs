@@ -2,6 +2,8 @@
 //! replays of the node-order policies in `ringleader-scheduler`, seed-parallel
 //! runs and their reports (table, JSON, CSV, SVG).
 
+#![warn(missing_docs)]
+
 pub mod load;
 pub mod replay;
 pub mod report;

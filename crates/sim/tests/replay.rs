@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use ringleader_scheduler::nodeorder::{node_frag, ModelSet, NodeOrder, Policy, PodShape};
+use ringleader_scheduler::nodeorder::{node_frag, ModelSet, NodeOrder, PodShape, Policy};
 use ringleader_sim::load::{load_nodes, load_pods, parse_nodes, parse_pods};
 use ringleader_sim::replay::saturation::{arrival_order, replay, SaturationConfig};
 use ringleader_sim::replay::time;
@@ -42,7 +42,13 @@ fn one_model_cluster(gpus: &[u32], cpu: u32) -> Cluster {
         nodes: gpus
             .iter()
             .enumerate()
-            .map(|(i, &g)| NodeSpec { name: format!("n{i}"), cpu_milli: cpu, mem_mib: 1 << 20, gpus: g, model: Some(0) })
+            .map(|(i, &g)| NodeSpec {
+                name: format!("n{i}"),
+                cpu_milli: cpu,
+                mem_mib: 1 << 20,
+                gpus: g,
+                model: Some(0),
+            })
             .collect(),
         models: vec!["T4".to_string()],
     }

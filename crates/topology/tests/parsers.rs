@@ -8,6 +8,8 @@ use ringleader_topology::{allocate, DeviceRequest, DeviceSet, DeviceState, LinkK
 const DGX1: &str = include_str!("data/dgx1-v100.topo");
 const H100: &str = include_str!("data/hgx-h100.topo");
 const PCIE: &str = include_str!("data/pcie-4090.topo");
+/// Captured verbatim from `nvidia-smi topo -m` on a 1×H100 80GB HBM3 machine, driver 580.159.04.
+const REAL_H100_X1: &str = include_str!("data/h100-x1-driver580.topo");
 const NPU_910B: &str = include_str!("data/npu-smi-910b-8.txt");
 const NPU_DUO: &str = include_str!("data/npu-smi-300i-duo.txt");
 
@@ -55,6 +57,17 @@ fn h100_topo_with_nic_legend_and_ansi_header() {
     assert_eq!(p.bandwidth(0, 7), 450_000);
     assert_eq!(p.groups, vec![DeviceSet::range(0, 4), DeviceSet::range(4, 8)]);
     assert_eq!(p.nics.len(), 8);
+}
+
+#[test]
+fn real_driver_580_output() {
+    let m = parse_topo(REAL_H100_X1).unwrap();
+    assert_eq!(m.gpus, vec!["GPU0"]);
+    assert_eq!(m.gpu_links, vec![vec![LinkKind::SelfLink]]);
+    assert_eq!(m.cpu_affinity, vec![Some("0-15".to_string())]);
+    assert_eq!(m.numa_affinity, vec![Some(0)]);
+    let p = profile_from_topo("h100-x1", REAL_H100_X1, LinkSpeeds::default(), "H100 80GB HBM3").unwrap();
+    assert_eq!(allocate(&p, &DeviceState::new(), &DeviceRequest::whole(1)).unwrap().ids, vec![0]);
 }
 
 #[test]
@@ -156,12 +169,49 @@ fn npu_smi_errors() {
 
 #[test]
 fn arbitrary_text_never_panics() {
-    let samples = [DGX1, H100, PCIE, NPU_910B, NPU_DUO];
+    let samples = [DGX1, H100, PCIE, REAL_H100_X1, NPU_910B, NPU_DUO];
     for s in samples {
         for cut in (0..s.len()).step_by(37) {
             let Some(prefix) = s.get(..cut) else { continue };
             let _ = parse_topo(prefix);
             let _ = parse_info(prefix).map(|i| profile_from_info(&i));
+        }
+    }
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Lines built from the tokens both formats use, so the parsers get past their first checks.
+    fn line() -> impl Strategy<Value = String> {
+        let token = prop_oneof![
+            Just("GPU0".to_string()),
+            Just("GPU1".to_string()),
+            Just("NIC0".to_string()),
+            Just(" X ".to_string()),
+            Just("NV2".to_string()),
+            Just("SYS".to_string()),
+            Just("CPU Affinity".to_string()),
+            Just("Legend:".to_string()),
+            Just("|".to_string()),
+            Just("/".to_string()),
+            Just("910B3".to_string()),
+            Just("OK".to_string()),
+            Just("0000:C1:00.0".to_string()),
+            "[0-9]{1,3}",
+            "\\PC{0,6}",
+        ];
+        proptest::collection::vec(token, 0..12).prop_map(|t| t.join("\t"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn parsers_never_panic(lines in proptest::collection::vec(line(), 0..12)) {
+            let text = lines.join("\n");
+            let _ = parse_topo(&text).map(|_| profile_from_topo("fuzz", &text, LinkSpeeds::default(), "GPU"));
+            let _ = parse_info(&text).map(|i| profile_from_info(&i));
         }
     }
 }

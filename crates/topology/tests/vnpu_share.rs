@@ -166,3 +166,34 @@ fn gpu_share_best_fit() {
     let full = DeviceState::new().with_allocated(p.all());
     assert_eq!(allocate(p, &full, &share(10)).unwrap_err().to_string(), "no GPU with 10 free milli-GPU");
 }
+
+#[test]
+fn apply_records_each_kind() {
+    let p = builtin("atlas-inference-310p").unwrap();
+    let mut st = DeviceState::new();
+    let req = dynamic(4, VnpuDvpp::Null, VnpuLevel::Low);
+    let a = allocate(p, &st, &req).unwrap();
+    st.apply(p, &req, &a);
+    assert_eq!(st.partial[0], DeviceUse { aicore: 4, aicpu: 3, mem_gib: 12, dvpp: 4, groups: 1, gpu_milli: 0 });
+    // The second 4-core vNPU goes on the same chip (least free that fits), the third on chip 1.
+    let a = allocate(p, &st, &req).unwrap();
+    assert_eq!(a.vnpu.as_ref().unwrap().chip, 0);
+    st.apply(p, &req, &a);
+    assert_eq!(allocate(p, &st, &req).unwrap().vnpu.unwrap().chip, 1);
+    let whole = DeviceRequest::whole(2);
+    let a = allocate(p, &st, &whole).unwrap();
+    assert_eq!(a.ids, vec![1, 2]);
+    st.apply(p, &whole, &a);
+    assert_eq!(st.allocated, DeviceSet::from_indices([1, 2]));
+    let g = builtin("hgx-h100-8").unwrap();
+    let mut gs = DeviceState::new();
+    let share = |milli| DeviceRequest::Share(ShareRequest { milli });
+    // 600 on an idle node → GPU0; 400 fits GPU0 exactly (best fit); the next 400 goes to GPU1.
+    for (milli, expected) in [(600, 0), (400, 0), (400, 1)] {
+        let a = allocate(g, &gs, &share(milli)).unwrap();
+        assert_eq!(a.ids, vec![expected], "{milli}");
+        gs.apply(g, &share(milli), &a);
+    }
+    assert_eq!((gs.partial[0].gpu_milli, gs.partial[1].gpu_milli), (1000, 400));
+    assert_eq!(allocate(g, &gs, &DeviceRequest::whole(7)).unwrap_err().to_string(), "Insufficient nvidia.com/gpu");
+}

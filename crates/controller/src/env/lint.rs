@@ -6,8 +6,10 @@ use super::{static_env, EnvOptions};
 use crate::expand::{expand, ExpandOptions};
 use crate::extras::JobExtras;
 use ringleader_api::devices::{classify, Family};
+use ringleader_api::kinds::kubeflow::{ElasticPolicy, RdzvConf};
 use ringleader_api::model::{Job, JobKind};
 use ringleader_api::path::{index, key};
+use ringleader_api::Resource;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -39,19 +41,71 @@ pub struct LintOptions {
     /// required on GPUs without P2P, e.g. RTX 4090). `None`: read the
     /// `nvidia.com/gpu.product` node selector.
     pub gpu_model: Option<String>,
+    /// Kind-specific fields of the typed object; `None`: assume every
+    /// plugin and rendezvous variable may be injected.
+    pub extras: Option<JobExtras>,
 }
 
 /// Variables a container has without anyone declaring them: the shell's,
 /// the image's usual ones, and those launchers set per process.
 const AMBIENT: &[&str] = &[
-    "PATH", "HOME", "HOSTNAME", "PWD", "OLDPWD", "USER", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR", "RANDOM",
-    "LD_LIBRARY_PATH", "PYTHONPATH", "LOCAL_RANK", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT",
-    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_RANK", "IFS", "UID",
+    "PATH",
+    "HOME",
+    "HOSTNAME",
+    "PWD",
+    "OLDPWD",
+    "USER",
+    "SHELL",
+    "TERM",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "RANDOM",
+    "LD_LIBRARY_PATH",
+    "PYTHONPATH",
+    "LOCAL_RANK",
+    "KUBERNETES_SERVICE_HOST",
+    "KUBERNETES_SERVICE_PORT",
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "PMIX_RANK",
+    "IFS",
+    "UID",
 ];
 
 /// Warnings for the job's env and commands, with default [`LintOptions`].
+/// Kind-specific fields the [`Job`] model lacks (Volcano plugins, PyTorch
+/// rendezvous) are guessed generously, so that no variable a plugin may
+/// inject is reported as undefined; [`env_warnings_for_resource`] knows them.
 pub fn env_warnings(job: &Job) -> Vec<EnvWarning> {
     env_warnings_with(job, &LintOptions::default())
+}
+
+/// Warnings for a typed job object (exact about plugins and rendezvous).
+pub fn env_warnings_for_resource(resource: &Resource) -> Vec<EnvWarning> {
+    let Some(job) = Job::from_resource(resource) else { return Vec::new() };
+    let opts = LintOptions { extras: Some(JobExtras::from_resource(resource)), ..LintOptions::default() };
+    env_warnings_with(&job, &opts)
+}
+
+/// Extras that make every injectable variable count as defined.
+fn generous_extras(job: &Job) -> JobExtras {
+    let mut extras = JobExtras { slots_per_worker: 1, ..JobExtras::default() };
+    if job.kind == JobKind::PyTorchJob && job.fault.elastic.is_some() {
+        extras.pytorch_elastic = Some(ElasticPolicy {
+            rdzv_id: Some(String::new()),
+            rdzv_conf: vec![RdzvConf::default()],
+            max_restarts: Some(0),
+            ..ElasticPolicy::default()
+        });
+    }
+    if job.kind == JobKind::VolcanoJob {
+        for plugin in ["env", "svc", "pytorch"] {
+            extras.volcano_plugins.insert(plugin.to_string(), Vec::new());
+        }
+    }
+    extras
 }
 
 /// Base field path of role `i`'s pod template.
@@ -81,7 +135,9 @@ fn requests_rdma(job: &Job) -> bool {
 }
 
 fn gpu_model(job: &Job) -> Option<String> {
-    job.roles.iter().find_map(|r| r.template.spec.as_ref()?.node_selector.as_ref()?.get("nvidia.com/gpu.product").cloned())
+    job.roles
+        .iter()
+        .find_map(|r| r.template.spec.as_ref()?.node_selector.as_ref()?.get("nvidia.com/gpu.product").cloned())
 }
 
 /// Warnings for the job's env and commands.
@@ -89,7 +145,7 @@ pub fn env_warnings_with(job: &Job, opts: &LintOptions) -> Vec<EnvWarning> {
     let rdma = opts.rdma_network.unwrap_or_else(|| requests_rdma(job));
     let model = opts.gpu_model.clone().or_else(|| gpu_model(job)).unwrap_or_default();
     let no_p2p = ["4090", "4080", "3090"].iter().any(|m| model.contains(m));
-    let extras = JobExtras { slots_per_worker: 1, ..JobExtras::default() };
+    let extras = opts.extras.clone().unwrap_or_else(|| generous_extras(job));
     let expansion = expand(job, &extras, &ExpandOptions::default());
     let injected = static_env(job, &extras, &expansion.pods, &EnvOptions::default());
     let mut out = Vec::new();
@@ -102,7 +158,9 @@ pub fn env_warnings_with(job: &Job, opts: &LintOptions) -> Vec<EnvWarning> {
             }
         }
         match role.device.as_ref().and_then(|d| classify(&d.resource)) {
-            Some((Family::Gpu, _)) => defined.extend(["CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"].map(String::from)),
+            Some((Family::Gpu, _)) => {
+                defined.extend(["CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"].map(String::from))
+            }
             Some((Family::Ascend, _)) => {
                 defined.extend(["ASCEND_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"].map(String::from))
             }

@@ -115,6 +115,16 @@ impl NcclNetwork {
     }
 }
 
+/// An SSH key pair shared by the pods of a job (MPIJob, Volcano `ssh`
+/// plugin). The caller generates it: this crate has no randomness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshKeys {
+    /// Private key (`id_rsa`).
+    pub private_key: String,
+    /// Public key (`id_rsa.pub`, also `authorized_keys`).
+    pub public_key: String,
+}
+
 /// Options of env computation.
 #[derive(Debug, Clone, Default)]
 pub struct EnvOptions {
@@ -126,6 +136,8 @@ pub struct EnvOptions {
     pub nccl: Option<NcclNetwork>,
     /// ClusterD service address (`MINDX_SERVER_IP`); omitted when `None`.
     pub mindx_server_ip: Option<String>,
+    /// Key pair for MPIJob and the Volcano `ssh` plugin; no SSH files when `None`.
+    pub ssh: Option<SshKeys>,
 }
 
 /// Everything an env module reads.
@@ -218,6 +230,37 @@ pub fn placed_env(
             (p.name.clone(), env)
         })
         .collect()
+}
+
+/// SSH files under `dir`: the key pair and `authorized_keys`, plus an ssh
+/// `config` when `config` is given.
+pub(crate) fn ssh_files(keys: &SshKeys, dir: &str, config: Option<String>, env: &mut PodEnv) {
+    let dir = dir.trim_end_matches('/');
+    env.files.insert(format!("{dir}/id_rsa"), keys.private_key.clone());
+    env.files.insert(format!("{dir}/id_rsa.pub"), keys.public_key.clone());
+    env.files.insert(format!("{dir}/authorized_keys"), keys.public_key.clone());
+    if let Some(c) = config {
+        env.files.insert(format!("{dir}/config"), c);
+    }
+}
+
+/// Appends a pod's env to its containers, as the operators do: acjob pods
+/// only in the container named `ascend` (when there is one), other kinds in
+/// every container. Files are not part of the template; the node agent
+/// writes them.
+pub fn inject(job: &Job, plan: &mut PodPlan, env: &PodEnv) {
+    let Some(spec) = plan.template.spec.as_mut() else { return };
+    let only_ascend = job.kind == JobKind::AscendJob && spec.containers.iter().any(|c| c.name == "ascend");
+    for c in spec.containers.iter_mut().filter(|c| !only_ascend || c.name == "ascend") {
+        let list = c.env.get_or_insert_with(Vec::new);
+        for e in &env.env {
+            list.push(k8s_openapi::api::core::v1::EnvVar {
+                name: e.name.clone(),
+                value: Some(e.value.clone()),
+                value_from: None,
+            });
+        }
+    }
 }
 
 /// Static env with the placed values merged in.

@@ -11,6 +11,18 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 /// Where the launcher sees the hostfile.
 pub const HOSTFILE_PATH: &str = "/etc/mpi/hostfile";
 
+/// The hostfile of an MPIJob (see [`hostfile_config_map`]); pod addresses
+/// from `placement` when `opts.use_addresses`.
+pub fn hostfile_for(
+    job: &ringleader_api::Job,
+    extras: &crate::JobExtras,
+    pods: &[PodPlan],
+    placement: Option<&crate::Placement>,
+    opts: &super::EnvOptions,
+) -> String {
+    hostfile(&Ctx { job, extras, pods, opts, placement })
+}
+
 /// The hostfile: one line per worker, `<job>-worker-<i>.<job>.<ns>.svc
 /// slots=N` (Intel, MPICH: `<host>:N`); pod addresses instead of names when
 /// asked for and known.
@@ -42,7 +54,14 @@ pub fn hostfile_config_map(namespace: &str, job: &str, hostfile: &str) -> Config
     }
 }
 
+/// Default mount path of the shared SSH key pair (`sshAuthMountPath`).
+pub const DEFAULT_SSH_PATH: &str = "/root/.ssh";
+
 pub(crate) fn static_env(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
+    if let Some(keys) = &ctx.opts.ssh {
+        let dir = ctx.extras.ssh_auth_mount_path.as_deref().unwrap_or(DEFAULT_SSH_PATH);
+        super::ssh_files(keys, dir, None, env);
+    }
     if pod.role != "Launcher" {
         env.push("K_MPI_JOB_ROLE", "worker");
         return;

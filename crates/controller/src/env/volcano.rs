@@ -1,8 +1,8 @@
 //! Volcano job plugins: `env` (`VK_TASK_INDEX`, `VC_TASK_INDEX`), `svc`
 //! (`/etc/volcano/<task>.host`, `VC_<TASK>_HOSTS`, `VC_<TASK>_NUM`) and
 //! `pytorch` (`MASTER_ADDR`, `MASTER_PORT`, `WORLD_SIZE`, `RANK`). `hcclrank`
-//! is an annotation set at expansion; `ssh` needs a key pair, which the
-//! caller generates (this crate has no randomness).
+//! is an annotation set at expansion; `ssh` writes the key pair the caller
+//! generated (this crate has no randomness) and an ssh `config`.
 
 use super::{Ctx, PodEnv};
 use crate::expand::PodPlan;
@@ -57,7 +57,23 @@ fn pytorch(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
     env.set("RANK", rank.to_string());
 }
 
+/// Where the `ssh` plugin mounts the key pair (`--ssh-key-file-path`).
+pub const DEFAULT_SSH_PATH: &str = "/root/.ssh";
+
+/// ssh `config` of the `ssh` plugin: no host-key prompts, every pod by name.
+fn ssh_config(ctx: &Ctx<'_>) -> String {
+    let mut c = String::from("StrictHostKeyChecking no\nUserKnownHostsFile /dev/null\n");
+    for p in ctx.pods {
+        c.push_str(&format!("Host {}\n  HostName {}.{}\n", p.name, p.name, ctx.job.name));
+    }
+    c
+}
+
 pub(crate) fn static_env(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
+    if let (true, Some(keys)) = (has(ctx, "ssh"), &ctx.opts.ssh) {
+        let dir = arg(ctx, "ssh", "ssh-key-file-path").unwrap_or_else(|| DEFAULT_SSH_PATH.to_string());
+        super::ssh_files(keys, &dir, Some(ssh_config(ctx)), env);
+    }
     if has(ctx, "env") {
         env.push("VK_TASK_INDEX", pod.index.to_string());
         env.push("VC_TASK_INDEX", pod.index.to_string());

@@ -5,6 +5,8 @@
 //! runs the policy over a cluster, caches what it can and breaks ties the way
 //! the FGD paper's simulator does (lowest per-seed node rank wins).
 
+#![warn(missing_docs)]
+
 mod frag;
 mod model;
 mod policy;

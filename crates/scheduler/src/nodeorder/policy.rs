@@ -90,7 +90,8 @@ impl Policy {
     ];
 
     /// Command-line names, in [`Policy::ALL`] order.
-    pub const NAMES: [&'static str; 7] = ["random", "dotprod", "clustering", "gpupacking", "bestfit", "fgd", "ringleader"];
+    pub const NAMES: [&'static str; 7] =
+        ["random", "dotprod", "clustering", "gpupacking", "bestfit", "fgd", "ringleader"];
 
     /// The command-line name.
     pub fn name(&self) -> &'static str {
@@ -139,9 +140,7 @@ impl Policy {
     /// Random has no score of its own: it returns 0 and the best-fit GPU; the
     /// selector draws among feasible nodes instead.
     pub fn score(&self, node: &NodeState, pod: &PodShape, typical: &TypicalPods, frag_before: f64) -> Option<Scored> {
-        let plain = |score: i64| {
-            node.default_pick(pod).map(|pick| Scored { score: score as f64, pick })
-        };
+        let plain = |score: i64| node.default_pick(pod).map(|pick| Scored { score: score as f64, pick });
         match self {
             Policy::Random => plain(0),
             Policy::DotProd => plain(dot_product_score(node, pod)),

@@ -141,9 +141,7 @@ impl NodeOrder {
             }
             let better = match &best {
                 None => true,
-                Some((j, b)) => {
-                    s.score > b.score || (s.score == b.score && rank_of(i) < rank_of(*j))
-                }
+                Some((j, b)) => s.score > b.score || (s.score == b.score && rank_of(i) < rank_of(*j)),
             };
             if better {
                 best = Some((i, s));

@@ -44,9 +44,8 @@ impl TypicalPods {
         let mut counts: HashMap<(u32, u32, u32, &'a str), (u64, ModelSet)> = HashMap::new();
         let mut total = 0u64;
         for (shape, spec) in pods {
-            let entry = counts
-                .entry((shape.cpu_milli, shape.gpu_milli, shape.gpu_count, spec))
-                .or_insert((0, shape.models));
+            let entry =
+                counts.entry((shape.cpu_milli, shape.gpu_milli, shape.gpu_count, spec)).or_insert((0, shape.models));
             entry.0 += 1;
             total += 1;
         }
@@ -139,16 +138,17 @@ mod tests {
         let c = shape(1000, 0, 0);
         let d = shape(8000, 8, 1000);
         let mut pods = vec![];
-        pods.extend(std::iter::repeat((&a, "")).take(5));
-        pods.extend(std::iter::repeat((&b, "")).take(3));
+        for _ in 0..5 {
+            pods.push((&a, ""));
+        }
+        for _ in 0..3 {
+            pods.push((&b, ""));
+        }
         pods.push((&c, ""));
         pods.push((&d, ""));
-        let t = TypicalPods::derive(pods, 0.95);
+        let t = TypicalPods::derive(pods.clone(), 0.95);
         assert_eq!(t.len(), 4, "9 pods < 9.5 so the fourth shape is needed too");
-        let t = TypicalPods::derive(
-            std::iter::repeat((&a, "")).take(5).chain(std::iter::repeat((&b, "")).take(3)).chain([(&c, ""), (&d, "")]),
-            0.9,
-        );
+        let t = TypicalPods::derive(pods.clone(), 0.9);
         // 0.9 x 10 = 9 pods: A, B and then the larger of the 1-count shapes (D, 8000 mCPU).
         assert_eq!(t.len(), 3);
         assert_eq!(t.pods()[2].cpu_milli, 8000);

@@ -165,8 +165,11 @@ pub fn replay(exp: &Experiment, policy: Policy, seed: u64, config: SaturationCon
     for pct in 0..=top {
         // Like the reference analysis: a percent without events borrows the
         // events of its neighbours (±1).
-        let window: &[Bin] =
-            if bins[pct].events > 0 { &bins[pct..=pct] } else { &bins[pct.saturating_sub(1)..=(pct + 1).min(MAX_PERCENT)] };
+        let window: &[Bin] = if bins[pct].events > 0 {
+            &bins[pct..=pct]
+        } else {
+            &bins[pct.saturating_sub(1)..=(pct + 1).min(MAX_PERCENT)]
+        };
         let events: u64 = window.iter().map(|b| b.events).sum();
         if events == 0 {
             continue;

@@ -75,16 +75,8 @@ pub fn replay(exp: &Experiment, policy: Policy, seed: u64) -> Result<TimeRun, Ti
     let nodes = exp.empty_nodes();
     let chooser = NodeOrder::new(policy, exp.typical.clone(), nodes.len(), exp.shapes.len());
     let capacity = exp.cluster.gpu_capacity_milli().max(1) as f64;
-    let mut st = State {
-        exp,
-        ranks,
-        rng,
-        nodes,
-        chooser,
-        placement: vec![None; pods.len()],
-        delays: Vec::new(),
-        allocated: 0,
-    };
+    let mut st =
+        State { exp, ranks, rng, nodes, chooser, placement: vec![None; pods.len()], delays: Vec::new(), allocated: 0 };
     let mut departed = vec![false; pods.len()];
     let mut queue: VecDeque<usize> = VecDeque::new();
     let mut samples: Vec<(u64, f64)> = Vec::new();
@@ -107,9 +99,7 @@ pub fn replay(exp: &Experiment, policy: Policy, seed: u64) -> Result<TimeRun, Ti
                 let mut k = 0;
                 while k < queue.len() {
                     let q = queue[k];
-                    if departed[q] {
-                        queue.remove(k);
-                    } else if st.nodes[n].fits(&pods[q].shape) && st.try_place(q, t) {
+                    if departed[q] || (st.nodes[n].fits(&pods[q].shape) && st.try_place(q, t)) {
                         queue.remove(k);
                     } else {
                         k += 1;
@@ -125,7 +115,8 @@ pub fn replay(exp: &Experiment, policy: Policy, seed: u64) -> Result<TimeRun, Ti
     delays.sort_unstable();
     let placed = delays.len();
     let mean_delay = if placed > 0 { delays.iter().map(|&d| d as f64).sum::<f64>() / placed as f64 } else { 0.0 };
-    let p99 = if placed > 0 { delays[((placed as f64 * 0.99).ceil() as usize).clamp(1, placed) - 1] as f64 } else { 0.0 };
+    let p99 =
+        if placed > 0 { delays[((placed as f64 * 0.99).ceil() as usize).clamp(1, placed) - 1] as f64 } else { 0.0 };
     let step = samples.len().div_ceil(MAX_SAMPLES).max(1);
     let utilisation = samples.iter().step_by(step).copied().collect();
     Ok(TimeRun {
@@ -157,7 +148,8 @@ struct State<'a> {
 impl State<'_> {
     fn try_place(&mut self, i: usize, now: u64) -> bool {
         let pod = &self.exp.workload.pods[i];
-        let Some(d) = self.chooser.choose(&self.nodes, &self.ranks, &pod.shape, Some(self.exp.shape_of[i]), &mut self.rng)
+        let Some(d) =
+            self.chooser.choose(&self.nodes, &self.ranks, &pod.shape, Some(self.exp.shape_of[i]), &mut self.rng)
         else {
             return false;
         };

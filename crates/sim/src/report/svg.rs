@@ -57,7 +57,13 @@ pub fn allocation_svg(summaries: &[PolicySummary], title: &str) -> String {
         );
         x += 10.0;
     }
-    let y_step = if y_hi - y_lo > 30.0 { 10.0 } else if y_hi - y_lo > 10.0 { 5.0 } else { 1.0 };
+    let y_step = if y_hi - y_lo > 30.0 {
+        10.0
+    } else if y_hi - y_lo > 10.0 {
+        5.0
+    } else {
+        1.0
+    };
     let mut y = y_lo;
     while y <= y_hi + 1e-9 {
         let py = sy(y);
@@ -70,10 +76,8 @@ pub fn allocation_svg(summaries: &[PolicySummary], title: &str) -> String {
         );
         y += y_step;
     }
-    let _ = writeln!(
-        out,
-        r#"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="black"/>"#
-    );
+    let _ =
+        writeln!(out, r#"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="black"/>"#);
     let _ = writeln!(
         out,
         r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">Arrived GPU request (% of cluster GPU capacity)</text>"#,

@@ -1,5 +1,18 @@
 //! Ascend whole-chip allocators: the chip-affinity rules of spec/ascend.md,
 //! one function per `schedule_policy` family.
+//!
+//! Where the spec is silent, these choices hold (and are tested):
+//! * chip4-node16 (Atlas 350, rings of 4): counts 1, 2, 4 follow the Atlas 800
+//!   ring preference; 8 and 16 take whole free rings, lowest first.
+//! * chip8-node8, chip1-node8, chip1-node16, 300T: any usable chips, lowest
+//!   IDs; nodes by best fit (fewest free chips after).
+//! * Box16 ties between rings with the same free count: ring 0–7 first; a
+//!   request over 8 takes the lowest free pairs (i, i+8), and its best-fit
+//!   rank is the number of spare free pairs.
+//! * A3 single die: the card with the fewest usable dies (a partner die that
+//!   is allocated or unhealthy both count as used), then the lowest card.
+//! * [`AscendScore::healthy_chips`] is filled only where the spec's node order
+//!   starts with health (Atlas 800 rings and Box16), 0 elsewhere.
 
 use super::{Allocation, AscendScore, CardStrategy, DeviceState, NoFit, NodeScore, WholeRequest};
 use crate::devset::DeviceSet;

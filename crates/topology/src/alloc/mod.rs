@@ -103,6 +103,32 @@ impl DeviceState {
     pub fn healthy(&self, profile: &Profile) -> DeviceSet {
         profile.all().minus(self.unhealthy)
     }
+
+    /// Records an allocation that [`allocate`] returned for `req`, so the next
+    /// decision on this node sees it: whole devices become allocated, a vNPU
+    /// adds its template to its chip, a share adds its milli-GPU.
+    pub fn apply(&mut self, profile: &Profile, req: &DeviceRequest, alloc: &Allocation) {
+        if self.partial.len() < profile.len() {
+            self.partial.resize(profile.len(), DeviceUse::default());
+        }
+        match (req, &alloc.vnpu) {
+            (DeviceRequest::Vnpu(_), Some(v)) => {
+                let spec = profile.vnpu.as_ref();
+                let template = spec.and_then(|s| s.template(&v.template).map(|t| (s, t)));
+                if let (Some((spec, t)), Some(slot)) = (template, self.partial.get_mut(v.chip)) {
+                    *slot = vnpu::add(spec, slot, t);
+                }
+            }
+            (DeviceRequest::Share(s), _) => {
+                for i in alloc.devices.iter() {
+                    if let Some(slot) = self.partial.get_mut(i) {
+                        slot.gpu_milli += s.milli;
+                    }
+                }
+            }
+            _ => self.allocated = self.allocated.or(alloc.devices),
+        }
+    }
 }
 
 /// `npu-310-strategy` label: how 310 / 310P chips of a pod spread over cards.

@@ -1,0 +1,105 @@
+//! `ringleader bench scheduler`: engine time of the scheduler on the seed's
+//! scenarios (MindCluster's published scheduling-time table) and a mixed
+//! load, without API or runtime in the way.
+
+use ringleader_scheduler::place::{place_job, plan};
+use ringleader_scheduler::scenarios::{a2_cluster, mixed_cluster, mixed_jobs, npu_job};
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    what: BenchWhat,
+}
+
+#[derive(clap::Subcommand)]
+enum BenchWhat {
+    /// Scheduler engine time per scenario.
+    Scheduler {
+        /// Output format.
+        #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+        output: Output,
+        /// Runs per scenario; the fastest is reported.
+        #[arg(long, default_value_t = 3)]
+        runs: u32,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Output {
+    Table,
+    Json,
+}
+
+/// One measured scenario.
+#[derive(Serialize)]
+struct Scenario {
+    name: String,
+    nodes: usize,
+    pods: usize,
+    seconds: f64,
+    pods_per_second: f64,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
+    let BenchWhat::Scheduler { output, runs } = args.what;
+    let mut results = Vec::new();
+    for n in [100usize, 500, 1000, 2000, 5000] {
+        // One job of n single-chip pods on n nodes with one free chip each.
+        let job = npu_job("single", n as u32, 1);
+        let placed = best_of(runs, || {
+            let mut cluster = a2_cluster(n, 1);
+            let t = Instant::now();
+            let placed = place_job(&mut cluster, &job, 0).map(|p| p.len()).unwrap_or(0);
+            (t.elapsed().as_secs_f64(), placed)
+        });
+        results.push(scenario(format!("single-job-{n}"), n, placed));
+    }
+    // 100 single-chip jobs submitted at once onto 100 such nodes.
+    let jobs: Vec<_> = (0..100).map(|i| npu_job(&format!("job-{i}"), 1, 1)).collect();
+    let placed = best_of(runs, || {
+        let mut cluster = a2_cluster(100, 1);
+        let t = Instant::now();
+        let (p, _) = plan(&mut cluster, &jobs, 0);
+        (t.elapsed().as_secs_f64(), p.len())
+    });
+    results.push(scenario("concurrent-100".to_string(), 100, placed));
+    // Mixed jobs on mixed hardware; the growth from 100 to 10,000 nodes.
+    for (nodes, pods) in [(100usize, 500u32), (1000, 5000), (10_000, 50_000)] {
+        let jobs = mixed_jobs(pods);
+        let placed = best_of(if nodes >= 10_000 { 1 } else { runs }, || {
+            let mut cluster = mixed_cluster(nodes);
+            let t = Instant::now();
+            let (p, _) = plan(&mut cluster, &jobs, 0);
+            (t.elapsed().as_secs_f64(), p.len())
+        });
+        results.push(scenario(format!("mixed-{nodes}x{pods}"), nodes, placed));
+    }
+    match output {
+        Output::Json => {
+            #[derive(Serialize)]
+            struct Out<'a> {
+                scenarios: &'a [Scenario],
+            }
+            println!("{}", serde_json::to_string_pretty(&Out { scenarios: &results })?);
+        }
+        Output::Table => {
+            println!("{:<22} {:>7} {:>7} {:>12} {:>12}", "SCENARIO", "NODES", "PODS", "SECONDS", "PODS/S");
+            for s in &results {
+                println!("{:<22} {:>7} {:>7} {:>12.6} {:>12.0}", s.name, s.nodes, s.pods, s.seconds, s.pods_per_second);
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// Runs `f` `runs` times and keeps the fastest (seconds, pods placed).
+fn best_of(runs: u32, mut f: impl FnMut() -> (f64, usize)) -> (f64, usize) {
+    (0..runs.max(1)).map(|_| f()).min_by(|a, b| a.0.total_cmp(&b.0)).unwrap_or((0.0, 0))
+}
+
+fn scenario(name: String, nodes: usize, (seconds, pods): (f64, usize)) -> Scenario {
+    let pods_per_second = if seconds > 0.0 { pods as f64 / seconds } else { 0.0 };
+    Scenario { name, nodes, pods, seconds, pods_per_second }
+}

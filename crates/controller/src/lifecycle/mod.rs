@@ -1,0 +1,920 @@
+//! The one lifecycle engine every job kind runs on, shaped like a kube-rs
+//! reconciler: [`reconcile`] looks at the whole current state — the job and
+//! its last written [`JobStatus`] ([`JobState`]), the pods and nodes
+//! ([`Observed`]) and `now` — and returns [`Action`]s. It is level-triggered
+//! (it does not care which event woke it) and idempotent: applying the
+//! returned `WriteStatus` ([`JobState::apply`]) and reconciling again with
+//! the same observations yields no new changes.
+//!
+//! Per-kind differences are data: success rules ([`success`]), restart and
+//! lifecycle policies ([`policy`]), and the status each kind reports
+//! ([`status`]).
+//!
+//! Pods carry the incarnation they were created for: `job_version` (job
+//! restarts) and `generation` (restarts of their slot). A pod older than the
+//! status says is *stale* and is deleted; a missing pod of the current
+//! incarnation is created once no pod of the same name remains.
+
+pub mod policy;
+pub mod status;
+pub mod success;
+
+use crate::elastic::{self, Scale};
+use crate::env::{self, EnvOptions};
+use crate::expand::{expand, ExpandOptions, Expansion, PodPlan};
+use crate::extras::JobExtras;
+use crate::fault::{self, DeviceRef, FaultConfig, FaultKind};
+use crate::placement::{Placement, PodPlacement};
+use crate::ranktable::hccl;
+use k8s_openapi::api::core::v1::ConfigMap;
+use policy::{Event, PolicyAction};
+use ringleader_api::devices::{classify, Family};
+use ringleader_api::kinds::PodGroup;
+use ringleader_api::model::{CleanPodPolicy, FaultScheduling, Job, JobKind};
+use ringleader_api::Resource;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Phase of a pod as observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum PodPhase {
+    /// Created, not running yet (unscheduled or starting).
+    Pending,
+    /// Running.
+    Running,
+    /// Exited 0.
+    Succeeded,
+    /// Exited non-zero, or was evicted.
+    Failed,
+    /// Its node stopped reporting.
+    Unknown,
+}
+
+impl PodPhase {
+    /// Pending, Running or Unknown: it may still hold devices.
+    pub fn is_live(self) -> bool {
+        matches!(self, PodPhase::Pending | PodPhase::Running | PodPhase::Unknown)
+    }
+}
+
+/// One pod of the job as observed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ObservedPod {
+    /// Pod name.
+    pub name: String,
+    /// Its slot (`<pod_prefix>-<index>`).
+    pub slot: String,
+    /// Role.
+    pub role: String,
+    /// Index within the role.
+    pub index: u32,
+    /// Slot incarnation it was created for.
+    pub generation: u32,
+    /// Job incarnation it was created for.
+    pub job_version: u32,
+    /// Phase.
+    pub phase: PodPhase,
+    /// Exit code of the failed container, if any.
+    pub exit_code: Option<i32>,
+    /// Evicted (a `PodEvicted` event rather than `PodFailed`).
+    pub evicted: bool,
+    /// When the pod entered its phase.
+    pub phase_since: u64,
+    /// A delete has been issued and the pod is terminating.
+    pub deleting: bool,
+    /// Node, once bound.
+    pub node: Option<String>,
+    /// Devices it holds.
+    pub devices: Vec<u32>,
+    /// Full placement (addresses, device IPs), once known.
+    pub placement: Option<PodPlacement>,
+}
+
+impl ObservedPod {
+    /// A just-created, unscheduled pod for `plan`.
+    pub fn created(plan: &PodPlan, job_version: u32, now: u64) -> ObservedPod {
+        ObservedPod {
+            name: plan.name.clone(),
+            slot: plan.slot.clone(),
+            role: plan.role.clone(),
+            index: plan.index,
+            generation: plan.generation,
+            job_version,
+            phase: PodPhase::Pending,
+            exit_code: None,
+            evicted: false,
+            phase_since: now,
+            deleting: false,
+            node: None,
+            devices: Vec::new(),
+            placement: None,
+        }
+    }
+}
+
+/// A node as observed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ObservedNode {
+    /// Node name.
+    pub name: String,
+    /// Reporting (not NotReady).
+    pub ready: bool,
+    /// Unhealthy chips.
+    pub unhealthy_devices: BTreeSet<u32>,
+    /// Chips whose network is unhealthy.
+    pub network_unhealthy_devices: BTreeSet<u32>,
+    /// Healthy devices this job could use here (free, or held by the job).
+    pub usable_devices: u32,
+}
+
+/// What the controller sees of the cluster for one job.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Observed {
+    /// The job's pods.
+    pub pods: Vec<ObservedPod>,
+    /// Nodes (those the job's pods run on at least; all for elastic jobs).
+    pub nodes: Vec<ObservedNode>,
+}
+
+/// Job phase (Volcano's set; the other kinds' views derive from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum Phase {
+    /// Waiting for minAvailable pods.
+    #[default]
+    Pending,
+    /// Running.
+    Running,
+    /// Deleting the previous incarnation before starting over.
+    Restarting,
+    /// Stopping leftover pods before Completed.
+    Completing,
+    /// Succeeded.
+    Completed,
+    /// Stopping pods before Aborted.
+    Aborting,
+    /// Stopped by a policy.
+    Aborted,
+    /// Stopping pods before Terminated.
+    Terminating,
+    /// Stopped by a policy.
+    Terminated,
+    /// Failed.
+    Failed,
+}
+
+impl Phase {
+    /// Completed, Failed, Aborted or Terminated.
+    pub fn is_finished(self) -> bool {
+        matches!(self, Phase::Completed | Phase::Failed | Phase::Aborted | Phase::Terminated)
+    }
+
+    /// The Volcano spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Pending => "Pending",
+            Phase::Running => "Running",
+            Phase::Restarting => "Restarting",
+            Phase::Completing => "Completing",
+            Phase::Completed => "Completed",
+            Phase::Aborting => "Aborting",
+            Phase::Aborted => "Aborted",
+            Phase::Terminating => "Terminating",
+            Phase::Terminated => "Terminated",
+            Phase::Failed => "Failed",
+        }
+    }
+}
+
+/// A Kubeflow-style condition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Condition {
+    /// `Created`, `Running`, `Restarting`, `Succeeded`, `Failed`.
+    pub kind: String,
+    /// True or False.
+    pub status: bool,
+    /// Machine-readable reason.
+    pub reason: String,
+    /// Human-readable message.
+    pub message: String,
+    /// Seconds since the epoch.
+    pub last_transition: u64,
+}
+
+/// Pods of one role by state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ReplicaStatus {
+    /// Pending (or Unknown).
+    pub pending: u32,
+    /// Running.
+    pub running: u32,
+    /// Succeeded.
+    pub succeeded: u32,
+    /// Failed.
+    pub failed: u32,
+}
+
+impl ReplicaStatus {
+    /// Pending + running (Kubeflow `active`).
+    pub fn active(&self) -> u32 {
+        self.pending + self.running
+    }
+}
+
+/// The controller's record of a job: everything it needs to carry from one
+/// reconcile to the next.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct JobStatus {
+    /// Phase.
+    pub phase: Phase,
+    /// Reason of the last transition.
+    pub reason: String,
+    /// Message of the last transition.
+    pub message: String,
+    /// First reconcile (`None`: not seen yet — platform state `creating`).
+    pub created_at: Option<u64>,
+    /// When the job first ran.
+    pub start_time: Option<u64>,
+    /// When it finished.
+    pub completion_time: Option<u64>,
+    /// Last phase change.
+    pub last_transition: u64,
+    /// Restarts counted against backoffLimit / maxRetry.
+    pub retries: u32,
+    /// Job incarnation (+1 per job-level restart or reschedule).
+    pub version: u32,
+    /// Incarnation per slot (absent: 0).
+    pub generations: BTreeMap<String, u32>,
+    /// Elastic size, when different from the job's.
+    pub scale: Option<Scale>,
+    /// Condition history (Kubeflow style).
+    pub conditions: Vec<Condition>,
+    /// Pods per role by state.
+    pub replica_statuses: BTreeMap<String, ReplicaStatus>,
+    /// Devices isolated for faults (never given to the job's pods while listed).
+    pub isolated: BTreeSet<DeviceRef>,
+    /// First time a timed policy's condition was seen, by key.
+    pub timers: BTreeMap<String, u64>,
+    /// Pods deleted gracefully for a fault, with the time of the delete.
+    pub fault_deletes: BTreeMap<String, u64>,
+    /// Last `hccl.json` written, and how many versions so far.
+    pub rank_table: Option<(String, u64)>,
+}
+
+/// Settings of the controller.
+#[derive(Debug, Clone)]
+pub struct ControllerConfig {
+    /// Fault handling.
+    pub fault: FaultConfig,
+    /// Grow an elastic job back when capacity returns.
+    pub elastic_grow: bool,
+    /// How static env is computed for the pods it creates.
+    pub env: EnvOptions,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig { fault: FaultConfig::default(), elastic_grow: true, env: EnvOptions::default() }
+    }
+}
+
+/// A job with its record.
+#[derive(Debug, Clone)]
+pub struct JobState {
+    /// The job as submitted.
+    pub job: Job,
+    /// Kind-specific fields.
+    pub extras: JobExtras,
+    /// Controller settings.
+    pub config: ControllerConfig,
+    /// The last written status.
+    pub status: JobStatus,
+}
+
+/// How a pod is deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum DeleteMode {
+    /// With the pod's grace period.
+    Graceful,
+    /// At once (grace period 0).
+    Force,
+}
+
+/// What the caller should do.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Create or update the PodGroup.
+    ApplyPodGroup(Box<PodGroup>),
+    /// Create a pod (its template carries the static env).
+    CreatePod(Box<PodPlan>),
+    /// Delete a pod.
+    DeletePod {
+        /// Pod name.
+        name: String,
+        /// Graceful or forced.
+        mode: DeleteMode,
+        /// Why.
+        reason: String,
+    },
+    /// Write the job's status (and keep it as [`JobState::status`]).
+    WriteStatus(Box<JobStatus>),
+    /// Create or update a ConfigMap (`rings-config-<job>`).
+    WriteConfigMap(Box<ConfigMap>),
+    /// The TTL after finishing ran out: delete the job and what it owns.
+    DeleteJob,
+    /// Reconcile again after this many seconds even without events.
+    RequeueAfter(u64),
+}
+
+impl JobState {
+    /// A job not reconciled yet.
+    pub fn new(job: Job, extras: JobExtras) -> JobState {
+        JobState { job, extras, config: ControllerConfig::default(), status: JobStatus::default() }
+    }
+
+    /// A job not reconciled yet, from a typed object; `None` for non-job kinds.
+    pub fn from_resource(resource: &Resource) -> Option<JobState> {
+        Some(JobState::new(Job::from_resource(resource)?, JobExtras::from_resource(resource)))
+    }
+
+    /// Keeps the status of the last `WriteStatus` among `actions`.
+    pub fn apply(&mut self, actions: &[Action]) {
+        for a in actions {
+            if let Action::WriteStatus(s) = a {
+                self.status = (**s).clone();
+            }
+        }
+    }
+
+    /// The job at its current elastic size.
+    pub fn effective_job(&self) -> Job {
+        effective_job(&self.job, &self.status)
+    }
+
+    /// PodGroup and pods of the current incarnation.
+    pub fn expansion(&self) -> Expansion {
+        expansion(&self.job, &self.extras, &self.status)
+    }
+}
+
+fn effective_job(job: &Job, st: &JobStatus) -> Job {
+    match st.scale {
+        Some(scale) => elastic::resized(job, scale),
+        None => job.clone(),
+    }
+}
+
+fn expansion(job: &Job, extras: &JobExtras, st: &JobStatus) -> Expansion {
+    let job = effective_job(job, st);
+    let opts =
+        ExpandOptions { replicas: BTreeMap::new(), generations: st.generations.clone(), job_version: st.version };
+    expand(&job, extras, &opts)
+}
+
+/// Accumulates the outcome of one reconcile.
+struct Run<'a> {
+    state: &'a JobState,
+    st: JobStatus,
+    actions: Vec<Action>,
+    requeue: Option<u64>,
+    now: u64,
+    deleted: BTreeSet<String>,
+}
+
+impl Run<'_> {
+    fn requeue_at(&mut self, at: u64) {
+        let after = at.saturating_sub(self.now).max(1);
+        self.requeue = Some(self.requeue.map_or(after, |r| r.min(after)));
+    }
+
+    fn delete(&mut self, pod: &ObservedPod, mode: DeleteMode, reason: &str) {
+        let already = pod.deleting && mode == DeleteMode::Graceful;
+        if already || !self.deleted.insert(pod.name.clone()) {
+            return;
+        }
+        self.actions.push(Action::DeletePod { name: pod.name.clone(), mode, reason: reason.to_string() });
+    }
+
+    fn transition(&mut self, phase: Phase, reason: &str, message: &str) {
+        if self.st.phase == phase && self.st.reason == reason {
+            return;
+        }
+        self.st.phase = phase;
+        self.st.reason = reason.to_string();
+        self.st.message = message.to_string();
+        self.st.last_transition = self.now;
+        let cond = match phase {
+            Phase::Pending => Some("Created"),
+            Phase::Running => Some("Running"),
+            Phase::Restarting => Some("Restarting"),
+            Phase::Completed => Some("Succeeded"),
+            Phase::Failed | Phase::Aborted | Phase::Terminated => Some("Failed"),
+            _ => None,
+        };
+        if phase.is_finished() {
+            self.st.completion_time = Some(self.now);
+        }
+        let Some(kind) = cond else { return };
+        for c in &mut self.st.conditions {
+            let exclusive = matches!((kind, c.kind.as_str()), ("Running", "Restarting") | ("Restarting", "Running"))
+                || (matches!(kind, "Succeeded" | "Failed") && c.kind == "Running");
+            if exclusive && c.status {
+                c.status = false;
+                c.last_transition = self.now;
+            }
+        }
+        let now = self.now;
+        match self.st.conditions.iter_mut().find(|c| c.kind == kind) {
+            Some(c) => {
+                if !(kind == "Created" && c.status) {
+                    *c = Condition {
+                        kind: kind.to_string(),
+                        status: true,
+                        reason: reason.to_string(),
+                        message: message.to_string(),
+                        last_transition: now,
+                    };
+                }
+            }
+            None => self.st.conditions.push(Condition {
+                kind: kind.to_string(),
+                status: true,
+                reason: reason.to_string(),
+                message: message.to_string(),
+                last_transition: now,
+            }),
+        }
+    }
+
+    fn retry_allowed(&self) -> bool {
+        match self.state.job.fault.backoff_limit {
+            Some(limit) => self.st.retries < limit,
+            None => true,
+        }
+    }
+}
+
+/// Reconciles one job: see the module doc.
+pub fn reconcile(state: &JobState, observed: &Observed, now: u64) -> Vec<Action> {
+    let mut run =
+        Run { state, st: state.status.clone(), actions: Vec::new(), requeue: None, now, deleted: BTreeSet::new() };
+    if run.st.created_at.is_none() {
+        run.st.created_at = Some(now);
+        run.transition(Phase::Pending, "Created", "job created");
+        let exp = state.expansion();
+        if state.job.kind == JobKind::MpiJob {
+            let hostfile = env::mpi::hostfile_for(&state.job, &state.extras, &exp.pods, None, &state.config.env);
+            let cm = env::mpi::hostfile_config_map(&state.job.namespace, &state.job.name, &hostfile);
+            run.actions.push(Action::WriteConfigMap(Box::new(cm)));
+        }
+        run.actions.push(Action::ApplyPodGroup(Box::new(exp.pod_group)));
+    }
+    step(&mut run, observed);
+    if run.st.phase.is_finished() {
+        finished(&mut run, observed);
+    }
+    count_replicas(&mut run, observed);
+    let Run { st, mut actions, requeue, .. } = run;
+    if st != state.status {
+        actions.push(Action::WriteStatus(Box::new(st)));
+    }
+    if let Some(after) = requeue {
+        actions.push(Action::RequeueAfter(after));
+    }
+    actions
+}
+
+fn is_stale(st: &JobStatus, slots: &BTreeSet<&str>, p: &ObservedPod) -> bool {
+    p.job_version < st.version
+        || p.generation < st.generations.get(&p.slot).copied().unwrap_or(0)
+        || !slots.contains(p.slot.as_str())
+}
+
+fn step(run: &mut Run<'_>, observed: &Observed) {
+    if run.st.phase.is_finished() {
+        return;
+    }
+    let state = run.state;
+    let job = effective_job(&state.job, &run.st);
+    let exp = expansion(&state.job, &state.extras, &run.st);
+    let slots: BTreeSet<&str> = exp.pods.iter().map(|p| p.slot.as_str()).collect();
+    let (stale, current): (Vec<&ObservedPod>, Vec<&ObservedPod>) =
+        observed.pods.iter().partition(|p| is_stale(&run.st, &slots, p));
+
+    // Old incarnations go first; a fault-deleted pod is forced after the grace period.
+    let grace = state.config.fault.grace_period_secs;
+    for p in &stale {
+        match run.st.fault_deletes.get(&p.name).copied() {
+            Some(t) if run.now >= t.saturating_add(grace) => run.delete(p, DeleteMode::Force, "grace period over"),
+            Some(t) => {
+                run.requeue_at(t.saturating_add(grace));
+            }
+            None => run.delete(p, DeleteMode::Graceful, "previous incarnation"),
+        }
+    }
+    let present: BTreeSet<&str> = observed.pods.iter().map(|p| p.name.as_str()).collect();
+    run.st.fault_deletes.retain(|name, _| present.contains(name.as_str()));
+
+    match run.st.phase {
+        Phase::Restarting => {
+            if stale.is_empty() {
+                run.transition(Phase::Pending, "Restarted", "previous pods are gone; starting again");
+                run.actions.push(Action::ApplyPodGroup(Box::new(exp.pod_group.clone())));
+            } else {
+                return;
+            }
+        }
+        Phase::Aborting | Phase::Terminating | Phase::Completing => return stopping(run, &current),
+        _ => {}
+    }
+
+    if let Some(deadline) = job.fault.active_deadline_seconds {
+        // Counted from the first reconcile, as Kubernetes counts from the
+        // job's startTime: time spent queued counts too.
+        let start = run.st.created_at.unwrap_or(run.now);
+        if run.now >= start.saturating_add(deadline) {
+            run.transition(
+                Phase::Failed,
+                "DeadlineExceeded",
+                &format!("job ran longer than activeDeadlineSeconds ({deadline} s)"),
+            );
+            return;
+        }
+        run.requeue_at(start.saturating_add(deadline));
+    }
+
+    if handle_faults(run, observed, &job, &current) {
+        return;
+    }
+    if handle_pod_events(run, &job, &current) {
+        if matches!(run.st.phase, Phase::Aborting | Phase::Terminating | Phase::Completing) {
+            stopping(run, &current);
+        }
+        return;
+    }
+    if let Some((phase, reason, msg)) = success::verdict(&job, &current) {
+        run.transition(phase, reason, &msg);
+        return;
+    }
+
+    let counts = |f: fn(PodPhase) -> bool| current.iter().filter(|p| f(p.phase)).count() as u32;
+    let started = counts(|p| matches!(p, PodPhase::Running | PodPhase::Succeeded | PodPhase::Failed));
+    let need = job.scheduling.min_available.min(job.total_replicas()).max(1);
+    if run.st.phase == Phase::Pending && started >= need {
+        run.st.start_time.get_or_insert(run.now);
+        run.transition(Phase::Running, "Running", &format!("{started} of {} pods started", job.total_replicas()));
+    }
+    if run.st.phase == Phase::Running && elastic_grow(run, observed, &job, &current) {
+        return;
+    }
+
+    // Create what is missing; a name still in use waits for its pod to go.
+    let missing: Vec<&PodPlan> = exp
+        .pods
+        .iter()
+        .filter(|plan| !current.iter().any(|p| p.slot == plan.slot) && !present.contains(plan.name.as_str()))
+        .collect();
+    if !missing.is_empty() {
+        let envs = env::static_env(&job, &state.extras, &exp.pods, &state.config.env);
+        for plan in missing {
+            let mut plan = plan.clone();
+            if let Some(e) = envs.get(&plan.name) {
+                env::inject(&job, &mut plan, e);
+            }
+            run.actions.push(Action::CreatePod(Box::new(plan)));
+        }
+    }
+    write_rank_table(run, &job, &exp, &current);
+}
+
+/// Stops the live pods; once none is left, the stopping phase ends.
+fn stopping(run: &mut Run<'_>, current: &[&ObservedPod]) {
+    let live: Vec<&&ObservedPod> = current.iter().filter(|p| p.phase.is_live()).collect();
+    for p in &live {
+        run.delete(p, DeleteMode::Graceful, "job is stopping");
+    }
+    if live.is_empty() {
+        let (phase, reason) = match run.st.phase {
+            Phase::Aborting => (Phase::Aborted, "Aborted"),
+            Phase::Terminating => (Phase::Terminated, "Terminated"),
+            _ => (Phase::Completed, "Completed"),
+        };
+        let msg = run.st.message.clone();
+        run.transition(phase, reason, &msg);
+    }
+}
+
+/// Handles faults under live pods; true when it changed the job's course.
+fn handle_faults(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&ObservedPod]) -> bool {
+    let elastic = job.fault.elastic;
+    let mode = match (job.fault.fault_scheduling, elastic) {
+        (Some(m), _) => m,
+        (None, Some(_)) => FaultScheduling::Grace,
+        (None, None) => return false,
+    };
+    let multi_pod = job.total_replicas() > 1;
+    if run.state.config.fault.auto_stowing {
+        let still = fault::isolated_devices(&observed.nodes, multi_pod);
+        let healthy: BTreeSet<&str> = observed.nodes.iter().filter(|n| n.ready).map(|n| n.name.as_str()).collect();
+        // A chip is handed back only when its node reports it healthy again.
+        run.st.isolated.retain(|d| still.contains(d) || !healthy.contains(d.node.as_str()));
+    }
+    let faults = fault::pod_faults(current.iter().copied(), &observed.nodes, multi_pod);
+    if faults.is_empty() {
+        return false;
+    }
+    for f in &faults {
+        run.st.isolated.extend(f.devices.iter().cloned());
+        if f.kind == FaultKind::NodeNotReady {
+            if let Some(p) = current.iter().find(|p| p.name == f.pod) {
+                if let Some(node) = &p.node {
+                    run.st.isolated.extend(p.devices.iter().map(|d| DeviceRef { node: node.clone(), device: *d }));
+                }
+            }
+        }
+    }
+    let faulty: BTreeSet<&str> = faults.iter().map(|f| f.pod.as_str()).collect();
+    let remove = |run: &mut Run<'_>, p: &ObservedPod| {
+        if faulty.contains(p.name.as_str()) && mode == FaultScheduling::Force {
+            run.delete(p, DeleteMode::Force, "fault rescheduling (force)");
+        } else {
+            run.delete(p, DeleteMode::Graceful, "fault rescheduling (grace)");
+            run.st.fault_deletes.entry(p.name.clone()).or_insert(run.now);
+        }
+    };
+    let kinds: Vec<String> = faults.iter().map(|f| format!("{}: {:?}", f.pod, f.kind)).collect();
+    let message = format!("fault under {}", kinds.join(", "));
+    if let Some(el) = elastic {
+        let (fitting, best) = capacity(&run.state.job, &observed.nodes);
+        match elastic::target(&run.state.job, el, fitting, best) {
+            Some(scale)
+                if scale.replicas == run.state.job.total_replicas()
+                    && scale.chips == elastic::requested_chips(&run.state.job) =>
+            {
+                run.st.scale = None
+            }
+            Some(scale) => run.st.scale = Some(scale),
+            None => {}
+        }
+    }
+    if job.fault.pod_level_recovery && elastic.is_none() {
+        for p in current.iter().filter(|p| faulty.contains(p.name.as_str())) {
+            *run.st.generations.entry(p.slot.clone()).or_insert(0) += 1;
+            remove(run, p);
+        }
+        run.transition(Phase::Running, "PodRescheduling", &message);
+        return true;
+    }
+    for p in current.iter().filter(|p| p.phase.is_live() || faulty.contains(p.name.as_str())) {
+        remove(run, p);
+    }
+    run.st.version += 1;
+    run.transition(Phase::Restarting, "FaultRescheduling", &message);
+    true
+}
+
+/// Nodes that fit one pod of the job at full size, and the most usable
+/// devices on one ready node.
+fn capacity(job: &Job, nodes: &[ObservedNode]) -> (u32, u32) {
+    let chips = elastic::requested_chips(job);
+    let ready = nodes.iter().filter(|n| n.ready);
+    let fitting = ready.clone().filter(|n| n.usable_devices >= chips).count() as u32;
+    let best = ready.map(|n| n.usable_devices).max().unwrap_or(0);
+    (fitting, best)
+}
+
+/// Grows an elastic job running below its size when capacity returned.
+fn elastic_grow(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&ObservedPod]) -> bool {
+    let (Some(el), Some(scale)) = (run.state.job.fault.elastic, run.st.scale) else { return false };
+    if !run.state.config.elastic_grow {
+        return false;
+    }
+    let (fitting, best) = capacity(&run.state.job, &observed.nodes);
+    // Nodes already running the job count as capacity too.
+    let own: BTreeSet<&str> = current.iter().filter_map(|p| p.node.as_deref()).collect();
+    let fitting = fitting.max(own.len() as u32);
+    let Some(target) = elastic::target(&run.state.job, el, fitting, best.max(scale.chips)) else { return false };
+    if target.replicas <= scale.replicas && target.chips <= scale.chips {
+        return false;
+    }
+    let full =
+        target.replicas == run.state.job.total_replicas() && target.chips == elastic::requested_chips(&run.state.job);
+    run.st.scale = if full { None } else { Some(target) };
+    for p in current.iter().filter(|p| p.phase.is_live()) {
+        run.delete(p, DeleteMode::Graceful, "elastic scale-up");
+    }
+    run.st.version += 1;
+    let msg =
+        format!("capacity returned: {} → {} replicas × {} chips", job.total_replicas(), target.replicas, target.chips);
+    run.transition(Phase::Restarting, "ElasticScaleUp", &msg);
+    true
+}
+
+/// Applies lifecycle and restart policies to pod events; true when the job's course changed.
+fn handle_pod_events(run: &mut Run<'_>, job: &Job, current: &[&ObservedPod]) -> bool {
+    let extras = &run.state.extras;
+    let no_task: Vec<ringleader_api::kinds::volcano::LifecyclePolicy> = Vec::new();
+    let mut decisions: Vec<(PolicyAction, Option<&ObservedPod>, String)> = Vec::new();
+    let mut live_timers: BTreeSet<String> = BTreeSet::new();
+    let now = run.now;
+    let mut timed = |run: &mut Run<'_>, key: String, since: u64, timeout: Option<u64>| -> bool {
+        let Some(t) = timeout else { return true };
+        live_timers.insert(key.clone());
+        let first = *run.st.timers.entry(key).or_insert(since.min(now));
+        if now >= first.saturating_add(t) {
+            return true;
+        }
+        run.requeue_at(first.saturating_add(t));
+        false
+    };
+    for p in current {
+        let task = extras.task_policies.get(&p.role).unwrap_or(&no_task);
+        match p.phase {
+            PodPhase::Failed => {
+                let event = if p.evicted { Event::PodEvicted } else { Event::PodFailed(p.exit_code) };
+                let (action, timeout) = match policy::matching(task, &job.fault.policies, event) {
+                    Some((a, t, _)) => (a, t),
+                    None => {
+                        let restart = job.roles.iter().find(|r| r.name == p.role).map(|r| r.restart_policy);
+                        let a =
+                            restart.map_or(PolicyAction::None, |r| policy::restart_decision(job.kind, r, p.exit_code));
+                        (a, None)
+                    }
+                };
+                let why = match (event, p.exit_code) {
+                    (Event::PodEvicted, _) => format!("pod {} was evicted", p.name),
+                    (_, Some(c)) => format!("pod {} failed with exit code {c}", p.name),
+                    _ => format!("pod {} failed", p.name),
+                };
+                if action != PolicyAction::None && timed(run, format!("{action:?}/{}", p.name), p.phase_since, timeout)
+                {
+                    decisions.push((action, Some(p), why));
+                }
+            }
+            PodPhase::Pending => {
+                if let Some((action, Some(t), _)) = policy::matching(task, &job.fault.policies, Event::PodPending) {
+                    if timed(run, format!("pending/{}", p.name), p.phase_since, Some(t)) {
+                        decisions.push((action, Some(p), format!("pod {} pending longer than {t} s", p.name)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for role in &job.roles {
+        let task = extras.task_policies.get(&role.name).unwrap_or(&no_task);
+        if task.is_empty() && job.fault.policies.is_empty() {
+            continue;
+        }
+        let pods: Vec<&&ObservedPod> = current.iter().filter(|p| p.role == role.name).collect();
+        let succeeded = pods.iter().filter(|p| p.phase == PodPhase::Succeeded).count() as u32;
+        let failed = pods.iter().filter(|p| p.phase == PodPhase::Failed).count() as u32;
+        let min = role.min_available.unwrap_or(role.replicas);
+        let events = [
+            (succeeded >= role.replicas && role.replicas > 0, Event::TaskCompleted, "completed"),
+            (failed > role.replicas.saturating_sub(min), Event::TaskFailed, "failed"),
+        ];
+        for (hit, event, word) in events {
+            if !hit {
+                continue;
+            }
+            if let Some((action, timeout, _)) = policy::matching(task, &job.fault.policies, event) {
+                if timed(run, format!("{word}/{}", role.name), now, timeout) {
+                    decisions.push((action, None, format!("task {} {word}", role.name)));
+                }
+            }
+        }
+    }
+    run.st.timers.retain(|k, _| live_timers.contains(k));
+    let Some(strongest) = decisions.iter().map(|d| d.0).min_by_key(|a| severity(*a)) else { return false };
+    let message = decisions.iter().find(|d| d.0 == strongest).map(|d| d.2.clone()).unwrap_or_default();
+    match strongest {
+        PolicyAction::FailJob => run.transition(Phase::Failed, "PodFailed", &message),
+        PolicyAction::AbortJob => run.transition(Phase::Aborting, "AbortJob", &message),
+        PolicyAction::TerminateJob => run.transition(Phase::Terminating, "TerminateJob", &message),
+        PolicyAction::CompleteJob => run.transition(Phase::Completing, "CompleteJob", &message),
+        PolicyAction::RestartJob => {
+            if !run.retry_allowed() {
+                run.transition(Phase::Failed, "BackoffLimitExceeded", &format!("{message}; no retries left"));
+                return true;
+            }
+            run.st.retries += 1;
+            run.st.version += 1;
+            for p in current.iter().filter(|p| p.phase.is_live()) {
+                run.delete(p, DeleteMode::Graceful, "job restart");
+            }
+            run.transition(Phase::Restarting, "RestartJob", &message);
+        }
+        PolicyAction::RestartTask => {
+            if !run.retry_allowed() {
+                run.transition(Phase::Failed, "BackoffLimitExceeded", &format!("{message}; no retries left"));
+                return true;
+            }
+            run.st.retries += 1;
+            let roles: BTreeSet<&str> = decisions
+                .iter()
+                .filter(|d| d.0 == PolicyAction::RestartTask)
+                .filter_map(|d| d.1.map(|p| p.role.as_str()))
+                .collect();
+            for p in current.iter().filter(|p| roles.contains(p.role.as_str())) {
+                *run.st.generations.entry(p.slot.clone()).or_insert(0) += 1;
+                run.delete(p, DeleteMode::Graceful, "task restart");
+            }
+            let phase = run.st.phase;
+            run.transition(phase, "RestartTask", &message);
+        }
+        PolicyAction::RestartPod => {
+            // One retry per pod restarted, never past the limit.
+            for p in decisions.iter().filter(|d| d.0 == PolicyAction::RestartPod).filter_map(|d| d.1) {
+                if !run.retry_allowed() {
+                    run.transition(Phase::Failed, "BackoffLimitExceeded", &format!("{message}; no retries left"));
+                    return true;
+                }
+                run.st.retries += 1;
+                *run.st.generations.entry(p.slot.clone()).or_insert(0) += 1;
+                run.delete(p, DeleteMode::Graceful, "pod restart");
+            }
+            let phase = run.st.phase;
+            run.transition(phase, "RestartPod", &message);
+        }
+        PolicyAction::None => return false,
+    }
+    true
+}
+
+fn severity(a: PolicyAction) -> u8 {
+    match a {
+        PolicyAction::FailJob => 0,
+        PolicyAction::AbortJob => 1,
+        PolicyAction::TerminateJob => 2,
+        PolicyAction::CompleteJob => 3,
+        PolicyAction::RestartJob => 4,
+        PolicyAction::RestartTask => 5,
+        PolicyAction::RestartPod => 6,
+        PolicyAction::None => 7,
+    }
+}
+
+/// Cleans up after the job finished, and applies the TTL.
+fn finished(run: &mut Run<'_>, observed: &Observed) {
+    let job = &run.state.job;
+    // Running pods always stop with the job (a finished job must not hold
+    // devices); cleanPodPolicy All also removes the finished ones.
+    let all = job.fault.clean_pod_policy == CleanPodPolicy::All;
+    for p in &observed.pods {
+        if p.phase.is_live() || all {
+            run.delete(p, DeleteMode::Graceful, "job finished");
+        }
+    }
+    if let (Some(ttl), Some(done)) = (job.fault.ttl_seconds_after_finished, run.st.completion_time) {
+        if run.now >= done.saturating_add(ttl) {
+            run.actions.push(Action::DeleteJob);
+        } else {
+            run.requeue_at(done.saturating_add(ttl));
+        }
+    }
+}
+
+fn count_replicas(run: &mut Run<'_>, observed: &Observed) {
+    let job = effective_job(&run.state.job, &run.st);
+    let exp = expansion(&run.state.job, &run.state.extras, &run.st);
+    let slots: BTreeSet<&str> = exp.pods.iter().map(|p| p.slot.as_str()).collect();
+    let mut out: BTreeMap<String, ReplicaStatus> =
+        job.roles.iter().map(|r| (r.name.clone(), ReplicaStatus::default())).collect();
+    for p in observed.pods.iter().filter(|p| !is_stale(&run.st, &slots, p)) {
+        let Some(r) = out.get_mut(&p.role) else { continue };
+        match p.phase {
+            PodPhase::Pending | PodPhase::Unknown => r.pending += 1,
+            PodPhase::Running => r.running += 1,
+            PodPhase::Succeeded => r.succeeded += 1,
+            PodPhase::Failed => r.failed += 1,
+        }
+    }
+    run.st.replica_statuses = out;
+}
+
+/// Writes `rings-config-<job>` for NPU jobs whenever `hccl.json` changes.
+fn write_rank_table(run: &mut Run<'_>, job: &Job, exp: &Expansion, current: &[&ObservedPod]) {
+    let npu = job.roles.iter().any(|r| {
+        r.device
+            .as_ref()
+            .is_some_and(|d| matches!(classify(&d.resource), Some((Family::Ascend, ringleader_api::DeviceKind::Whole))))
+    });
+    if !npu || matches!(job.kind, JobKind::Deployment | JobKind::BatchJob) {
+        return;
+    }
+    let placement = Placement {
+        pods: current
+            .iter()
+            .filter(|p| p.phase.is_live())
+            .filter_map(|p| Some((p.name.clone(), p.placement.clone()?)))
+            .collect(),
+    };
+    let version = hccl::HcclVersion::for_job(job);
+    let content = hccl::render(hccl::table(job, &exp.pods, &placement, version).as_ref());
+    if run.st.rank_table.as_ref().map(|(c, _)| c) == Some(&content) {
+        return;
+    }
+    let n = run.st.rank_table.as_ref().map_or(1, |(_, v)| v + 1);
+    run.actions.push(Action::WriteConfigMap(Box::new(hccl::config_map(job, &content, n))));
+    run.st.rank_table = Some((content, n));
+}
