@@ -18,6 +18,8 @@ pub struct RoleSpec<'a> {
     pub field: String,
     /// Pods requested, as written.
     pub replicas: Option<i32>,
+    /// Field path of the replica count (`spec.parallelism` for a batch Job).
+    pub replicas_field: String,
     /// Role-level restart policy, as written.
     pub restart_policy: Option<&'a str>,
     /// Role-level minAvailable (Volcano tasks).
@@ -49,6 +51,7 @@ fn kubeflow_roles<'a>(job: &str, field: &str, specs: &'a BTreeMap<String, Replic
             name,
             field: path::key(field, name),
             replicas: spec.replicas,
+            replicas_field: path::key(&path::key(field, name), "replicas"),
             restart_policy: spec.restart_policy.as_deref(),
             min_available: None,
             template: &spec.template,
@@ -77,6 +80,7 @@ impl Resource {
                     name: &t.name,
                     field: path::index("spec.tasks", i),
                     replicas: t.replicas,
+                    replicas_field: path::key(&path::index("spec.tasks", i), "replicas"),
                     restart_policy: None,
                     min_available: t.min_available,
                     template: &t.template,
@@ -88,6 +92,7 @@ impl Resource {
                     name: "default",
                     field: "spec".to_string(),
                     replicas: Some(spec.replicas.unwrap_or(1)),
+                    replicas_field: "spec.replicas".to_string(),
                     restart_policy: None,
                     min_available: None,
                     template: &spec.template,
@@ -100,6 +105,7 @@ impl Resource {
                     name: "default",
                     field: "spec".to_string(),
                     replicas: Some(spec.parallelism.unwrap_or(1)),
+                    replicas_field: "spec.parallelism".to_string(),
                     restart_policy: None,
                     min_available: None,
                     template: &spec.template,

@@ -65,8 +65,8 @@ fn arb_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| Value::from(n)),
-        (-1e9f64..1e9).prop_map(|f| Value::from(f)),
+        any::<i64>().prop_map(Value::from),
+        (-1e9f64..1e9).prop_map(Value::from),
         "[a-zA-Z0-9_./-]{0,12}".prop_map(Value::String),
         prop::sample::select(vec!["Always", "Never", "ExitCode", "huawei.com/Ascend910", "-1", "on", "8", "ascend"])
             .prop_map(|s| Value::String(s.to_string())),

@@ -70,7 +70,7 @@ pub fn check_roles(resource: &Resource, errs: &mut Errors) {
     let total: i64 = roles.iter().map(|r| i64::from(r.replicas.unwrap_or(1).max(0))).sum();
     if total > MAX_JOB_PODS {
         errs.push(FieldError::new(
-            roles.last().map(|r| path::key(&r.field, "replicas")).unwrap_or_default(),
+            roles.last().map(|r| r.replicas_field.clone()).unwrap_or_default(),
             total,
             format!("a job may create at most {MAX_JOB_PODS} pods in all"),
         ));
@@ -101,7 +101,7 @@ pub fn check_roles(resource: &Resource, errs: &mut Errors) {
                 ));
             }
         }
-        let replicas_field = path::key(&role.field, "replicas");
+        let replicas_field = role.replicas_field.clone();
         let replicas = role.replicas.unwrap_or(1);
         if replicas < 0 {
             errs.push(FieldError::new(replicas_field.clone(), replicas, "replicas must be 0 or more"));
@@ -272,11 +272,7 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
             }
         }
         Resource::Deployment(d) => {
-            if let Some(r) = d.spec.as_ref().and_then(|s| s.replicas) {
-                if r < 0 {
-                    errs.push(FieldError::new("spec.replicas", r, "replicas must be 0 or more"));
-                }
-            }
+            // replicas is checked with the roles.
             if d.spec.is_none() {
                 errs.push(FieldError::missing("spec", "a Deployment needs a spec with a pod template"));
             }

@@ -178,7 +178,7 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
                 }
                 if total_pods != 1 {
                     errs.push(FieldError::new(
-                        path::key(&n.role.field, "replicas"),
+                        n.role.replicas_field.clone(),
                         n.role.replicas.unwrap_or(1),
                         format!("static vNPU jobs run as a single pod on one node; the job has {total_pods} pods"),
                     ));
