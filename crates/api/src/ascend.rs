@@ -83,6 +83,12 @@ pub const NPU_CORE: &str = "huawei.com/npu-core";
 pub const ACJOB_CONTAINER: &str = "ascend";
 /// acjob port name.
 pub const ACJOB_PORT_NAME: &str = "ascendjob-port";
+/// MindIE Service role label (seed 001).
+pub const MINDIE_APP: &str = "app";
+/// MindIE Service roles.
+pub const MINDIE_APPS: &[&str] = &["mindie-ms-controller", "mindie-ms-coordinator", "mindie-ms-server"];
+/// Label tying a MindIE Service's jobs together.
+pub const MINDIE_JOB_ID: &str = "jobID";
 /// Largest vcjob, in pods.
 pub const MAX_VCJOB_PODS: u32 = 1000;
 

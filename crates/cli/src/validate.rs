@@ -1,9 +1,11 @@
 //! `ringleader validate -f PATH ...`: one line per document, `PATH: Kind/name: ok`
-//! or its errors. Exit 0 when all are valid, 1 when any is invalid, 2 when a
+//! or its errors, then the env-var warnings of valid jobs (`--strict` makes
+//! them errors). Exit 0 when all are valid, 1 when any is invalid, 2 when a
 //! path cannot be read or parsed.
 
 use ringleader_api::document::load_path;
-use ringleader_api::{check_documents, Document, Report};
+use ringleader_api::{check_documents, Document, FieldError, Report};
+use ringleader_controller::env_warnings_for_resource;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -14,6 +16,9 @@ pub struct ValidateArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     output: Output,
+    /// Treat env-var warnings (NCCL settings, undefined variables) as errors.
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -36,19 +41,43 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    let reports = check_documents(&docs);
+    let mut reports = check_documents(&docs);
+    let mut warnings: Vec<Vec<FieldError>> = Vec::with_capacity(reports.len());
+    for r in &mut reports {
+        let found: Vec<FieldError> = match (&r.resource, r.valid) {
+            (Some(res), true) => env_warnings_for_resource(res)
+                .into_iter()
+                .map(|w| FieldError::new(w.field, format!("{:?}", w.value), w.advice))
+                .collect(),
+            _ => Vec::new(),
+        };
+        if args.strict && !found.is_empty() {
+            r.errors.extend(found);
+            r.valid = false;
+            warnings.push(Vec::new());
+        } else {
+            warnings.push(found);
+        }
+    }
     match args.output {
         Output::Text => {
-            for r in &reports {
-                print_text(r);
+            for (r, w) in reports.iter().zip(&warnings) {
+                print_text(r, w);
             }
         }
         Output::Json => {
             #[derive(serde::Serialize)]
-            struct Out<'a> {
-                documents: &'a [Report],
+            struct Doc<'a> {
+                #[serde(flatten)]
+                report: &'a Report,
+                warnings: &'a [FieldError],
             }
-            println!("{}", serde_json::to_string_pretty(&Out { documents: &reports })?);
+            #[derive(serde::Serialize)]
+            struct Out<'a> {
+                documents: Vec<Doc<'a>>,
+            }
+            let documents = reports.iter().zip(&warnings).map(|(report, warnings)| Doc { report, warnings }).collect();
+            println!("{}", serde_json::to_string_pretty(&Out { documents })?);
         }
     }
     Ok(if load_failed {
@@ -60,10 +89,13 @@ pub fn run(args: ValidateArgs) -> anyhow::Result<u8> {
     })
 }
 
-fn print_text(r: &Report) {
+fn print_text(r: &Report, warnings: &[FieldError]) {
     let object = if r.kind.is_empty() { format!("document {}", r.index) } else { format!("{}/{}", r.kind, r.name) };
     if r.valid {
         println!("{}: {object}: ok", r.path);
+        for w in warnings {
+            println!("  {}[{}] {}: warning: {w}", r.path, r.index, r.object());
+        }
         return;
     }
     let plural = if r.errors.len() == 1 { "" } else { "s" };

@@ -17,7 +17,9 @@ fn examples_are_all_ok() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.lines().count() >= 15);
-    assert!(stdout.lines().all(|l| l.ends_with(": ok")), "{stdout}");
+    // Every document is ok; indented lines are warnings about env vars.
+    assert!(stdout.lines().filter(|l| !l.starts_with("  ")).all(|l| l.ends_with(": ok")), "{stdout}");
+    assert!(stdout.lines().filter(|l| l.starts_with("  ")).all(|l| l.contains(": warning: ")), "{stdout}");
     assert!(stdout.contains("examples/ascendjob-pytorch.yaml: AscendJob/"), "{stdout}");
 }
 
@@ -91,4 +93,43 @@ fn stdin_is_read_with_dash() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("-: TFJob/"));
+}
+
+#[test]
+fn env_warnings_print_and_strict_turns_them_into_errors() {
+    let job = r#"apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: noisy}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: pytorch:2
+            env:
+            - {name: NCCL_DEBUG, value: INFO}
+            resources: {limits: {nvidia.com/gpu: 8}}
+"#;
+    let tmp = std::env::temp_dir().join(format!("ringleader-noisy-{}.yaml", std::process::id()));
+    std::fs::write(&tmp, job).unwrap();
+    let path = tmp.to_str().unwrap();
+    let out = validate(&["-f", path]);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("warning: spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].env[0].value"),
+        "{stdout}"
+    );
+    let strict = validate(&["-f", path, "--strict", "-o", "json"]);
+    std::fs::remove_file(&tmp).ok();
+    assert_eq!(strict.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&strict.stdout).unwrap();
+    assert_eq!(v["documents"][0]["valid"], false);
+    assert_eq!(
+        v["documents"][0]["errors"][0]["field"],
+        "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].env[0].value"
+    );
 }

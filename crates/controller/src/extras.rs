@@ -38,6 +38,8 @@ pub struct JobExtras {
     pub volcano_plugins: BTreeMap<String, Vec<String>>,
     /// Volcano task policies by task name (checked before job policies).
     pub task_policies: BTreeMap<String, Vec<LifecyclePolicy>>,
+    /// Kubeflow `runPolicy.suspend`: pods are removed and none created.
+    pub suspended: bool,
 }
 
 impl JobExtras {
@@ -45,6 +47,14 @@ impl JobExtras {
     pub fn from_resource(resource: &Resource) -> JobExtras {
         let mut extras =
             JobExtras { uid: resource.metadata().uid.clone(), slots_per_worker: 1, ..JobExtras::default() };
+        extras.suspended = match resource {
+            Resource::AscendJob(o) => o.spec.run_policy.suspend,
+            Resource::PyTorchJob(o) => o.spec.run_policy.suspend,
+            Resource::TfJob(o) => o.spec.run_policy.suspend,
+            Resource::MpiJob(o) => o.spec.run_policy.suspend,
+            _ => None,
+        }
+        .unwrap_or(false);
         match resource {
             Resource::MpiJob(o) => {
                 extras.slots_per_worker = o.spec.slots_per_worker.unwrap_or(1).max(1) as u32;

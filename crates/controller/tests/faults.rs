@@ -108,6 +108,10 @@ fn pod_level_recovery_moves_only_the_faulty_pod_and_isolates_the_chip() {
     assert_ne!(moved.node.as_deref(), Some(bad.as_str()), "not back onto the faulty chip's node (8 chips needed)");
     // The chip recovers: with auto-stowing it is handed out again.
     sim.nodes.iter_mut().filter(|n| n.name == bad).for_each(|n| n.unhealthy_devices.clear());
+    sim.state.config.fault.auto_stowing = false;
+    sim.tick();
+    assert_eq!(sim.state.status.isolated.len(), 1, "-autoStowing=false keeps a recovered chip out");
+    sim.state.config.fault.auto_stowing = true;
     sim.tick();
     assert!(sim.state.status.isolated.is_empty());
 }

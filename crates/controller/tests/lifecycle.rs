@@ -376,3 +376,21 @@ fn kind_status_views() {
     assert_eq!(vc["state"]["phase"], "Running");
     assert_eq!(vc["running"], 2);
 }
+
+#[test]
+fn suspend_removes_pods_and_resume_recreates_them() {
+    let (job, extras) = example("pytorchjob.yaml");
+    let mut sim = Sim::new(job.clone(), extras, 2, 8);
+    sim.run();
+    assert_eq!(phase(&sim), Phase::Running);
+    sim.state.extras.suspended = true;
+    sim.run();
+    assert!(sim.pods.is_empty(), "suspended: no pods");
+    let kf = status::kubeflow(&job, &sim.state.status);
+    let suspended = kf["conditions"].as_array().and_then(|c| c.iter().find(|c| c["type"] == "Suspended")).cloned();
+    assert_eq!(suspended.map(|c| c["status"].clone()), Some("True".into()));
+    sim.state.extras.suspended = false;
+    sim.run();
+    assert_eq!(phase(&sim), Phase::Running);
+    assert_eq!(sim.names(), ["pytorch-ddp-master-0", "pytorch-ddp-worker-0"]);
+}

@@ -1,7 +1,8 @@
 //! No panic on any sequence of events, and invariants that always hold: no
 //! device held by two live pods, no pod of a finished job left running,
 //! retries never past the limit, no pod created under a name in use (the
-//! simulator asserts that one).
+//! simulator asserts that one), and a reconcile repeated on the same
+//! observations writes no new status.
 
 mod common;
 
@@ -22,6 +23,7 @@ enum Ev {
     Advance(u64),
     Settle,
     Schedule,
+    Suspend(bool),
 }
 
 fn ev() -> impl Strategy<Value = Ev> {
@@ -36,6 +38,7 @@ fn ev() -> impl Strategy<Value = Ev> {
         2 => prop_oneof![Just(1u64), Just(60), Just(600), Just(1000)].prop_map(Ev::Advance),
         4 => Just(Ev::Settle),
         4 => Just(Ev::Schedule),
+        1 => any::<bool>().prop_map(Ev::Suspend),
     ]
 }
 
@@ -134,6 +137,7 @@ fn apply(sim: &mut Sim, e: &Ev) {
         Ev::Advance(s) => sim.now += s,
         Ev::Settle => sim.settle(),
         Ev::Schedule => sim.schedule(),
+        Ev::Suspend(on) => sim.state.extras.suspended = *on,
     }
 }
 
@@ -165,6 +169,16 @@ proptest! {
         check(&sim);
         for e in &events {
             apply(&mut sim, e);
+            // Level-triggered and idempotent: with the status just written and
+            // the same observations, a second reconcile changes nothing.
+            let observed = sim.observed();
+            let mut twice = sim.state.clone();
+            twice.apply(&ringleader_controller::reconcile(&twice, &observed, sim.now));
+            let again = ringleader_controller::reconcile(&twice, &observed, sim.now);
+            prop_assert!(
+                !again.iter().any(|a| matches!(a, ringleader_controller::Action::WriteStatus(_))),
+                "status is not a fixed point: {:?}", again
+            );
             sim.tick();
             check(&sim);
         }

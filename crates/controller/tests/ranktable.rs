@@ -39,6 +39,17 @@ fn hccl_v1_0_for_two_pods_sorted_by_rank() {
     let data = cm.data.clone().unwrap_or_default();
     assert_eq!(data.get("hccl.json"), Some(&content));
     assert_eq!(data.get("version").map(String::as_str), Some("1"));
+
+    let files = hccl::pod_files(&job, &pods, &p);
+    assert_eq!(files.len(), 2);
+    for (path, file) in files.values() {
+        assert_eq!(path, "/user/serverid/devindex/config/hccl.json");
+        assert_eq!(file, &content);
+    }
+    assert_eq!(
+        hccl::host_dir("default", "default-test-pytorch"),
+        "/user/mindx-dl/ranktable/default.default-test-pytorch"
+    );
 }
 
 #[test]

@@ -112,6 +112,7 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
 
     let roles = resource.roles();
     check_selectors(&roles, errs);
+    check_mindie(resource, labels, &roles, errs);
     let npu = npu_roles(&roles);
     let total_pods = roles.iter().fold(0u32, |acc, r| acc.saturating_add(r.replicas.unwrap_or(1).max(0) as u32));
     if let Resource::VolcanoJob(_) = resource {
@@ -246,6 +247,34 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
             }
             _ => errs.push(FieldError::new(field, v, "sp-block must be a positive integer (chips)")),
         }
+    }
+}
+
+/// MindIE Service jobs (seed 001): `app` names the role and needs a `jobID`;
+/// the controller and the coordinator are one pod each and use no NPU.
+fn check_mindie(resource: &Resource, labels: &BTreeMap<String, String>, roles: &[RoleSpec<'_>], errs: &mut Errors) {
+    let Some(app) = labels.get(keys::MINDIE_APP).filter(|a| a.starts_with("mindie-ms-")) else { return };
+    let field = path::key("metadata.labels", keys::MINDIE_APP);
+    if !keys::MINDIE_APPS.contains(&app.as_str()) {
+        errs.push(FieldError::new(field, app, format!("allowed: {}", keys::MINDIE_APPS.join(", "))));
+        return;
+    }
+    if !labels.contains_key(keys::MINDIE_JOB_ID) {
+        errs.push(FieldError::missing(
+            path::key("metadata.labels", keys::MINDIE_JOB_ID),
+            "MindIE Service jobs need a jobID label shared by the controller, coordinator and servers",
+        ));
+    }
+    if app == "mindie-ms-server" || !matches!(resource, Resource::AscendJob(_)) {
+        return;
+    }
+    let total = roles.iter().fold(0i64, |acc, r| acc + i64::from(r.replicas.unwrap_or(1).max(0)));
+    if total != 1 {
+        let f = roles.first().map(|r| r.replicas_field.clone()).unwrap_or_else(|| "spec.replicaSpecs".into());
+        errs.push(FieldError::new(f, total, format!("a MindIE Service {app} runs exactly 1 pod")));
+    }
+    for n in npu_roles(roles) {
+        errs.push(FieldError::new(n.field, n.count, format!("a MindIE Service {app} uses no NPU")));
     }
 }
 

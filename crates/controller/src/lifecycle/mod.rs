@@ -446,10 +446,7 @@ impl Run<'_> {
     }
 
     fn retry_allowed(&self) -> bool {
-        match self.state.job.fault.backoff_limit {
-            Some(limit) => self.st.retries < limit,
-            None => true,
-        }
+        self.state.job.fault.backoff_limit.is_none_or(|limit| self.st.retries < limit)
     }
 }
 
@@ -471,6 +468,10 @@ pub fn reconcile(state: &JobState, observed: &Observed, now: u64) -> Vec<Action>
     step(&mut run, observed);
     if run.st.phase.is_finished() {
         finished(&mut run, observed);
+        run.st.timers.clear();
+    } else {
+        prune_timers(&mut run, observed);
+        write_rank_table(&mut run, observed);
     }
     count_replicas(&mut run, observed);
     let Run { st, mut actions, requeue, .. } = run;
@@ -525,6 +526,10 @@ fn step(run: &mut Run<'_>, observed: &Observed) {
         }
         Phase::Aborting | Phase::Terminating | Phase::Completing => return stopping(run, &current),
         _ => {}
+    }
+
+    if suspend(run, &current) {
+        return;
     }
 
     if let Some(deadline) = job.fault.active_deadline_seconds {
@@ -583,7 +588,53 @@ fn step(run: &mut Run<'_>, observed: &Observed) {
             run.actions.push(Action::CreatePod(Box::new(plan)));
         }
     }
-    write_rank_table(run, &job, &exp, &current);
+}
+
+/// Kubeflow `suspend`: removes the live pods and creates none while set;
+/// the `Suspended` condition says so. True while suspended.
+fn suspend(run: &mut Run<'_>, current: &[&ObservedPod]) -> bool {
+    let now = run.now;
+    let suspended = run.state.extras.suspended;
+    let cond = run.st.conditions.iter().position(|c| c.kind == "Suspended");
+    match (suspended, cond) {
+        (true, _) => {
+            for p in current.iter().filter(|p| p.phase.is_live()) {
+                run.delete(p, DeleteMode::Graceful, "job suspended");
+            }
+            let is_set = cond.is_some_and(|i| run.st.conditions[i].status);
+            if !is_set {
+                let c = Condition {
+                    kind: "Suspended".to_string(),
+                    status: true,
+                    reason: "Suspended".to_string(),
+                    message: "runPolicy.suspend is set".to_string(),
+                    last_transition: now,
+                };
+                match cond {
+                    Some(i) => run.st.conditions[i] = c,
+                    None => run.st.conditions.push(c),
+                }
+                for c in run.st.conditions.iter_mut().filter(|c| c.kind == "Running" && c.status) {
+                    c.status = false;
+                    c.last_transition = now;
+                }
+                run.st.phase = Phase::Pending;
+                run.st.reason = "Suspended".to_string();
+                run.st.message = "runPolicy.suspend is set".to_string();
+                run.st.last_transition = now;
+            }
+            true
+        }
+        (false, Some(i)) if run.st.conditions[i].status => {
+            let c = &mut run.st.conditions[i];
+            c.status = false;
+            c.reason = "Resumed".to_string();
+            c.message = "runPolicy.suspend was cleared".to_string();
+            c.last_transition = now;
+            false
+        }
+        _ => false,
+    }
 }
 
 /// Stops the live pods; once none is left, the stopping phase ends.
@@ -892,8 +943,23 @@ fn count_replicas(run: &mut Run<'_>, observed: &Observed) {
     run.st.replica_statuses = out;
 }
 
-/// Writes `rings-config-<job>` for NPU jobs whenever `hccl.json` changes.
-fn write_rank_table(run: &mut Run<'_>, job: &Job, exp: &Expansion, current: &[&ObservedPod]) {
+/// Drops policy timers of pods this reconcile made stale, so the next
+/// reconcile on the same observations finds nothing to change.
+fn prune_timers(run: &mut Run<'_>, observed: &Observed) {
+    let exp = expansion(&run.state.job, &run.state.extras, &run.st);
+    let slots: BTreeSet<&str> = exp.pods.iter().map(|p| p.slot.as_str()).collect();
+    let stale: BTreeSet<&str> =
+        observed.pods.iter().filter(|p| is_stale(&run.st, &slots, p)).map(|p| p.name.as_str()).collect();
+    run.st.timers.retain(|key, _| key.rsplit_once('/').is_none_or(|(_, pod)| !stale.contains(pod)));
+}
+
+/// Writes `rings-config-<job>` for NPU jobs whenever `hccl.json` changes
+/// (after every other decision, so one reconcile reaches a fixed point).
+fn write_rank_table(run: &mut Run<'_>, observed: &Observed) {
+    let job = effective_job(&run.state.job, &run.st);
+    let exp = expansion(&run.state.job, &run.state.extras, &run.st);
+    let slots: BTreeSet<&str> = exp.pods.iter().map(|p| p.slot.as_str()).collect();
+    let current: Vec<&ObservedPod> = observed.pods.iter().filter(|p| !is_stale(&run.st, &slots, p)).collect();
     let npu = job.roles.iter().any(|r| {
         r.device
             .as_ref()
@@ -909,12 +975,12 @@ fn write_rank_table(run: &mut Run<'_>, job: &Job, exp: &Expansion, current: &[&O
             .filter_map(|p| Some((p.name.clone(), p.placement.clone()?)))
             .collect(),
     };
-    let version = hccl::HcclVersion::for_job(job);
-    let content = hccl::render(hccl::table(job, &exp.pods, &placement, version).as_ref());
+    let version = hccl::HcclVersion::for_job(&job);
+    let content = hccl::render(hccl::table(&job, &exp.pods, &placement, version).as_ref());
     if run.st.rank_table.as_ref().map(|(c, _)| c) == Some(&content) {
         return;
     }
     let n = run.st.rank_table.as_ref().map_or(1, |(_, v)| v + 1);
-    run.actions.push(Action::WriteConfigMap(Box::new(hccl::config_map(job, &content, n))));
+    run.actions.push(Action::WriteConfigMap(Box::new(hccl::config_map(&job, &content, n))));
     run.st.rank_table = Some((content, n));
 }

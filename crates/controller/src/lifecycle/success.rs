@@ -14,20 +14,7 @@ use super::{ObservedPod, Phase, PodPhase};
 use ringleader_api::model::{Job, JobKind, SuccessPolicy};
 
 fn succeeded(pods: &[&ObservedPod], role: Option<&str>) -> u32 {
-    pods.iter().filter(|p| p.phase == PodPhase::Succeeded && role.is_none_or_eq(&p.role)).count() as u32
-}
-
-trait RoleFilter {
-    fn is_none_or_eq(&self, role: &str) -> bool;
-}
-
-impl RoleFilter for Option<&str> {
-    fn is_none_or_eq(&self, role: &str) -> bool {
-        match self {
-            Some(r) => *r == role,
-            None => true,
-        }
-    }
+    pods.iter().filter(|p| p.phase == PodPhase::Succeeded && role.is_none_or(|r| r == p.role)).count() as u32
 }
 
 fn replicas(job: &Job, role: &str) -> u32 {

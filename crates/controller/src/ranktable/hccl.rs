@@ -176,6 +176,24 @@ pub fn render(table: Option<&HcclTable>) -> String {
     }
 }
 
+/// The `hccl.json` file each pod with chips sees at [`POD_PATH`] (the
+/// ConfigMap's content; pods without chips get none), by pod name.
+pub fn pod_files(job: &Job, pods: &[PodPlan], placement: &Placement) -> BTreeMap<String, (String, String)> {
+    let content = render(table(job, pods, placement, HcclVersion::for_job(job)).as_ref());
+    pods.iter()
+        .filter(|p| {
+            job.roles.iter().find(|r| r.name == p.role).and_then(|r| r.device.as_ref()).is_some_and(|d| d.count > 0)
+        })
+        .map(|p| (p.name.clone(), (POD_PATH.to_string(), content.clone())))
+        .collect()
+}
+
+/// Host-side directory of a job's rank table: `<prefix>/<ns>.<job>`, holding
+/// `hccl.json` and `version`.
+pub fn host_dir(namespace: &str, job: &str) -> String {
+    format!("{HOST_DIR_PREFIX}/{namespace}.{job}")
+}
+
 /// Name of the ConfigMap carrying a job's `hccl.json`.
 pub fn config_map_name(job: &str) -> String {
     format!("rings-config-{job}")
