@@ -115,10 +115,24 @@ pub fn annotations(
     out
 }
 
+/// Decides, before anything else, whether a job may use node `i` at all
+/// (reservations, VIP node lists). `Err` carries the reason counted in explanations.
+pub type Gate<'a> = &'a dyn Fn(usize) -> Result<(), Filtered>;
+
 /// Places one job on `cluster` as a gang. On success the cluster's device
 /// state includes the job; on failure it is unchanged and the reason says
 /// which constraint failed on how many nodes.
 pub fn place_job(cluster: &mut Cluster, job: &Job, predicate_time: u64) -> Result<Vec<PodPlacement>, String> {
+    place_job_gated(cluster, job, predicate_time, &|_| Ok(()))
+}
+
+/// [`place_job`] on the nodes `gate` lets through.
+pub fn place_job_gated(
+    cluster: &mut Cluster,
+    job: &Job,
+    predicate_time: u64,
+    gate: Gate<'_>,
+) -> Result<Vec<PodPlacement>, String> {
     // The statement: a working copy of every node's state, committed at the end.
     let mut states: Vec<DeviceState> = cluster.nodes.iter().map(|n| n.state.clone()).collect();
     let multi_pod = job.total_replicas() > 1;
@@ -136,7 +150,7 @@ pub fn place_job(cluster: &mut Cluster, job: &Job, predicate_time: u64) -> Resul
     }
     roles.sort_by_key(|(base, role)| (role.device.is_none(), *base));
     for (base, role) in roles {
-        let mut view = RoleView::new(cluster, &states, job, role, &used);
+        let mut view = RoleView::new(cluster, &states, job, role, &used, gate);
         for index in 0..role.replicas {
             let pod = format!("{}-{index}", role.pod_prefix);
             let Some(i) = view.choose(&used_tors, multi_pod) else {
@@ -206,6 +220,7 @@ struct RoleView<'j> {
     on_used: BTreeSet<Ranked>,
     /// Allocation results of idle-partial states, by (profile, allocated, unhealthy, network-unhealthy).
     memo: HashMap<(usize, u64, u64, u64), Result<Allocation, NoFit>>,
+    gate: Gate<'j>,
 }
 
 impl<'j> RoleView<'j> {
@@ -215,6 +230,7 @@ impl<'j> RoleView<'j> {
         job: &'j Job,
         role: &'j Role,
         used: &BTreeSet<usize>,
+        gate: Gate<'j>,
     ) -> RoleView<'j> {
         let mut view = RoleView {
             request: role.device.as_ref().map(|d| (d, topology_request(job, d))),
@@ -224,9 +240,10 @@ impl<'j> RoleView<'j> {
             by_tor: BTreeMap::new(),
             on_used: BTreeSet::new(),
             memo: HashMap::new(),
+            gate,
         };
         for (i, node) in cluster.nodes.iter().enumerate() {
-            let eval = view.evaluate(node, &states[i]);
+            let eval = view.evaluate(i, node, &states[i]);
             view.evals.push(eval);
             if let Some(key) = view.ranked(i) {
                 view.by_tor.entry(node.network.tor.clone()).or_default().insert(key);
@@ -238,7 +255,10 @@ impl<'j> RoleView<'j> {
         view
     }
 
-    fn evaluate(&mut self, node: &Node, state: &DeviceState) -> Eval {
+    fn evaluate(&mut self, i: usize, node: &Node, state: &DeviceState) -> Eval {
+        if let Err(f) = (self.gate)(i) {
+            return Eval::Filtered(f);
+        }
         if let Err(f) = labels_match(self.spec, &node.labels) {
             return Eval::Filtered(f);
         }
@@ -279,7 +299,7 @@ impl<'j> RoleView<'j> {
             }
             self.on_used.remove(&old);
         }
-        self.evals[i] = self.evaluate(node, &states[i]);
+        self.evals[i] = self.evaluate(i, node, &states[i]);
         if let Some(new) = self.ranked(i) {
             self.by_tor.entry(node.network.tor.clone()).or_default().insert(new);
             if used.contains(&i) {

@@ -18,6 +18,9 @@ pub enum Filtered {
     NoResource(String),
     /// The node's `huawei.com/schedule_policy` differs from the job's.
     SchedulePolicy(String),
+    /// The session keeps the node away from this job (reserved for another
+    /// job, or not among a VIP job's nodes); the text says why.
+    Gated(String),
 }
 
 impl std::fmt::Display for Filtered {
@@ -27,6 +30,7 @@ impl std::fmt::Display for Filtered {
             Filtered::Affinity => f.write_str("node(s) didn't match Pod's node affinity"),
             Filtered::NoResource(r) => write!(f, "Insufficient {r}"),
             Filtered::SchedulePolicy(p) => write!(f, "node(s) didn't match huawei.com/schedule_policy {p}"),
+            Filtered::Gated(why) => f.write_str(why),
         }
     }
 }

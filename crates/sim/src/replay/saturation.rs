@@ -86,7 +86,10 @@ pub fn arrival_order(exp: &Experiment, inflate: f64, seed: u64) -> (Vec<usize>, 
     if by_name.is_empty() {
         return (order, rng);
     }
-    if (total as f64) < target {
+    let any_gpu = by_name.iter().any(|&i| pods[i].shape.total_gpu_milli() > 0);
+    if (total as f64) < target && any_gpu {
+        // Terminates: a GPU pod is drawn with positive probability and every
+        // GPU draw brings the total closer to the target.
         loop {
             let i = by_name[rng.gen_range(0..by_name.len())];
             let next = total + pods[i].shape.total_gpu_milli();
