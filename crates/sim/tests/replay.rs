@@ -117,6 +117,14 @@ fn inflation_stops_just_below_the_target() {
 }
 
 #[test]
+fn inflation_of_a_cpu_only_workload_adds_nothing() {
+    // No GPU request can ever reach the target: the re-draw loop must not spin.
+    let exp = Experiment::new(one_model_cluster(&[2], 8000), Workload { pods: vec![pod("a", 1000, 0, 0)] });
+    let (order, _) = arrival_order(&exp, 1.3, 7);
+    assert_eq!(order, vec![0]);
+}
+
+#[test]
 fn allocation_bookkeeping_holds_for_every_policy() -> Res {
     let exp = small()?;
     let capacity = exp.cluster.gpu_capacity_milli();

@@ -15,12 +15,14 @@ use crate::trace::{Cluster, NodeSpec, PodRecord, Workload};
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("{file}: {source}")]
+    // The I/O error is shown in the message, not chained as a source, so
+    // `{:#}` printing does not repeat it.
+    #[error("{file}: {error}")]
     Io {
         /// The file.
         file: String,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The header lacks a required column.
     #[error("{file}:1: missing column `{column}` in the header")]
@@ -59,14 +61,14 @@ pub enum LoadError {
 /// Reads and parses a node list.
 pub fn load_nodes(path: &Path) -> Result<Cluster, LoadError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { file: file.clone(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Io { file: file.clone(), error })?;
     parse_nodes(&text, &file)
 }
 
 /// Reads and parses a pod list against a cluster's GPU model table.
 pub fn load_pods(path: &Path, cluster: &Cluster) -> Result<Workload, LoadError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { file: file.clone(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Io { file: file.clone(), error })?;
     parse_pods(&text, &file, cluster)
 }
 

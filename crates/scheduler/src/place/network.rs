@@ -1,0 +1,199 @@
+//! Network topology: which nodes a gang may span.
+//!
+//! * Volcano `networkTopology {mode, highestTierAllowed}` over HyperNode
+//!   tiers: tier 1 is a ToR (`network.tor`), tier 2 a spine
+//!   (`network.spine`), tier 3 the whole cluster. `hard`: every pod inside
+//!   one HyperNode of a tier ≤ `highestTierAllowed`, else the job waits;
+//!   `soft`: the same preference, falling back to any placement.
+//! * `tor-affinity` (whole-card Ascend jobs): `large-model-schema` jobs of
+//!   ≥ 4 replicas fill the ToR with the most room first (fewest ToRs);
+//!   smaller ones are filler jobs and go where the least room is left;
+//!   `normal-schema` jobs keep to one ToR when one can hold them.
+//! * SuperPoD (`sp-block` annotation, Atlas 900 A3 SuperPoD nodes): pods go
+//!   in logical blocks of `sp-block / chips per pod` pods; each block stays
+//!   inside one SuperPoD, the smallest that can hold it. `super-pod-affinity:
+//!   soft` falls back to fragmented placement; `hard` (and by default) the
+//!   job waits.
+//!
+//! Within one HyperNode the tries go from the tightest fit up, so big
+//! groups stay whole for big jobs.
+
+use super::{place_gang, topology_request, GangOptions, Gate, PodPlacement, TorOrder};
+use crate::cluster::Cluster;
+use crate::predicates::{labels_match, serves, Filtered};
+use ringleader_api::ascend as keys;
+use ringleader_api::model::Role;
+use ringleader_api::Job;
+use ringleader_topology::{allocate, DeviceState, SchedulePolicy};
+use std::collections::BTreeMap;
+
+/// Logical SuperPoD blocks of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SuperPodRule {
+    /// Pods per logical block.
+    pub block_pods: u32,
+    /// `super-pod-affinity: soft`: a block that fits no SuperPoD may spread.
+    pub soft: bool,
+    /// `sp-block` in chips, for messages.
+    pub sp_block: u32,
+}
+
+/// Places a job following its network-topology constraints.
+pub fn place(cluster: &mut Cluster, job: &Job, t: u64, gate: Gate<'_>) -> Result<Vec<PodPlacement>, String> {
+    let multi_pod = job.total_replicas() > 1;
+    let tor_affinity = job.labels.get(keys::TOR_AFFINITY).map(String::as_str);
+    let tor_order = match tor_affinity {
+        Some("large-model-schema") if job.total_replicas() < 4 => TorOrder::FewestCandidates,
+        _ => TorOrder::MostCandidates,
+    };
+    let opts = GangOptions { tor_order, super_pod: super_pod_rule(job) };
+    if let Some(nt) = job.topology.network_topology {
+        let highest = nt.highest_tier_allowed.unwrap_or(1).max(1);
+        let tried = within_tiers(cluster, job, t, gate, opts, highest);
+        return match tried {
+            Ok(p) => Ok(p),
+            Err(why) if nt.hard => Err(why),
+            Err(_) => place_gang(cluster, job, t, gate, opts),
+        };
+    }
+    if multi_pod && tor_affinity == Some("normal-schema") {
+        if let Ok(p) = within_tiers(cluster, job, t, gate, opts, 1) {
+            return Ok(p);
+        }
+    }
+    place_gang(cluster, job, t, gate, opts)
+}
+
+/// The job's SuperPoD rule: an `sp-block` annotation, or a multi-pod job
+/// aimed at SuperPoD nodes (`accelerator-type: module-a3-16-super-pod` or
+/// `schedule_policy: chip2-node16-sp`), whose block is then the whole job.
+fn super_pod_rule(job: &Job) -> Option<SuperPodRule> {
+    let per_pod = job.roles.iter().filter_map(|r| r.device.as_ref().map(|d| d.count)).max().unwrap_or(0);
+    let device_pods: u32 = job.roles.iter().filter(|r| r.device.is_some()).map(|r| r.replicas).sum();
+    let aimed = job.topology.accelerator_type.as_deref() == Some("module-a3-16-super-pod")
+        || job.topology.schedule_policy.as_deref() == Some(SchedulePolicy::Chip2Node16Sp.as_str());
+    let sp_block = match job.topology.sp_block {
+        Some(b) => b,
+        None if aimed && device_pods > 1 => per_pod.saturating_mul(device_pods),
+        None => return None,
+    };
+    if per_pod == 0 {
+        return None;
+    }
+    Some(SuperPodRule {
+        block_pods: (sp_block / per_pod).max(1),
+        soft: job.topology.super_pod_affinity.as_deref() == Some("soft"),
+        sp_block,
+    })
+}
+
+/// HyperNodes of a tier: groups of node indices by ToR (1), spine (2), or the whole cluster (3+).
+fn hypernodes(cluster: &Cluster, tier: u32) -> BTreeMap<String, Vec<usize>> {
+    let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, n) in cluster.nodes.iter().enumerate() {
+        let key = match tier {
+            1 => n.network.tor.clone(),
+            2 => n.network.spine.clone(),
+            _ => Some("cluster".to_string()),
+        };
+        if let Some(k) = key {
+            groups.entry(k).or_default().push(i);
+        }
+    }
+    groups
+}
+
+/// Tries the gang inside one HyperNode, tier by tier up to `highest`,
+/// tightest HyperNode first.
+fn within_tiers(
+    cluster: &mut Cluster,
+    job: &Job,
+    t: u64,
+    gate: Gate<'_>,
+    opts: GangOptions,
+    highest: u32,
+) -> Result<Vec<PodPlacement>, String> {
+    let need = devices_needed(job);
+    for tier in 1..=highest {
+        let mut groups: Vec<(u64, String, Vec<usize>)> = hypernodes(cluster, tier)
+            .into_iter()
+            .map(|(name, members)| (free_devices(cluster, &members, job), name, members))
+            .filter(|(free, _, _)| *free >= need)
+            .collect();
+        groups.sort();
+        for (_, name, members) in groups {
+            let inside = |i: usize| {
+                gate(i)?;
+                if members.binary_search(&i).is_ok() {
+                    Ok(())
+                } else {
+                    Err(Filtered::Gated(format!("node(s) outside tier-{tier} HyperNode {name}")))
+                }
+            };
+            if let Ok(p) = place_gang(cluster, job, t, &inside, opts) {
+                return Ok(p);
+            }
+        }
+    }
+    Err(format!(
+        "network topology: no HyperNode of tier ≤ {highest} can hold all {} pods ({need} devices) of the gang",
+        job.total_replicas()
+    ))
+}
+
+/// Devices the whole job asks for.
+fn devices_needed(job: &Job) -> u64 {
+    job.roles.iter().filter_map(|r| r.device.as_ref().map(|d| u64::from(d.count) * u64::from(r.replicas))).sum()
+}
+
+/// Whole free devices on these nodes of the kind the job asks for; an upper
+/// bound used only to skip HyperNodes that cannot possibly hold the job.
+fn free_devices(cluster: &Cluster, members: &[usize], job: &Job) -> u64 {
+    let multi = job.total_replicas() > 1;
+    let requests: Vec<_> = job.roles.iter().filter_map(|r| r.device.as_ref()).collect();
+    members
+        .iter()
+        .map(|&i| &cluster.nodes[i])
+        .filter(|n| requests.iter().any(|r| serves(&n.profile, r).is_ok()))
+        .map(|n| u64::from(n.state.whole_free(&n.profile, multi).len()))
+        .sum()
+}
+
+/// Picks the SuperPoD for a block of `pods` pods of `role`: the one with the
+/// least room that still holds the block. `Ok(None)`: no SuperPoD holds it
+/// and the job's affinity is soft, so the block may spread.
+pub(super) fn choose_super_pod(
+    cluster: &Cluster,
+    states: &[DeviceState],
+    job: &Job,
+    role: &Role,
+    gate: Gate<'_>,
+    pods: u32,
+    rule: SuperPodRule,
+) -> Result<Option<String>, String> {
+    let Some(req) = role.device.as_ref() else { return Ok(None) };
+    let topo = topology_request(job, req);
+    let spec = role.template.spec.as_ref();
+    // Room per SuperPoD, in pods: each node counted for one pod, as
+    // SuperPoD jobs take whole nodes.
+    let mut room: BTreeMap<&str, u32> = BTreeMap::new();
+    for (i, node) in cluster.nodes.iter().enumerate() {
+        let Some(sp) = node.network.super_pod.as_deref() else { continue };
+        let fits = gate(i).is_ok()
+            && labels_match(spec, &node.labels).is_ok()
+            && serves(&node.profile, req).is_ok()
+            && allocate(&node.profile, &states[i], &topo).is_ok();
+        if fits {
+            *room.entry(sp).or_default() += 1;
+        }
+    }
+    let best = room.iter().filter(|(_, r)| **r >= pods).min_by_key(|(name, r)| (**r, **name));
+    match best {
+        Some((name, _)) => Ok(Some(name.to_string())),
+        None if rule.soft => Ok(None),
+        None => Err(format!(
+            "super-pod: no SuperPoD has {pods} free nodes for a logical block of sp-block {} (super-pod-affinity: hard)",
+            rule.sp_block
+        )),
+    }
+}

@@ -1,0 +1,169 @@
+//! Network-topology placement: HyperNode tiers (hard / soft), tor-affinity
+//! schemas, SuperPoD logical blocks.
+
+use ringleader_api::document::parse_str;
+use ringleader_api::{check_documents, Job, Resource};
+use ringleader_scheduler::cluster::{Cluster, Node};
+use ringleader_scheduler::place::place_job;
+
+fn cluster(yaml: &str) -> Cluster {
+    let docs = parse_str("cluster.yaml", yaml).unwrap();
+    let nodes = check_documents(&docs)
+        .into_iter()
+        .map(|r| match r.resource {
+            Some(Resource::Node(n)) => Node::from_object(&n).unwrap(),
+            other => panic!("not a node: {other:?} {:?}", r.errors),
+        })
+        .collect();
+    Cluster { nodes }
+}
+
+/// `count` nodes named `<prefix>-<i>` with the network fields given.
+fn nodes(prefix: &str, count: usize, profile: &str, network: &str, status: &str) -> String {
+    (0..count)
+        .map(|i| {
+            format!(
+                "---\napiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: {prefix}-{i}}}\nspec: {{profile: {profile}, network: {network}}}\nstatus: {status}\n"
+            )
+        })
+        .collect()
+}
+
+fn job(yaml: &str) -> Job {
+    let docs = parse_str("job.yaml", yaml).unwrap();
+    let r = check_documents(&docs).remove(0);
+    assert!(r.valid, "{:?}", r.errors);
+    Job::from_resource(r.resource.as_ref().unwrap()).unwrap()
+}
+
+fn vcjob(name: &str, replicas: u32, gpus: u32, extra_spec: &str) -> Job {
+    job(&format!(
+        r#"apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: {name}}}
+spec:
+  minAvailable: {replicas}
+{extra_spec}
+  tasks:
+  - name: worker
+    replicas: {replicas}
+    template:
+      spec:
+        restartPolicy: OnFailure
+        containers:
+        - {{name: c, image: train:1, resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}
+"#
+    ))
+}
+
+fn nodes_of(placed: &[ringleader_scheduler::place::PodPlacement]) -> Vec<String> {
+    let mut v: Vec<String> = placed.iter().map(|p| p.node.clone()).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn hard_tier_one_keeps_the_gang_in_one_tor_or_waits() {
+    // tor-a: 2 nodes (16 GPUs); tor-b: 3 nodes (24 GPUs), one of them half used.
+    let yaml = nodes("a", 2, "hgx-h100-8", "{tor: tor-a, spine: s1}", "{}")
+        + &nodes("b", 2, "hgx-h100-8", "{tor: tor-b, spine: s1}", "{}")
+        + &nodes("bb", 1, "hgx-h100-8", "{tor: tor-b, spine: s1}", "{allocatedDevices: [0, 1, 2, 3]}");
+    let mut c = cluster(&yaml);
+    let nt = "  networkTopology: {mode: hard, highestTierAllowed: 1}";
+    // 3 pods × 4 GPUs fit in either ToR; the tightest (tor-a, 16 free) is tried first.
+    let placed = place_job(&mut c, &vcjob("small", 3, 4, nt), 0).unwrap();
+    assert_eq!(nodes_of(&placed), vec!["a-0", "a-1"]);
+    // 3 pods × 8 GPUs fit in no single ToR now: the job waits, whole.
+    let err = place_job(&mut c, &vcjob("big", 3, 8, nt), 0).unwrap_err();
+    assert_eq!(err, "network topology: no HyperNode of tier ≤ 1 can hold all 3 pods (24 devices) of the gang");
+    // Allowed up to tier 2 (the spine), the same job spans ToRs... but 3 whole nodes are not free either.
+    let err = place_job(&mut c, &vcjob("big2", 3, 8, "  networkTopology: {mode: hard, highestTierAllowed: 2}"), 0);
+    assert!(err.is_err());
+    // Two 8-GPU pods fit in tor-b at tier 1.
+    let placed = place_job(&mut c, &vcjob("pair", 2, 8, nt), 0).unwrap();
+    assert_eq!(nodes_of(&placed), vec!["b-0", "b-1"]);
+}
+
+#[test]
+fn soft_mode_falls_back_to_spanning_tors() {
+    let yaml = nodes("a", 1, "hgx-h100-8", "{tor: tor-a}", "{}") + &nodes("b", 1, "hgx-h100-8", "{tor: tor-b}", "{}");
+    let mut c = cluster(&yaml);
+    let placed =
+        place_job(&mut c, &vcjob("wide", 2, 8, "  networkTopology: {mode: soft, highestTierAllowed: 1}"), 0).unwrap();
+    assert_eq!(nodes_of(&placed), vec!["a-0", "b-0"]);
+}
+
+#[test]
+fn tor_affinity_large_model_fills_the_roomiest_tor_and_filler_the_tightest() {
+    // tor-big: 4 free nodes; tor-small: 2 free nodes.
+    let yaml = nodes("big", 4, "hgx-h100-8", "{tor: tor-big}", "{}")
+        + &nodes("small", 2, "hgx-h100-8", "{tor: tor-small}", "{}");
+    let with_label = |name: &str, replicas: u32| {
+        let mut j = vcjob(name, replicas, 8, "");
+        j.labels.insert("tor-affinity".into(), "large-model-schema".into());
+        j
+    };
+    let mut c = cluster(&yaml);
+    let large = place_job(&mut c, &with_label("large", 4), 0).unwrap();
+    assert_eq!(nodes_of(&large), vec!["big-0", "big-1", "big-2", "big-3"]);
+    let mut c = cluster(&yaml);
+    let filler = place_job(&mut c, &with_label("filler", 2), 0).unwrap();
+    assert_eq!(nodes_of(&filler), vec!["small-0", "small-1"]);
+}
+
+fn superpod_job(name: &str, replicas: u32, sp_block: Option<u32>, affinity: Option<&str>) -> Job {
+    let ann = sp_block.map(|b| format!("\n  annotations: {{sp-block: \"{b}\"}}")).unwrap_or_default();
+    let aff = affinity.map(|a| format!(", super-pod-affinity: {a}")).unwrap_or_default();
+    job(&format!(
+        r#"apiVersion: mindxdl.gitee.com/v1
+kind: AscendJob
+metadata:
+  name: {name}
+  labels: {{framework: pytorch, ring-controller.atlas: ascend-910b{aff}}}{ann}
+spec:
+  replicaSpecs:
+    Worker:
+      replicas: {replicas}
+      template:
+        metadata: {{labels: {{ring-controller.atlas: ascend-910b}}}}
+        spec:
+          nodeSelector: {{accelerator-type: module-a3-16-super-pod}}
+          containers:
+          - name: ascend
+            image: train:1
+            resources:
+              requests: {{huawei.com/Ascend910: 16}}
+              limits: {{huawei.com/Ascend910: 16}}
+"#
+    ))
+}
+
+#[test]
+fn superpod_blocks_stay_inside_the_smallest_superpod_that_fits() {
+    // sp-0: 4 nodes, sp-1: 2 nodes, sp-2: 3 nodes.
+    let yaml = nodes("p0", 4, "atlas-900-a3-superpod", "{superPod: sp-0}", "{}")
+        + &nodes("p1", 2, "atlas-900-a3-superpod", "{superPod: sp-1}", "{}")
+        + &nodes("p2", 3, "atlas-900-a3-superpod", "{superPod: sp-2}", "{}");
+    let mut c = cluster(&yaml);
+    // 4 pods in logical blocks of 2 nodes (sp-block 32 chips / 16 per pod): each block
+    // takes the smallest SuperPoD with 2 free nodes: sp-1, then sp-2.
+    let placed = place_job(&mut c, &superpod_job("blocks", 4, Some(32), None), 0).unwrap();
+    let sp_of = |node: &str| node.split('-').next().unwrap_or_default().to_string();
+    let blocks: Vec<String> = placed.iter().map(|p| sp_of(&p.node)).collect();
+    assert_eq!(blocks, vec!["p1", "p1", "p2", "p2"]);
+    // A block of 4 (sp-block 64) now fits only sp-0.
+    let placed = place_job(&mut c, &superpod_job("quad", 4, Some(64), None), 0).unwrap();
+    assert!(placed.iter().all(|p| p.node.starts_with("p0-")), "{placed:?}");
+}
+
+#[test]
+fn superpod_affinity_hard_waits_and_soft_spreads() {
+    let yaml = nodes("p0", 2, "atlas-900-a3-superpod", "{superPod: sp-0}", "{}")
+        + &nodes("p1", 2, "atlas-900-a3-superpod", "{superPod: sp-1}", "{}");
+    let mut c = cluster(&yaml);
+    let err = place_job(&mut c, &superpod_job("hard", 3, Some(48), Some("hard")), 0).unwrap_err();
+    assert!(err.contains("super-pod: no SuperPoD has 3 free nodes for a logical block of sp-block 48"), "{err}");
+    let placed = place_job(&mut c, &superpod_job("soft", 3, Some(48), Some("soft")), 0).unwrap();
+    assert_eq!(placed.len(), 3);
+}
