@@ -113,12 +113,25 @@ impl Resource {
                 }],
                 None => Vec::new(),
             },
-            Resource::ConfigMap(_) | Resource::Queue(_) | Resource::PodGroup(_) | Resource::Node(_) => Vec::new(),
+            Resource::ConfigMap(_)
+            | Resource::Queue(_)
+            | Resource::PodGroup(_)
+            | Resource::Node(_)
+            | Resource::Workload(_)
+            | Resource::PriorityClass(_) => Vec::new(),
         }
     }
 
     /// Whether the object is a job kind (creates pods).
     pub fn is_job(&self) -> bool {
-        !matches!(self, Resource::ConfigMap(_) | Resource::Queue(_) | Resource::PodGroup(_) | Resource::Node(_))
+        !matches!(
+            self,
+            Resource::ConfigMap(_)
+                | Resource::Queue(_)
+                | Resource::PodGroup(_)
+                | Resource::Node(_)
+                | Resource::Workload(_)
+                | Resource::PriorityClass(_)
+        )
     }
 }

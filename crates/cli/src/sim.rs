@@ -21,6 +21,22 @@ pub struct SimArgs {
 enum SimTrace {
     /// Replay the openb trace (Alibaba cluster-trace-gpu-v2023 CSVs).
     Openb(OpenbArgs),
+    /// Replay job YAMLs with arrival times on a cluster file, through the gang scheduler.
+    Jobs(JobsArgs),
+}
+
+#[derive(clap::Args)]
+struct JobsArgs {
+    /// Cluster file: `ringleader.io/v1alpha1` Node documents.
+    #[arg(long)]
+    cluster: PathBuf,
+    /// Job files or directories; `ringleader.io/arrival-time` and
+    /// `ringleader.io/duration` annotations (seconds) give arrival and run time.
+    #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+    /// Output format on stdout.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+    output: Output,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -75,7 +91,84 @@ struct OpenbArgs {
 pub fn run(args: SimArgs) -> anyhow::Result<u8> {
     match args.trace {
         SimTrace::Openb(a) => openb(a),
+        SimTrace::Jobs(a) => jobs(a),
     }
+}
+
+fn load_docs(paths: &[PathBuf]) -> anyhow::Result<Vec<ringleader_api::Document>> {
+    let mut docs = Vec::new();
+    for path in paths {
+        for source in ringleader_api::document::load_path(path) {
+            docs.extend(source?);
+        }
+    }
+    Ok(docs)
+}
+
+fn jobs(a: JobsArgs) -> anyhow::Result<u8> {
+    use ringleader_sim::jobs::{replay_jobs, timed_jobs};
+    let cluster =
+        match ringleader_scheduler::cluster::Cluster::from_documents(&load_docs(std::slice::from_ref(&a.cluster))?) {
+            Ok(c) => c,
+            Err(errs) => {
+                for e in errs {
+                    eprintln!("{e}");
+                }
+                return Ok(1);
+            }
+        };
+    let reports = ringleader_api::check_documents(&load_docs(&a.files)?);
+    let mut invalid = false;
+    for r in reports.iter().filter(|r| !r.valid) {
+        invalid = true;
+        for e in &r.errors {
+            eprintln!("{}[{}] {}: {e}", r.path, r.index, r.object());
+        }
+    }
+    if invalid {
+        return Ok(1);
+    }
+    let jobs: Vec<_> =
+        reports.iter().filter_map(|r| r.resource.as_ref().and_then(ringleader_api::Job::from_resource)).collect();
+    let timed = timed_jobs(jobs).map_err(anyhow::Error::msg)?;
+    let replay = replay_jobs(cluster, &timed);
+    match a.output {
+        Output::Json => {
+            let out = serde_json::json!({
+                "jobs": replay.jobs,
+                "mean_wait_seconds": replay.mean_wait(),
+                "p99_wait_seconds": replay.p99_wait(),
+                "never_placed": replay.never_placed(),
+                "mean_utilisation": replay.mean_utilisation(),
+                "utilisation": replay.utilisation,
+            });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        Output::Table => {
+            let show = |t: Option<u64>| t.map(|t| t.to_string()).unwrap_or_else(|| "-".into());
+            println!("{:<40} {:>5} {:>8} {:>8} {:>8} {:>8}", "JOB", "PODS", "ARRIVAL", "START", "WAIT", "END");
+            for j in &replay.jobs {
+                println!(
+                    "{:<40} {:>5} {:>8} {:>8} {:>8} {:>8}",
+                    j.job,
+                    j.pods,
+                    j.arrival,
+                    show(j.start),
+                    show(j.wait()),
+                    show(j.end)
+                );
+            }
+            println!();
+            println!(
+                "mean wait {:.1} s, p99 wait {} s, mean utilisation {:.1}%, never placed: {}",
+                replay.mean_wait(),
+                replay.p99_wait(),
+                100.0 * replay.mean_utilisation(),
+                if replay.never_placed().is_empty() { "none".to_string() } else { replay.never_placed().join(", ") }
+            );
+        }
+    }
+    Ok(0)
 }
 
 fn write(path: &Path, text: &str) -> anyhow::Result<()> {

@@ -66,3 +66,32 @@ fn table_output_and_bad_cluster() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("spec.profile: no-such-box: unknown profile"));
 }
+
+#[test]
+fn sim_jobs_replays_the_bundled_trace() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+        .args([
+            "sim",
+            "jobs",
+            "--cluster",
+            "examples/cluster.yaml",
+            "-f",
+            "crates/sim/tests/data/jobs-replay.yaml",
+            "-o",
+            "json",
+        ])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 24);
+    // Every job starts no earlier than it arrives, and runs for a positive time.
+    for j in jobs {
+        let (arrival, start, end) =
+            (j["arrival"].as_u64().unwrap(), j["start"].as_u64().unwrap(), j["end"].as_u64().unwrap());
+        assert!(arrival <= start && start < end, "{j}");
+    }
+    assert_eq!(v["never_placed"], serde_json::json!([]));
+}

@@ -145,3 +145,51 @@ impl Cluster {
         self.nodes.iter().find(|n| n.name == name)
     }
 }
+
+impl Cluster {
+    /// Builds a cluster from the `ringleader.io/v1alpha1` Node documents of a
+    /// cluster file (other kinds are skipped). Every problem comes back as
+    /// one line naming the source, document, object, field and value.
+    pub fn from_documents(docs: &[ringleader_api::Document]) -> Result<Cluster, Vec<String>> {
+        let mut cluster = Cluster::default();
+        let mut errors = Vec::new();
+        for r in ringleader_api::check_documents(docs) {
+            for e in &r.errors {
+                errors.push(format!("{}[{}] {}: {e}", r.path, r.index, r.object()));
+            }
+            if let Some(ringleader_api::Resource::Node(obj)) = &r.resource {
+                match Node::from_object(obj) {
+                    Ok(node) => cluster.nodes.push(node),
+                    Err(errs) => {
+                        errors.extend(errs.iter().map(|e| format!("{}[{}] {}: {e}", r.path, r.index, r.object())))
+                    }
+                }
+            }
+        }
+        match (errors.is_empty(), cluster.nodes.is_empty()) {
+            (false, _) => Err(errors),
+            (true, true) => Err(vec!["the cluster file has no ringleader.io/v1alpha1 Node documents".to_string()]),
+            (true, false) => Ok(cluster),
+        }
+    }
+
+    /// Devices allocated whole, over all nodes.
+    pub fn allocated_devices(&self) -> u64 {
+        self.nodes.iter().map(|n| u64::from(n.state.allocated.len())).sum()
+    }
+
+    /// Devices of all nodes.
+    pub fn total_devices(&self) -> u64 {
+        self.nodes.iter().map(|n| n.profile.devices.len() as u64).sum()
+    }
+
+    /// Frees whole devices (by physical ID) a finished pod held on a node.
+    pub fn release(&mut self, node: &str, ids: &[u32]) {
+        if let Some(n) = self.nodes.iter_mut().find(|n| n.name == node) {
+            let set = ringleader_topology::DeviceSet::from_indices(
+                n.profile.devices.iter().enumerate().filter(|(_, d)| ids.contains(&d.id)).map(|(i, _)| i),
+            );
+            n.state.allocated = n.state.allocated.minus(set);
+        }
+    }
+}

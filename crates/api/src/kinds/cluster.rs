@@ -65,3 +65,35 @@ pub struct Node {
     #[serde(default)]
     pub status: NodeStatus,
 }
+
+/// One pod of a running workload: where it runs and on which devices.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadPod {
+    /// Pod name.
+    #[serde(default)]
+    pub name: String,
+    /// Node the pod runs on.
+    pub node: Option<String>,
+    /// Device IDs (as the node's profile numbers them) the pod holds.
+    #[serde(default)]
+    pub devices: Vec<u32>,
+}
+
+/// A job already running when the scheduler takes its snapshot.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadSpec {
+    /// Queue it was admitted to (`default` when unset).
+    pub queue: Option<String>,
+    /// PriorityClass name.
+    pub priority_class_name: Option<String>,
+    /// Priority value, instead of a PriorityClass.
+    pub priority: Option<i32>,
+    /// A VIP job is never preempted.
+    #[serde(default)]
+    pub vip: bool,
+    /// Its pods.
+    #[serde(default)]
+    pub pods: Vec<WorkloadPod>,
+}

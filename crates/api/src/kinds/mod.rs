@@ -12,6 +12,7 @@ use crate::path;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job as BatchJob;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,8 @@ pub type VolcanoJob = Object<volcano::VolcanoJobSpec>;
 pub type Queue = Object<volcano::QueueSpec>;
 /// Volcano PodGroup.
 pub type PodGroup = Object<volcano::PodGroupSpec>;
+/// ringleader Workload: a job already running, with its pods' nodes and devices.
+pub type Workload = Object<cluster::WorkloadSpec>;
 
 /// Every object ringleader understands.
 #[derive(Debug, Clone)]
@@ -75,6 +78,10 @@ pub enum Resource {
     PodGroup(PodGroup),
     /// `ringleader.io/v1alpha1` Node of a cluster file.
     Node(Box<cluster::Node>),
+    /// `ringleader.io/v1alpha1` Workload of a cluster file.
+    Workload(Workload),
+    /// `scheduling.k8s.io/v1` PriorityClass.
+    PriorityClass(Box<PriorityClass>),
 }
 
 /// The `(apiVersion, kind)` pairs accepted, in the order error messages list them.
@@ -90,6 +97,8 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("scheduling.volcano.sh/v1beta1", "Queue"),
     ("scheduling.volcano.sh/v1beta1", "PodGroup"),
     ("ringleader.io/v1alpha1", "Node"),
+    ("ringleader.io/v1alpha1", "Workload"),
+    ("scheduling.k8s.io/v1", "PriorityClass"),
 ];
 
 fn supported_list() -> String {
@@ -131,6 +140,8 @@ impl Resource {
             ("scheduling.volcano.sh/v1beta1", "Queue") => Resource::Queue(typed(value)?),
             ("scheduling.volcano.sh/v1beta1", "PodGroup") => Resource::PodGroup(typed(value)?),
             ("ringleader.io/v1alpha1", "Node") => Resource::Node(Box::new(typed(value)?)),
+            ("ringleader.io/v1alpha1", "Workload") => Resource::Workload(typed(value)?),
+            ("scheduling.k8s.io/v1", "PriorityClass") => Resource::PriorityClass(Box::new(typed(value)?)),
             _ => {
                 return Err(FieldError::new(
                     "kind",
@@ -156,6 +167,8 @@ impl Resource {
             Resource::Queue(o) => &o.metadata,
             Resource::PodGroup(o) => &o.metadata,
             Resource::Node(o) => &o.metadata,
+            Resource::Workload(o) => &o.metadata,
+            Resource::PriorityClass(o) => &o.metadata,
         }
     }
 
@@ -172,6 +185,8 @@ impl Resource {
             Resource::Queue(_) => "Queue",
             Resource::PodGroup(_) => "PodGroup",
             Resource::Node(_) => "Node",
+            Resource::Workload(_) => "Workload",
+            Resource::PriorityClass(_) => "PriorityClass",
         }
     }
 

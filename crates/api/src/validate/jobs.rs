@@ -319,7 +319,8 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
                 check_network_topology(nt, "spec.networkTopology", errs);
             }
         }
-        Resource::ConfigMap(_) => {}
+        Resource::ConfigMap(_) | Resource::PriorityClass(_) => {}
+        Resource::Workload(w) => check_workload(&w.spec, errs),
         Resource::Node(n) => {
             let sources = [n.spec.profile.is_some(), n.spec.topology_text.is_some(), n.spec.npu_smi_text.is_some()];
             if sources.iter().filter(|s| **s).count() != 1 {
@@ -328,6 +329,31 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
                     "a Node needs exactly one of spec.profile (a built-in profile name), spec.topologyText (nvidia-smi topo -m output) or spec.npuSmiText (npu-smi info output)",
                 ));
             }
+        }
+    }
+}
+
+fn check_workload(spec: &crate::kinds::cluster::WorkloadSpec, errs: &mut Errors) {
+    if spec.priority.is_some() && spec.priority_class_name.is_some() {
+        errs.push(FieldError::new(
+            "spec.priority",
+            spec.priority.unwrap_or_default(),
+            "a Workload takes priority or priorityClassName, not both",
+        ));
+    }
+    if spec.pods.is_empty() {
+        errs.push(FieldError::missing("spec.pods", "a Workload needs at least one pod with its node"));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, pod) in spec.pods.iter().enumerate() {
+        let field = path::index("spec.pods", i);
+        if pod.name.is_empty() {
+            errs.push(FieldError::missing(path::key(&field, "name"), "a running pod needs its name"));
+        } else if !seen.insert(pod.name.as_str()) {
+            errs.push(FieldError::new(path::key(&field, "name"), &pod.name, "pod names must be unique"));
+        }
+        if pod.node.as_deref().is_none_or(str::is_empty) {
+            errs.push(FieldError::missing(path::key(&field, "node"), "a running pod needs the node it runs on"));
         }
     }
 }
