@@ -4,10 +4,10 @@ use std::fmt::Write;
 
 use crate::run::PolicySummary;
 
-const WIDTH: f64 = 760.0;
+const WIDTH: f64 = 790.0;
 const HEIGHT: f64 = 460.0;
 const LEFT: f64 = 70.0;
-const RIGHT: f64 = 170.0;
+const RIGHT: f64 = 200.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 60.0;
 /// Low loads allocate everything; the plot starts where policies diverge.
