@@ -159,6 +159,8 @@ pub(crate) fn place_gang(
 ) -> Result<Vec<PodPlacement>, String> {
     let mut states: Vec<DeviceState> = cluster.nodes.iter().map(|n| n.state.clone()).collect();
     let multi_pod = job.total_replicas() > 1;
+    // Read-only during placement; the statement commits into `cluster` at the end.
+    let cl: &Cluster = cluster;
     let mut used: BTreeSet<usize> = BTreeSet::new();
     let mut used_tors: BTreeSet<Option<String>> = BTreeSet::new();
     let mut first_failure: Option<(String, String)> = None;
@@ -183,7 +185,7 @@ pub(crate) fn place_gang(
             let end = (start + block).min(role.replicas);
             let pinned = match (opts.super_pod, &role.device) {
                 (Some(rule), Some(_)) => {
-                    match network::choose_super_pod(cluster, &states, job, role, gate, end - start, rule) {
+                    match network::choose_super_pod(cl, &states, job, role, gate, end - start, rule) {
                         Ok(sp) => sp,
                         Err(why) => {
                             first_failure.get_or_insert((format!("{}-{start}", role.pod_prefix), why));
@@ -197,22 +199,22 @@ pub(crate) fn place_gang(
             let block_gate = |i: usize| {
                 gate(i)?;
                 match &pinned {
-                    Some(sp) if cluster.nodes[i].network.super_pod.as_deref() != Some(sp.as_str()) => {
+                    Some(sp) if cl.nodes[i].network.super_pod.as_deref() != Some(sp.as_str()) => {
                         Err(Filtered::Gated(format!("node(s) outside SuperPoD {sp} chosen for this logical block")))
                     }
                     _ => Ok(()),
                 }
             };
-            let mut view = RoleView::new(cluster, &states, job, role, &used, &block_gate);
+            let mut view = RoleView::new(cl, &states, job, role, &used, &block_gate, multi_pod);
             for index in start..end {
                 let pod = format!("{}-{index}", role.pod_prefix);
-                let Some(i) = view.choose(&used_tors, multi_pod, opts.tor_order) else {
+                let Some(i) = view.choose(&used_tors, opts.tor_order) else {
                     if first_failure.is_none() {
-                        first_failure = Some((pod, view.explain(cluster.nodes.len()).to_string()));
+                        first_failure = Some((pod, view.explain().to_string()));
                     }
                     continue;
                 };
-                let node = &cluster.nodes[i];
+                let node = &cl.nodes[i];
                 let rank = base + index as usize;
                 let (devices, annotations) = match (view.allocation(i), &view.request) {
                     (Some(a), Some((req, topo))) => {
@@ -227,7 +229,7 @@ pub(crate) fn place_gang(
                 if node.network.tor.is_some() {
                     used_tors.insert(node.network.tor.clone());
                 }
-                view.refresh(cluster, &states, i, &used);
+                view.refresh(&states, i, &used);
                 placed
                     .push((rank, PodPlacement { job: job.key(), pod, node: node.name.clone(), devices, annotations }));
             }
