@@ -43,6 +43,18 @@ pub enum Framework {
     Mpi,
 }
 
+impl Framework {
+    /// The `framework` label of acjob and vcjob (`pytorch`, `mindspore`, `tensorflow`).
+    pub fn from_label(label: &str) -> Option<Framework> {
+        match label {
+            "pytorch" => Some(Framework::PyTorch),
+            "mindspore" => Some(Framework::MindSpore),
+            "tensorflow" => Some(Framework::TensorFlow),
+            _ => None,
+        }
+    }
+}
+
 /// Pod restart policy, including Kubeflow's `ExitCode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum RestartPolicy {
@@ -203,6 +215,17 @@ pub enum SuccessPolicy {
     MinSuccess(u32),
 }
 
+impl SuccessPolicy {
+    /// The `successPolicy` field of acjob and TFJob: `AllWorkers`, else the default.
+    pub fn from_field(field: Option<&str>) -> SuccessPolicy {
+        if field == Some("AllWorkers") {
+            SuccessPolicy::AllWorkers
+        } else {
+            SuccessPolicy::Default
+        }
+    }
+}
+
 /// A job of any kind, normalised.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -286,17 +309,8 @@ impl Job {
         let (run_policy, framework, success, min_available, queue, priority, scheduler) = match resource {
             Resource::AscendJob(o) => (
                 Some(&o.spec.run_policy),
-                label(keys::FRAMEWORK).and_then(|f| match f.as_str() {
-                    "pytorch" => Some(Framework::PyTorch),
-                    "mindspore" => Some(Framework::MindSpore),
-                    "tensorflow" => Some(Framework::TensorFlow),
-                    _ => None,
-                }),
-                if o.spec.success_policy.as_deref() == Some("AllWorkers") {
-                    SuccessPolicy::AllWorkers
-                } else {
-                    SuccessPolicy::Default
-                },
+                label(keys::FRAMEWORK).and_then(|f| Framework::from_label(&f)),
+                SuccessPolicy::from_field(o.spec.success_policy.as_deref()),
                 None,
                 None,
                 None,
@@ -308,11 +322,7 @@ impl Job {
             Resource::TfJob(o) => (
                 Some(&o.spec.run_policy),
                 Some(Framework::TensorFlow),
-                if o.spec.success_policy.as_deref() == Some("AllWorkers") {
-                    SuccessPolicy::AllWorkers
-                } else {
-                    SuccessPolicy::Default
-                },
+                SuccessPolicy::from_field(o.spec.success_policy.as_deref()),
                 None,
                 None,
                 None,
@@ -323,12 +333,7 @@ impl Job {
             }
             Resource::VolcanoJob(o) => (
                 None,
-                label(keys::FRAMEWORK).and_then(|f| match f.as_str() {
-                    "pytorch" => Some(Framework::PyTorch),
-                    "mindspore" => Some(Framework::MindSpore),
-                    "tensorflow" => Some(Framework::TensorFlow),
-                    _ => None,
-                }),
+                label(keys::FRAMEWORK).and_then(|f| Framework::from_label(&f)),
                 o.spec
                     .min_success
                     .map(|m| SuccessPolicy::MinSuccess(m.max(0) as u32))
