@@ -1,20 +1,28 @@
-//! `ringleader plan --cluster FILE -f JOB.yaml ...`: places the jobs in the
-//! order given, each gang whole or not at all, each on the state the previous
-//! ones left, and prints the placements and what stays pending.
+//! `ringleader plan --cluster FILE -f JOB.yaml ...`: runs one scheduling
+//! session over the cluster file (Nodes, Volcano Queues, PriorityClasses and
+//! running Workloads) with the jobs as pending, submitted in the order given,
+//! and prints the placements, the evictions and what stays pending, and why.
 
 use anyhow::Context;
 use ringleader_api::document::load_path;
 use ringleader_api::{check_documents, Document, Job, Report, Resource};
-use ringleader_scheduler::cluster::{Cluster, Node};
+use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::{self, Pending, PodPlacement};
+use ringleader_scheduler::session::{self, Eviction, Snapshot};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct PlanArgs {
-    /// Cluster file: `ringleader.io/v1alpha1` Node documents.
+    /// Cluster file: `ringleader.io/v1alpha1` Node and Workload documents,
+    /// Volcano `Queue` and `scheduling.k8s.io/v1` `PriorityClass` documents.
     #[arg(long)]
     cluster: PathBuf,
-    /// Job files, directories or `-`; jobs are placed in the order given.
+    /// Scheduler configuration (Volcano format: actions and plugin tiers).
+    /// Default: the built-in one without DRF, so jobs of equal priority in
+    /// one queue are tried in the order given.
+    #[arg(long = "scheduler-conf")]
+    scheduler_conf: Option<PathBuf>,
+    /// Job files, directories or `-`: the pending jobs, submitted in the order given.
     #[arg(short = 'f', long = "filename", required = true, num_args = 1..)]
     files: Vec<PathBuf>,
     /// Output format.
@@ -61,47 +69,58 @@ pub fn run(args: PlanArgs) -> anyhow::Result<u8> {
     if report_errors(&cluster_reports) | report_errors(&job_reports) {
         return Ok(1);
     }
-    let mut cluster = Cluster::default();
-    let mut bad = false;
-    for r in &cluster_reports {
-        if let Some(Resource::Node(obj)) = &r.resource {
-            match Node::from_object(obj) {
-                Ok(node) => cluster.nodes.push(node),
-                Err(errs) => {
-                    bad = true;
-                    for e in errs {
-                        eprintln!("{}[{}] {}: {e}", r.path, r.index, r.object());
-                    }
+    let conf = match &args.scheduler_conf {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            match SchedulerConf::from_yaml(&text) {
+                Ok(conf) => conf,
+                Err(e) => {
+                    eprintln!("{}: {e}", path.display());
+                    return Ok(1);
                 }
             }
         }
-    }
-    if bad {
-        return Ok(1);
-    }
-    if cluster.nodes.is_empty() {
+        None => SchedulerConf::default().without("drf"),
+    };
+    let objects: Vec<Resource> = cluster_reports.iter().filter_map(|r| r.resource.clone()).collect();
+    let reports: Vec<&Report> = cluster_reports.iter().filter(|r| r.resource.is_some()).collect();
+    let jobs: Vec<Job> = job_reports.iter().filter_map(|r| r.resource.as_ref().and_then(Job::from_resource)).collect();
+    let snapshot = match Snapshot::from_resources(&objects, jobs) {
+        Ok(s) => s,
+        Err(errs) => {
+            for (i, e) in errs {
+                if let Some(r) = reports.get(i) {
+                    eprintln!("{}[{}] {}: {e}", r.path, r.index, r.object());
+                }
+            }
+            return Ok(1);
+        }
+    };
+    if snapshot.cluster.nodes.is_empty() {
         anyhow::bail!("{}: no ringleader.io/v1alpha1 Node documents", args.cluster.display());
     }
-    let jobs: Vec<Job> = job_reports.iter().filter_map(|r| r.resource.as_ref().and_then(Job::from_resource)).collect();
     let now = args.now.unwrap_or_else(|| {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
     });
-    let (placements, pending) = place::plan(&mut cluster, &jobs, now);
+    let outcome = session::run(snapshot, &conf, now);
+    let (placements, pending, evictions) = (outcome.bindings, outcome.pending, outcome.evictions);
     match args.output {
         Output::Json => {
             #[derive(serde::Serialize)]
             struct Out<'a> {
                 placements: &'a [PodPlacement],
                 pending: &'a [Pending],
+                evictions: &'a [Eviction],
             }
-            println!("{}", serde_json::to_string_pretty(&Out { placements: &placements, pending: &pending })?);
+            let out = Out { placements: &placements, pending: &pending, evictions: &evictions };
+            println!("{}", serde_json::to_string_pretty(&out)?);
         }
-        Output::Table => print_table(&placements, &pending),
+        Output::Table => print_table(&placements, &pending, &evictions),
     }
     Ok(0)
 }
 
-fn print_table(placements: &[PodPlacement], pending: &[Pending]) {
+fn print_table(placements: &[PodPlacement], pending: &[Pending], evictions: &[Eviction]) {
     let rows: Vec<[String; 4]> = placements
         .iter()
         .map(|p| {
@@ -122,6 +141,13 @@ fn print_table(placements: &[PodPlacement], pending: &[Pending]) {
     println!("{:w0$}  {:w1$}  {:w2$}  {}", header[0], header[1], header[2], header[3]);
     for r in &rows {
         println!("{:w0$}  {:w1$}  {:w2$}  {}", r[0], r[1], r[2], r[3]);
+    }
+    if !evictions.is_empty() {
+        println!();
+        println!("EVICTED");
+        for e in evictions {
+            println!("{} ({} on {}): {}", e.pod, e.job, e.node, e.reason);
+        }
     }
     if !pending.is_empty() {
         println!();

@@ -95,3 +95,94 @@ fn sim_jobs_replays_the_bundled_trace() {
     }
     assert_eq!(v["never_placed"], serde_json::json!([]));
 }
+
+/// A Volcano job of one pod with `chips` Ascend 910 chips on an Atlas 800.
+fn npu_job(name: &str, queue: &str, class: &str, chips: u32) -> String {
+    let class = if class.is_empty() { String::new() } else { format!("  priorityClassName: {class}\n") };
+    format!(
+        "---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: {name}, labels: {{ring-controller.atlas: ascend-910}}}}\nspec:\n  minAvailable: 1\n  queue: {queue}\n{class}  tasks:\n  - name: worker\n    replicas: 1\n    template:\n      metadata: {{labels: {{ring-controller.atlas: ascend-910}}}}\n      spec:\n        restartPolicy: OnFailure\n        nodeSelector: {{accelerator-type: module}}\n        containers:\n        - name: main\n          image: train:1\n          resources:\n            requests: {{huawei.com/Ascend910: {chips}}}\n            limits: {{huawei.com/Ascend910: {chips}}}\n"
+    )
+}
+
+#[test]
+fn queues_priority_classes_and_workloads_reclaim_and_explain() {
+    let jobs = npu_job("urgent-1", "team-a", "high", 8)
+        + &npu_job("urgent-2", "team-a", "high", 8)
+        + &npu_job("filler", "team-b", "", 2)
+        + &npu_job("late", "archive", "", 1);
+    let tmp = std::env::temp_dir().join(format!("ringleader-queue-jobs-{}.yaml", std::process::id()));
+    std::fs::write(&tmp, jobs).unwrap();
+    let out =
+        plan(&["--cluster", "examples/cluster-queues.yaml", "-f", tmp.to_str().unwrap(), "-o", "json", "--now", "5"]);
+    std::fs::remove_file(&tmp).ok();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // team-a (weight 3, guarantee 8) deserves 20 of the 32 chips; team-b holds 20 and deserves 11, so
+    // each urgent job reclaims the smallest team-b gang that frees a whole server — never the VIP serve-a.
+    let placed: Vec<(&str, &str)> = v["placements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["pod"].as_str().unwrap(), p["node"].as_str().unwrap()))
+        .collect();
+    assert_eq!(placed, vec![("urgent-1-worker-0", "a800-3"), ("urgent-2-worker-0", "a800-1")]);
+    assert_eq!(
+        v["evictions"],
+        serde_json::json!([
+            {"job": "default/train-b3", "pod": "train-b3-worker-0", "node": "a800-3", "preemptedBy": "default/urgent-1",
+             "reason": "reclaimed for queue team-a by default/urgent-1"},
+            {"job": "default/train-b1", "pod": "train-b1-worker-0", "node": "a800-1", "preemptedBy": "default/urgent-2",
+             "reason": "reclaimed for queue team-a by default/urgent-2"}
+        ])
+    );
+    assert_eq!(
+        v["pending"],
+        serde_json::json!([
+            {"job": "default/filler",
+             "reason": "queue team-b over deserved share: huawei.com/Ascend910 requested 2, used 20 of deserved 11"},
+            {"job": "default/late", "reason": "queue archive is Closed"}
+        ])
+    );
+}
+
+#[test]
+fn scheduler_conf_chooses_the_actions() {
+    let jobs = npu_job("urgent-1", "team-a", "high", 8);
+    let tmp = std::env::temp_dir().join(format!("ringleader-conf-jobs-{}.yaml", std::process::id()));
+    let conf = std::env::temp_dir().join(format!("ringleader-conf-{}.yaml", std::process::id()));
+    std::fs::write(&tmp, jobs).unwrap();
+    std::fs::write(&conf, "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n")
+        .unwrap();
+    let args = ["--cluster", "examples/cluster-queues.yaml", "-f", tmp.to_str().unwrap(), "-o", "json"];
+    let out = plan(&[&args[..], &["--scheduler-conf", conf.to_str().unwrap()]].concat());
+    std::fs::write(&conf, "actions: \"allocate, dance\"\n").unwrap();
+    let bad = plan(&[&args[..], &["--scheduler-conf", conf.to_str().unwrap()]].concat());
+    std::fs::remove_file(&tmp).ok();
+    std::fs::remove_file(&conf).ok();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Without reclaim nothing is evicted and the job waits for room.
+    assert_eq!(v["evictions"], serde_json::json!([]));
+    assert!(v["pending"][0]["reason"].as_str().unwrap().starts_with("gang: only 0 of minAvailable 1 pods fit"), "{v}");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("unknown action \"dance\""),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}
+
+#[test]
+fn workload_on_an_unknown_node_names_its_field() {
+    let tmp = std::env::temp_dir().join(format!("ringleader-bad-workload-{}.yaml", std::process::id()));
+    std::fs::write(
+        &tmp,
+        "apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {name: n1}\nspec: {profile: atlas-800-910}\n---\napiVersion: ringleader.io/v1alpha1\nkind: Workload\nmetadata: {name: w}\nspec:\n  pods:\n  - {name: w-0, node: n9, devices: [0]}\n",
+    )
+    .unwrap();
+    let out = plan(&["--cluster", tmp.to_str().unwrap(), "-f", "examples/pytorchjob.yaml"]);
+    std::fs::remove_file(&tmp).ok();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Workload/default/w: spec.pods[0].node: n9: no such node in the cluster"), "{stderr}");
+}

@@ -137,6 +137,15 @@ impl SchedulerConf {
         Ok(conf)
     }
 
+    /// The same configuration without one plugin.
+    pub fn without(&self, plugin: &str) -> SchedulerConf {
+        let mut conf = self.clone();
+        for tier in &mut conf.tiers {
+            tier.plugins.retain(|p| p.name != plugin);
+        }
+        conf
+    }
+
     /// Action names in order.
     pub fn actions(&self) -> Vec<&str> {
         self.actions.split(',').map(str::trim).filter(|a| !a.is_empty()).collect()

@@ -4,9 +4,22 @@
 //! DotProd, GpuClustering, GpuPacking, BestFit, FGD and ringleader's own
 //! policy) with the fragmentation model they score against.
 
+pub mod actions;
+pub mod admission;
 pub mod cluster;
+pub mod conf;
 pub mod explain;
 pub mod nodeorder;
+pub mod order;
 pub mod place;
+pub mod plugins;
 pub mod predicates;
+pub mod priority;
+pub mod queue;
+pub mod reserve;
+pub mod resources;
 pub mod scenarios;
+pub mod session;
+pub mod victims;
+pub mod vip;
+pub mod workload;

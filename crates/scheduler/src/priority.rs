@@ -39,3 +39,27 @@ impl PriorityClasses {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_default_and_unknown_classes() {
+        let class = |name: &str, value: i32, default: bool| PriorityClass {
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            value,
+            global_default: Some(default),
+            ..Default::default()
+        };
+        let classes = [class("low", 10, true), class("high", 1000, false)];
+        let pc = PriorityClasses::new(&classes);
+        assert_eq!(pc.value(None), Ok(10));
+        assert_eq!(pc.value(Some("high")), Ok(1000));
+        assert_eq!(pc.value(Some("system-node-critical")), Ok(2_000_001_000));
+        assert_eq!(pc.value(Some("nope")), Err("PriorityClass nope not found".to_string()));
+    }
+}

@@ -68,7 +68,11 @@ impl QueueInfo {
             guarantee: q.spec.guarantee.as_ref().map(|g| Resources::from_quantities(&g.resource)).unwrap_or_default(),
             deserved: Resources::from_quantities(&q.spec.deserved),
             reclaimable: q.spec.reclaimable.unwrap_or(true),
-            state: if matches!(state, Some("Closed") | Some("Closing")) { QueueState::Closed } else { QueueState::Open },
+            state: if matches!(state, Some("Closed") | Some("Closing")) {
+                QueueState::Closed
+            } else {
+                QueueState::Open
+            },
             parent: q.spec.parent.clone().filter(|p| !p.is_empty() && p != "root"),
         }
     }
@@ -107,22 +111,39 @@ impl Queues {
         self.chain(name).into_iter().find(|q| q.state == QueueState::Closed).map(|q| q.name.as_str())
     }
 
-    /// Deserved share of every queue: a queue that states `deserved` gets
-    /// that; the rest of the cluster (less every guarantee) is water-filled
-    /// among the other queues by weight, each capped by its capability and
-    /// by what it asks for (running + pending), and never below its guarantee.
+    /// Whether some queue names this one as its parent.
+    pub fn has_children(&self, name: &str) -> bool {
+        self.by_name.values().any(|q| q.parent.as_deref() == Some(name) && q.name != name)
+    }
+
+    /// Deserved share of every queue. Leaf queues (the ones jobs run in)
+    /// share the cluster: a queue that states `deserved` gets that; the rest
+    /// (less every guarantee) is water-filled among the others by weight,
+    /// each capped by its capability (and its ancestors') and by what it asks
+    /// for (running + pending), and never below its guarantee. A parent
+    /// deserves the sum of its leaves; its own weight and guarantee are not
+    /// used (its capability and state are).
     pub fn deserved(&self, total: &Resources, requests: &BTreeMap<String, Resources>) -> BTreeMap<String, Resources> {
-        let mut out: BTreeMap<String, Resources> = self.by_name.keys().map(|k| (k.clone(), Resources::default())).collect();
+        let mut out: BTreeMap<String, Resources> =
+            self.by_name.keys().map(|k| (k.clone(), Resources::default())).collect();
+        let leaves: Vec<&QueueInfo> = self.by_name.values().filter(|q| !self.has_children(&q.name)).collect();
         for resource in total.0.keys() {
             let total_r = total.get(resource);
             let mut deserved: BTreeMap<&str, u64> = BTreeMap::new();
             let mut targets: BTreeMap<&str, u64> = BTreeMap::new();
             let mut fixed = 0u64;
-            for q in self.by_name.values() {
-                let cap = q.capability.0.get(resource).copied().unwrap_or(u64::MAX);
+            for q in leaves.iter().copied() {
+                let cap = self
+                    .chain(&q.name)
+                    .iter()
+                    .filter_map(|a| a.capability.0.get(resource).copied())
+                    .min()
+                    .unwrap_or(u64::MAX);
                 if let Some(d) = q.deserved.0.get(resource) {
                     fixed = fixed.saturating_add(*d);
-                    out.entry(q.name.clone()).or_default().0.insert(resource.clone(), *d);
+                    for a in self.chain(&q.name) {
+                        *out.entry(a.name.clone()).or_default().0.entry(resource.clone()).or_default() += *d;
+                    }
                     continue;
                 }
                 let asked = requests.get(&q.name).map(|r| r.get(resource)).unwrap_or(0);
@@ -140,7 +161,8 @@ impl Queues {
                 let mut given = 0u64;
                 for q in &active {
                     // At least one thousandth each, so rounding never stalls the fill.
-                    let share = (u128::from(remaining) * u128::from(self.by_name[*q].weight) / u128::from(weight)) as u64;
+                    let share =
+                        (u128::from(remaining) * u128::from(self.by_name[*q].weight) / u128::from(weight)) as u64;
                     let room = targets[*q] - deserved[*q];
                     let inc = share.max(1).min(room).min(remaining - given);
                     *deserved.entry(q).or_default() += inc;
@@ -151,9 +173,10 @@ impl Queues {
                 }
                 remaining -= given;
             }
+            // Zero is a bound too: a queue that asked for nothing deserves nothing.
             for (q, d) in deserved {
-                if d > 0 {
-                    out.entry(q.to_string()).or_default().0.insert(resource.clone(), d);
+                for a in self.chain(q) {
+                    *out.entry(a.name.clone()).or_default().0.entry(resource.clone()).or_default() += d;
                 }
             }
         }
@@ -189,5 +212,29 @@ mod tests {
         let d = queues.deserved(&npu(36), &requests);
         assert_eq!(d["a"].get("huawei.com/Ascend910"), 2000);
         assert_eq!(d["b"].get("huawei.com/Ascend910"), 30000);
+    }
+
+    #[test]
+    fn parents_sum_their_leaves_and_cap_them() {
+        let mut queues = Queues::default();
+        let mut org = queue("org", 5);
+        org.capability = Resources::one("nvidia.com/gpu", 6000);
+        org.guarantee = Resources::one("nvidia.com/gpu", 4000);
+        queues.by_name.insert("org".into(), org);
+        queues.by_name.insert("org-a".into(), QueueInfo { parent: Some("org".into()), ..queue("org-a", 1) });
+        queues.by_name.insert("org-b".into(), QueueInfo { parent: Some("org".into()), ..queue("org-b", 1) });
+        queues.by_name.insert("solo".into(), queue("solo", 1));
+        let gpu = |n: u64| Resources::one("nvidia.com/gpu", n * 1000);
+        let requests = BTreeMap::from([
+            ("org-a".to_string(), gpu(10)),
+            ("org-b".to_string(), gpu(1)),
+            ("solo".to_string(), gpu(10)),
+        ]);
+        let d = queues.deserved(&gpu(16), &requests);
+        // org-a is capped by org's capability (6), org-b asks for 1, solo takes the rest.
+        assert_eq!(d["org-a"].get("nvidia.com/gpu"), 6000);
+        assert_eq!(d["org-b"].get("nvidia.com/gpu"), 1000);
+        assert_eq!(d["org"].get("nvidia.com/gpu"), 7000);
+        assert_eq!(d["solo"].get("nvidia.com/gpu"), 9000);
     }
 }

@@ -101,7 +101,7 @@ impl Resources {
 
 /// Formats thousandths as a device count (`16`, `0.5`).
 pub fn format_milli(milli: u64) -> String {
-    if milli % 1000 == 0 {
+    if milli / 1000 * 1000 == milli {
         (milli / 1000).to_string()
     } else {
         format!("{}", milli as f64 / 1000.0)
@@ -181,4 +181,34 @@ pub fn held(node: &Node, devices: DeviceSet) -> Resources {
 /// A node's healthy devices: what it adds to the cluster's total.
 pub fn capacity(node: &Node) -> Resources {
     held(node, node.state.healthy(&node.profile))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantities_shares_and_names() {
+        let q = |s: &str| Quantity(s.to_string());
+        let caps = BTreeMap::from([
+            ("huawei.com/Ascend910".to_string(), q("128")),
+            ("aliyun.com/gpu".to_string(), q("500m")),
+            ("memory".to_string(), q("4096Gi")),
+        ]);
+        let r = Resources::from_quantities(&caps);
+        assert_eq!(r.get("huawei.com/Ascend910"), 128_000);
+        assert_eq!(r.get("nvidia.com/gpu"), 500);
+        assert_eq!(r.get("memory"), 0, "non-accelerator amounts are left out");
+        assert_eq!(format_milli(16_000), "16");
+        assert_eq!(format_milli(1_500), "1.5");
+        let used = Resources::one("nvidia.com/gpu", 2000).plus(&Resources::one("huawei.com/Ascend910", 8000));
+        let total = Resources::one("nvidia.com/gpu", 8000).plus(&Resources::one("huawei.com/Ascend910", 16000));
+        assert_eq!(used.dominant_share(&total), 0.5);
+        let limit = Resources::one("huawei.com/Ascend910", 10_000);
+        assert_eq!(
+            Resources::exceeds(&used, &Resources::one("huawei.com/Ascend910", 4000), &limit).as_deref(),
+            Some("huawei.com/Ascend910")
+        );
+        assert_eq!(Resources::exceeds(&used, &Resources::one("nvidia.com/gpu", 4000), &limit), None);
+    }
 }

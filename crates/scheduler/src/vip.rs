@@ -48,3 +48,22 @@ pub fn from_annotations(annotations: &BTreeMap<String, String>) -> Result<Option
     }
     Ok(Some(Vip { mode, nodes }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_mode_and_nodes() {
+        let ann = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        assert_eq!(from_annotations(&ann(&[])), Ok(None));
+        assert_eq!(
+            from_annotations(&ann(&[(VIP, "kill"), (VIP_NODES, "n1, n2")])),
+            Ok(Some(Vip { mode: VipMode::Kill, nodes: vec!["n1".into(), "n2".into()] }))
+        );
+        assert_eq!(
+            from_annotations(&ann(&[(VIP, "wait")])),
+            Err("annotation ringleader.io/vip-nodes: a VIP job must name its nodes".to_string())
+        );
+    }
+}

@@ -1,0 +1,56 @@
+//! Queue admission: may a job's queue take it now? A job is refused when its
+//! queue is unknown or Closed (itself or an ancestor), when it would take the
+//! queue or an ancestor past its capability, or when a plugin refuses it
+//! (proportion/capacity: past the queue's deserved share). The refusal is the job's explanation:
+//! `queue team-a over capability: huawei.com/Ascend910 requested 16, used 120 of 128`.
+
+use crate::resources::{format_milli, Resources};
+use crate::session::Session;
+
+/// What admission counts a job by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Amount {
+    /// The gang's minimum (enqueue, Volcano's minResources).
+    Minimum,
+    /// Every pod (allocate).
+    Full,
+}
+
+/// Whether job `j` may be admitted with `victims` gone and `extra` already
+/// promised to other jobs of its queue (enqueue's jobs not yet placed).
+pub(crate) fn admit(
+    ss: &Session,
+    j: usize,
+    victims: &[usize],
+    amount: Amount,
+    extra: &Resources,
+) -> Result<(), String> {
+    let job = &ss.jobs[j];
+    let q = job.queue.as_str();
+    if !ss.queues.by_name.contains_key(q) {
+        return Err(format!("queue {q} not found"));
+    }
+    if let Some(closed) = ss.queues.closed(q) {
+        return Err(format!("queue {closed} is Closed"));
+    }
+    let request = match amount {
+        Amount::Minimum => &job.min_request,
+        Amount::Full => &job.request,
+    };
+    for anc in ss.queues.chain(q) {
+        let used = ss.usage_under(&anc.name, victims).plus(extra);
+        if let Some(r) = Resources::exceeds(&used, request, &anc.capability) {
+            return Err(format!(
+                "queue {} over capability: {r} requested {}, used {} of {}",
+                anc.name,
+                format_milli(request.get(&r)),
+                format_milli(used.get(&r)),
+                format_milli(anc.capability.get(&r))
+            ));
+        }
+    }
+    for p in &ss.plugins {
+        p.admit(ss, j, victims, amount, extra)?;
+    }
+    Ok(())
+}
