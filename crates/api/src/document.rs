@@ -67,6 +67,18 @@ pub fn load_path(path: &Path) -> Vec<Result<Vec<Document>, LoadError>> {
     vec![load_file(path)]
 }
 
+/// Reads every document of every path, in order; the first source that
+/// cannot be read or parsed is the error.
+pub fn load_all<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<Document>, LoadError> {
+    let mut docs = Vec::new();
+    for path in paths {
+        for source in load_path(path.as_ref()) {
+            docs.extend(source?);
+        }
+    }
+    Ok(docs)
+}
+
 fn load_file(path: &Path) -> Result<Vec<Document>, LoadError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read { path: shown.clone(), source })?;

@@ -2,8 +2,10 @@
 //! scenarios (MindCluster's published scheduling-time table) and a mixed
 //! load, without API or runtime in the way.
 
+use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::{place_job, plan};
 use ringleader_scheduler::scenarios::{a2_cluster, mixed_cluster, mixed_jobs, npu_job};
+use ringleader_scheduler::session::{self, Snapshot};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -75,6 +77,26 @@ pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
             (t.elapsed().as_secs_f64(), p.len())
         });
         results.push(scenario(format!("mixed-{nodes}x{pods}"), nodes, placed));
+    }
+    // The same loads through a full session (enqueue, allocate, backfill,
+    // preempt, reclaim, with queue and priority bookkeeping).
+    let conf = SchedulerConf::default();
+    for (name, nodes, jobs) in [
+        ("session-single-job-5000", 5000usize, vec![npu_job("single", 5000, 1)]),
+        ("session-concurrent-100", 100, (0..100).map(|i| npu_job(&format!("job-{i}"), 1, 1)).collect()),
+        ("session-mixed-1000x5000", 1000, mixed_jobs(5000)),
+    ] {
+        let placed = best_of(runs, || {
+            let snapshot = Snapshot {
+                cluster: if name.contains("mixed") { mixed_cluster(nodes) } else { a2_cluster(nodes, 1) },
+                pending: jobs.clone(),
+                ..Snapshot::default()
+            };
+            let t = Instant::now();
+            let outcome = session::run(snapshot, &conf, 0);
+            (t.elapsed().as_secs_f64(), outcome.bindings.len())
+        });
+        results.push(scenario(name.to_string(), nodes, placed));
     }
     match output {
         Output::Json => {

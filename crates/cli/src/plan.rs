@@ -4,8 +4,8 @@
 //! and prints the placements, the evictions and what stays pending, and why.
 
 use anyhow::Context;
-use ringleader_api::document::load_path;
-use ringleader_api::{check_documents, Document, Job, Report, Resource};
+use ringleader_api::document::load_all;
+use ringleader_api::{check_documents, Job, Report, Resource};
 use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::{self, Pending, PodPlacement};
 use ringleader_scheduler::session::{self, Eviction, Snapshot};
@@ -39,17 +39,6 @@ enum Output {
     Json,
 }
 
-/// Loads every document of the paths; unreadable or malformed sources are errors.
-fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<Document>> {
-    let mut docs = Vec::new();
-    for path in paths {
-        for source in load_path(path) {
-            docs.extend(source?);
-        }
-    }
-    Ok(docs)
-}
-
 /// Prints a document's errors; true when there were any.
 fn report_errors(reports: &[Report]) -> bool {
     let mut bad = false;
@@ -63,9 +52,9 @@ fn report_errors(reports: &[Report]) -> bool {
 }
 
 pub fn run(args: PlanArgs) -> anyhow::Result<u8> {
-    let cluster_docs = load(std::slice::from_ref(&args.cluster)).context("reading the cluster file")?;
+    let cluster_docs = load_all(std::slice::from_ref(&args.cluster)).context("reading the cluster file")?;
     let cluster_reports = check_documents(&cluster_docs);
-    let job_reports = check_documents(&load(&args.files)?);
+    let job_reports = check_documents(&load_all(&args.files)?);
     if report_errors(&cluster_reports) | report_errors(&job_reports) {
         return Ok(1);
     }

@@ -95,29 +95,20 @@ pub fn run(args: SimArgs) -> anyhow::Result<u8> {
     }
 }
 
-fn load_docs(paths: &[PathBuf]) -> anyhow::Result<Vec<ringleader_api::Document>> {
-    let mut docs = Vec::new();
-    for path in paths {
-        for source in ringleader_api::document::load_path(path) {
-            docs.extend(source?);
-        }
-    }
-    Ok(docs)
-}
-
 fn jobs(a: JobsArgs) -> anyhow::Result<u8> {
     use ringleader_sim::jobs::{replay_jobs, timed_jobs};
-    let cluster =
-        match ringleader_scheduler::cluster::Cluster::from_documents(&load_docs(std::slice::from_ref(&a.cluster))?) {
-            Ok(c) => c,
-            Err(errs) => {
-                for e in errs {
-                    eprintln!("{e}");
-                }
-                return Ok(1);
+    let cluster = match ringleader_scheduler::cluster::Cluster::from_documents(&ringleader_api::document::load_all(
+        std::slice::from_ref(&a.cluster),
+    )?) {
+        Ok(c) => c,
+        Err(errs) => {
+            for e in errs {
+                eprintln!("{e}");
             }
-        };
-    let reports = ringleader_api::check_documents(&load_docs(&a.files)?);
+            return Ok(1);
+        }
+    };
+    let reports = ringleader_api::check_documents(&ringleader_api::document::load_all(&a.files)?);
     let mut invalid = false;
     for r in reports.iter().filter(|r| !r.valid) {
         invalid = true;

@@ -1,22 +1,11 @@
 //! Network-topology placement: HyperNode tiers (hard / soft), tor-affinity
 //! schemas, SuperPoD logical blocks.
 
-use ringleader_api::document::parse_str;
-use ringleader_api::{check_documents, Job, Resource};
-use ringleader_scheduler::cluster::{Cluster, Node};
-use ringleader_scheduler::place::place_job;
+mod common;
 
-fn cluster(yaml: &str) -> Cluster {
-    let docs = parse_str("cluster.yaml", yaml).unwrap();
-    let nodes = check_documents(&docs)
-        .into_iter()
-        .map(|r| match r.resource {
-            Some(Resource::Node(n)) => Node::from_object(&n).unwrap(),
-            other => panic!("not a node: {other:?} {:?}", r.errors),
-        })
-        .collect();
-    Cluster { nodes }
-}
+use common::{cluster, jobs};
+use ringleader_api::Job;
+use ringleader_scheduler::place::place_job;
 
 /// `count` nodes named `<prefix>-<i>` with the network fields given.
 fn nodes(prefix: &str, count: usize, profile: &str, network: &str, status: &str) -> String {
@@ -30,10 +19,7 @@ fn nodes(prefix: &str, count: usize, profile: &str, network: &str, status: &str)
 }
 
 fn job(yaml: &str) -> Job {
-    let docs = parse_str("job.yaml", yaml).unwrap();
-    let r = check_documents(&docs).remove(0);
-    assert!(r.valid, "{:?}", r.errors);
-    Job::from_resource(r.resource.as_ref().unwrap()).unwrap()
+    jobs(yaml).remove(0)
 }
 
 fn vcjob(name: &str, replicas: u32, gpus: u32, extra_spec: &str) -> Job {

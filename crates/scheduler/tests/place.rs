@@ -1,41 +1,15 @@
 //! Gang placement scenarios with exact assertions: ring rules reach the pod
 //! annotations, gangs are all-or-nothing, ToR locality, explanations.
 
-use ringleader_api::document::parse_str;
-use ringleader_api::{check_documents, Job, Resource};
-use ringleader_scheduler::cluster::{Cluster, Node};
-use ringleader_scheduler::place::{place_job, plan};
+mod common;
 
-fn cluster(yaml: &str) -> Cluster {
-    let docs = parse_str("cluster.yaml", yaml).unwrap();
-    let nodes = check_documents(&docs)
-        .into_iter()
-        .map(|r| {
-            assert!(r.valid, "{:?}", r.errors);
-            match r.resource {
-                Some(Resource::Node(n)) => Node::from_object(&n).unwrap(),
-                other => panic!("not a node: {other:?}"),
-            }
-        })
-        .collect();
-    Cluster { nodes }
-}
+use common::{cluster, jobs};
+use ringleader_scheduler::place::{place_job, plan};
 
 fn node(name: &str, profile: &str, tor: &str, status: &str) -> String {
     format!(
         "---\napiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: {name}, labels: {{host-arch: huawei-arm}}}}\nspec: {{profile: {profile}, network: {{tor: {tor}}}}}\nstatus: {status}\n"
     )
-}
-
-fn jobs(yaml: &str) -> Vec<Job> {
-    let docs = parse_str("job.yaml", yaml).unwrap();
-    check_documents(&docs)
-        .into_iter()
-        .map(|r| {
-            assert!(r.valid, "{:?}", r.errors);
-            Job::from_resource(r.resource.as_ref().unwrap()).unwrap()
-        })
-        .collect()
 }
 
 /// A vcjob of `replicas` pods with `chips` Ascend 910 chips each.
