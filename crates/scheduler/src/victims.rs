@@ -10,10 +10,12 @@
 //! then dropped again, highest priority first, while it still fits (a set no
 //! victim can leave, not always the smallest).
 
+use crate::admission::{admit, Amount};
 use crate::place::PodPlacement;
 use crate::plugins::Evict;
 use crate::predicates::serves;
-use crate::session::{Session, Statement};
+use crate::resources::Resources;
+use crate::session::{Session, Statement, Status};
 
 /// Most candidates searched exhaustively.
 pub const EXACT_LIMIT: usize = 10;
@@ -164,6 +166,64 @@ fn combinations(items: &[usize], size: usize) -> Vec<Vec<usize>> {
         idx[k - 1] += 1;
         for m in k..size {
             idx[m] = idx[m - 1] + 1;
+        }
+    }
+}
+
+/// One round of `preempt` or `reclaim`: each waiting gang, in job order, may
+/// evict running non-VIP gangs — of its own queue (preempt) or of other
+/// queues (reclaim) — that the plugins vote for; the fewest that make it fit
+/// go, in the same statement that places it.
+pub(crate) fn evict_round(ss: &mut Session, kind: Evict) {
+    // Only running gangs can be victims; without any there is nothing to do.
+    if !ss.jobs.iter().any(|v| v.status == Status::Running && !v.is_vip) {
+        return;
+    }
+    let mut seen = vec![false; ss.jobs.len()];
+    while let Some(j) =
+        ss.next_job(|job| job.waiting() && !job.best_effort && !seen.get(job.order).copied().unwrap_or(true))
+    {
+        seen[ss.jobs[j].order] = true;
+        let (queue, priority) = (ss.jobs[j].queue.clone(), ss.jobs[j].priority);
+        if ss.queues.closed(&queue).is_some() || !ss.queues.by_name.contains_key(&queue) {
+            continue;
+        }
+        let in_scope = |victim_queue: &str| match kind {
+            Evict::Preempt => victim_queue == queue,
+            Evict::Reclaim => victim_queue != queue,
+        };
+        let candidates: Vec<usize> = ss
+            .jobs
+            .iter()
+            .enumerate()
+            .filter(|(v, job)| {
+                job.status == Status::Running && !job.is_vip && in_scope(&job.queue) && votes(ss, j, *v, kind)
+            })
+            .map(|(v, _)| v)
+            .collect();
+        if candidates.is_empty() {
+            continue;
+        }
+        let allowed = |set: &[usize]| {
+            admit(ss, j, set, Amount::Full, &Resources::default()).is_ok()
+                && ss.plugins.iter().all(|p| p.allow_victims(ss, set, kind))
+        };
+        match choose(ss, j, candidates, &allowed) {
+            Some(c) => {
+                let why = match kind {
+                    Evict::Preempt => format!("preempted by {} (priority {priority})", ss.jobs[j].key),
+                    Evict::Reclaim => format!("reclaimed for queue {queue} by {}", ss.jobs[j].key),
+                };
+                ss.commit(j, c.statement, c.placements, &why);
+            }
+            None => match kind {
+                Evict::Preempt => {
+                    note(ss, j, &format!("preempt: no lower-priority gangs of queue {queue} to evict would make room"))
+                }
+                Evict::Reclaim => {
+                    note(ss, j, "reclaim: no gangs of queues over their deserved share to evict would make room")
+                }
+            },
         }
     }
 }
