@@ -99,6 +99,20 @@ pub struct Role {
     pub pod_prefix: String,
     /// Pod template.
     pub template: PodTemplateSpec,
+    /// Sub-gangs (Volcano `partitionPolicy`): pods in partitions placed whole.
+    pub partitions: Option<Partitions>,
+}
+
+/// A role's pods in partitions of `size`, each placed whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Partitions {
+    /// Pods per partition.
+    pub size: u32,
+    /// Partitions that must be placed (0: the job's minAvailable decides).
+    pub min: u32,
+    /// Where each partition must lie.
+    pub network_topology: Option<NetworkTopologyConstraint>,
 }
 
 /// Where and with whom the job is scheduled.
@@ -297,6 +311,16 @@ impl Job {
                     device: devices::pod_request(r.template),
                     pod_prefix: r.pod_prefix,
                     template: r.template.clone(),
+                    partitions: r.partition_policy.and_then(|pp| {
+                        Some(Partitions {
+                            size: u32::try_from(pp.partition_size?).ok().filter(|s| *s > 0)?,
+                            min: pp.min_partitions.unwrap_or(0).max(0) as u32,
+                            network_topology: pp.network_topology.as_ref().map(|n| NetworkTopologyConstraint {
+                                hard: n.mode.as_deref() != Some("soft"),
+                                highest_tier_allowed: n.highest_tier_allowed.map(|t| t.max(0) as u32),
+                            }),
+                        })
+                    }),
                 }
             })
             .collect();

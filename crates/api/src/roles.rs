@@ -28,6 +28,8 @@ pub struct RoleSpec<'a> {
     pub template: &'a PodTemplateSpec,
     /// Prefix of pod names: pod `i` is `<pod_prefix>-<i>`.
     pub pod_prefix: String,
+    /// Volcano `partitionPolicy` of the task.
+    pub partition_policy: Option<&'a crate::kinds::volcano::PartitionPolicy>,
 }
 
 /// Roles whose replicas may be at most 1.
@@ -56,6 +58,7 @@ fn kubeflow_roles<'a>(job: &str, field: &str, specs: &'a BTreeMap<String, Replic
             min_available: None,
             template: &spec.template,
             pod_prefix: format!("{job}-{}", name.to_lowercase()),
+            partition_policy: None,
         })
         .collect();
     roles.sort_by_key(|r| rank_order(r.name));
@@ -85,6 +88,7 @@ impl Resource {
                     min_available: t.min_available,
                     template: &t.template,
                     pod_prefix: format!("{job}-{}", t.name),
+                    partition_policy: t.partition_policy.as_ref(),
                 })
                 .collect(),
             Resource::Deployment(d) => match &d.spec {
@@ -97,6 +101,7 @@ impl Resource {
                     min_available: None,
                     template: &spec.template,
                     pod_prefix: job.to_string(),
+                    partition_policy: None,
                 }],
                 None => Vec::new(),
             },
@@ -110,6 +115,7 @@ impl Resource {
                     min_available: None,
                     template: &spec.template,
                     pod_prefix: job.to_string(),
+                    partition_policy: None,
                 }],
                 None => Vec::new(),
             },

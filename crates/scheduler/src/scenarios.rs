@@ -54,6 +54,7 @@ pub fn npu_job(name: &str, pods: u32, chips: u32) -> Job {
         }),
         pod_prefix: format!("{name}-worker"),
         template: Default::default(),
+        partitions: None,
     };
     Job {
         kind: JobKind::VolcanoJob,

@@ -153,3 +153,59 @@ fn superpod_affinity_hard_waits_and_soft_spreads() {
     let placed = place_job(&mut c, &superpod_job("soft", 3, Some(48), Some("soft")), 0).unwrap();
     assert_eq!(placed.len(), 3);
 }
+
+fn partitioned(name: &str, min_available: u32, partitions: u32, size: u32, extra: &str) -> Job {
+    job(&format!(
+        r#"apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: {name}}}
+spec:
+  minAvailable: {min_available}
+  tasks:
+  - name: worker
+    replicas: {replicas}
+    partitionPolicy: {{totalPartitions: {partitions}, partitionSize: {size}{extra}}}
+    template:
+      spec:
+        restartPolicy: OnFailure
+        containers:
+        - {{name: c, image: train:1, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}
+"#,
+        replicas = partitions * size
+    ))
+}
+
+#[test]
+fn partitions_each_stay_in_the_tightest_tor_that_holds_them() {
+    let yaml = nodes("a", 2, "hgx-h100-8", "{tor: tor-a}", "{}") + &nodes("b", 3, "hgx-h100-8", "{tor: tor-b}", "{}");
+    let mut c = cluster(&yaml);
+    let nt = ", networkTopology: {mode: hard, highestTierAllowed: 1}";
+    let placed = place_job(&mut c, &partitioned("parts", 4, 2, 2, nt), 0).unwrap();
+    let by_pod: Vec<(&str, &str)> = placed.iter().map(|p| (p.pod.as_str(), p.node.as_str())).collect();
+    // Partition 0 (pods 0, 1) fills tor-a, the tightest ToR with room for 2; partition 1 goes to tor-b.
+    assert_eq!(&by_pod[..2], &[("parts-worker-0", "a-0"), ("parts-worker-1", "a-1")]);
+    assert!(by_pod[2..].iter().all(|(_, n)| n.starts_with("b-")), "{by_pod:?}");
+}
+
+#[test]
+fn min_partitions_decides_and_a_partition_is_placed_whole_or_not_at_all() {
+    let nt = ", networkTopology: {mode: hard, highestTierAllowed: 1}";
+    let yaml = nodes("a", 2, "hgx-h100-8", "{tor: tor-a}", "{}") + &nodes("b", 1, "hgx-h100-8", "{tor: tor-b}", "{}");
+    // One partition of 2 is enough (minPartitions 1): partition 1 finds no ToR with room for 2.
+    let mut c = cluster(&yaml);
+    let placed = place_job(&mut c, &partitioned("one", 2, 2, 2, &format!("{nt}, minPartitions: 1")), 0).unwrap();
+    assert_eq!(nodes_of(&placed), vec!["a-0", "a-1"]);
+    // Both partitions required: the job waits, whole.
+    let mut c = cluster(&yaml);
+    let err = place_job(&mut c, &partitioned("two", 2, 2, 2, &format!("{nt}, minPartitions: 2")), 0).unwrap_err();
+    assert_eq!(
+        err,
+        "gang: only 1 of minPartitions 2 partitions of worker fit; pod two-worker-2: partition: no HyperNode of tier ≤ 1 can hold a partition of 2 pods"
+    );
+    // Without a topology constraint a partition that only partly fits is rolled back:
+    // 3 free nodes, partitions of 2: the second partition's lone pod is not placed.
+    let mut c = cluster(&yaml);
+    let placed = place_job(&mut c, &partitioned("loose", 2, 2, 2, ""), 0).unwrap();
+    assert_eq!(placed.len(), 2);
+    assert_eq!(c.nodes.iter().filter(|n| n.state.allocated.is_empty()).count(), 1);
+}

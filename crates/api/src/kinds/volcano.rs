@@ -52,6 +52,24 @@ pub struct TaskSpec {
     pub policies: Vec<LifecyclePolicy>,
     /// Retries of this task.
     pub max_retry: Option<i32>,
+    /// Sub-gangs: the task's pods in partitions, each placed whole.
+    pub partition_policy: Option<PartitionPolicy>,
+}
+
+/// A task's partitions (Volcano `partitionPolicy`): `totalPartitions` groups
+/// of `partitionSize` pods, each placed whole, inside one HyperNode when
+/// `networkTopology` says so.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionPolicy {
+    /// Partitions; times `partitionSize` must equal the task's replicas.
+    pub total_partitions: Option<i32>,
+    /// Pods per partition.
+    pub partition_size: Option<i32>,
+    /// Where each partition must lie.
+    pub network_topology: Option<NetworkTopology>,
+    /// Partitions that must be placed for the job to start (0: the job's minAvailable decides).
+    pub min_partitions: Option<i32>,
 }
 
 /// `batch.volcano.sh/v1alpha1` Job spec.

@@ -5,7 +5,7 @@ use super::containers::check_template;
 use super::{names, Errors};
 use crate::error::FieldError;
 use crate::kinds::kubeflow::RunPolicy;
-use crate::kinds::volcano::{LifecyclePolicy, NetworkTopology};
+use crate::kinds::volcano::{LifecyclePolicy, NetworkTopology, PartitionPolicy};
 use crate::kinds::Resource;
 use crate::path;
 use crate::roles::SINGLETON_ROLES;
@@ -265,7 +265,11 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
             }
             check_policies(&o.spec.policies, "spec.policies", errs);
             for (i, t) in o.spec.tasks.iter().enumerate() {
-                check_policies(&t.policies, &path::key(&path::index("spec.tasks", i), "policies"), errs);
+                let tf = path::index("spec.tasks", i);
+                check_policies(&t.policies, &path::key(&tf, "policies"), errs);
+                if let Some(pp) = &t.partition_policy {
+                    check_partitions(pp, t.replicas.unwrap_or(1), &path::key(&tf, "partitionPolicy"), errs);
+                }
             }
             if let Some(nt) = &o.spec.network_topology {
                 check_network_topology(nt, "spec.networkTopology", errs);
@@ -426,6 +430,36 @@ fn check_policies(policies: &[LifecyclePolicy], field: &str, errs: &mut Errors) 
             }
             _ => {}
         }
+    }
+}
+
+fn check_partitions(pp: &PartitionPolicy, replicas: i32, field: &str, errs: &mut Errors) {
+    let total = pp.total_partitions.unwrap_or(0);
+    let size = pp.partition_size.unwrap_or(0);
+    if total < 1 {
+        errs.push(FieldError::new(path::key(field, "totalPartitions"), total, "must be at least 1"));
+    }
+    if size < 1 {
+        errs.push(FieldError::new(path::key(field, "partitionSize"), size, "must be at least 1"));
+    }
+    if total >= 1 && size >= 1 && i64::from(total) * i64::from(size) != i64::from(replicas) {
+        errs.push(FieldError::new(
+            path::key(field, "partitionSize"),
+            size,
+            format!("totalPartitions × partitionSize must equal the task's replicas ({total} × {size} ≠ {replicas})"),
+        ));
+    }
+    if let Some(m) = pp.min_partitions {
+        if m < 0 || m > total.max(0) {
+            errs.push(FieldError::new(
+                path::key(field, "minPartitions"),
+                m,
+                format!("allowed: 0 to totalPartitions ({total})"),
+            ));
+        }
+    }
+    if let Some(nt) = &pp.network_topology {
+        check_network_topology(nt, &path::key(field, "networkTopology"), errs);
     }
 }
 

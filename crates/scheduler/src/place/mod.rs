@@ -175,36 +175,46 @@ pub(crate) fn place_gang(
     }
     roles.sort_by_key(|(base, role)| (role.device.is_none(), *base));
     for (base, role) in roles {
-        // Pods go in blocks: one block per role, or one per logical SuperPoD.
-        let block = match (opts.super_pod, &role.device) {
-            (Some(rule), Some(_)) => rule.block_pods.max(1),
+        // Pods go in blocks: one per role, one per partition (placed whole),
+        // or one per logical SuperPoD.
+        let block = match (&role.partitions, opts.super_pod, &role.device) {
+            (Some(p), _, _) => p.size.max(1),
+            (None, Some(rule), Some(_)) => rule.block_pods.max(1),
             _ => role.replicas.max(1),
         };
         let mut start = 0;
         while start < role.replicas {
             let end = (start + block).min(role.replicas);
-            let pinned = match (opts.super_pod, &role.device) {
-                (Some(rule), Some(_)) => {
-                    match network::choose_super_pod(cl, &states, job, role, gate, end - start, rule) {
-                        Ok(sp) => sp,
-                        Err(why) => {
-                            first_failure.get_or_insert((format!("{}-{start}", role.pod_prefix), why));
-                            start = end;
-                            continue;
-                        }
+            let first_pod = format!("{}-{start}", role.pod_prefix);
+            let pinned: Result<Option<(String, Vec<usize>)>, String> =
+                match (&role.partitions, opts.super_pod, &role.device) {
+                    (Some(p), _, _) => {
+                        network::choose_hypernode(cl, &states, job, role, gate, end - start, p.network_topology)
                     }
+                    (None, Some(rule), Some(_)) => {
+                        network::choose_super_pod(cl, &states, job, role, gate, end - start, rule)
+                    }
+                    _ => Ok(None),
+                };
+            let pinned = match pinned {
+                Ok(p) => p,
+                Err(why) => {
+                    first_failure.get_or_insert((first_pod, why));
+                    start = end;
+                    continue;
                 }
-                _ => None,
             };
             let block_gate = |i: usize| {
                 gate(i)?;
                 match &pinned {
-                    Some(sp) if cl.nodes[i].network.super_pod.as_deref() != Some(sp.as_str()) => {
-                        Err(Filtered::Gated(format!("node(s) outside SuperPoD {sp} chosen for this logical block")))
+                    Some((name, members)) if members.binary_search(&i).is_err() => {
+                        Err(Filtered::Gated(format!("node(s) outside {name} chosen for this block")))
                     }
                     _ => Ok(()),
                 }
             };
+            // A partition is a sub-gang: keep what to restore if it is not placed whole.
+            let undo = role.partitions.map(|_| (states.clone(), placed.len(), used.clone(), used_tors.clone()));
             let mut view = RoleView::new(cl, &states, job, role, &used, &block_gate, multi_pod);
             for index in start..end {
                 let pod = format!("{}-{index}", role.pod_prefix);
@@ -233,7 +243,30 @@ pub(crate) fn place_gang(
                 placed
                     .push((rank, PodPlacement { job: job.key(), pod, node: node.name.clone(), devices, annotations }));
             }
+            if let Some((s0, n0, u0, t0)) = undo {
+                let got = placed.len() - n0;
+                if got < (end - start) as usize {
+                    first_failure.get_or_insert((
+                        first_pod,
+                        format!("partition: only {got} of its {} pods fit, so none are placed", end - start),
+                    ));
+                    (states, used, used_tors) = (s0, u0, t0);
+                    placed.truncate(n0);
+                }
+            }
             start = end;
+        }
+    }
+    for role in &job.roles {
+        let Some(p) = role.partitions.filter(|p| p.min > 0) else { continue };
+        let prefix = format!("{}-", role.pod_prefix);
+        let whole = placed.iter().filter(|(_, pp)| pp.pod.starts_with(&prefix)).count() as u32 / p.size.max(1);
+        if whole < p.min {
+            let detail = first_failure.map(|(pod, why)| format!("; pod {pod}: {why}")).unwrap_or_default();
+            return Err(format!(
+                "gang: only {whole} of minPartitions {} partitions of {} fit{detail}",
+                p.min, role.name
+            ));
         }
     }
     let needed = job.scheduling.min_available.min(job.total_replicas());

@@ -9,6 +9,10 @@
 //!   ≥ 4 replicas fill the ToR with the most room first (fewest ToRs);
 //!   smaller ones are filler jobs and go where the least room is left;
 //!   `normal-schema` jobs keep to one ToR when one can hold them.
+//! * Volcano `partitionPolicy` (per task): pods in partitions of
+//!   `partitionSize`, each a sub-gang placed whole or not at all, inside one
+//!   HyperNode of tier ≤ its own `highestTierAllowed` (the tightest that
+//!   holds it); `minPartitions` partitions must be placed.
 //! * SuperPoD (`sp-block` annotation, Atlas 900 A3 SuperPoD nodes): pods go
 //!   in logical blocks of `sp-block / chips per pod` pods; each block stays
 //!   inside one SuperPoD, the smallest that can hold it. `super-pod-affinity:
@@ -87,16 +91,22 @@ fn super_pod_rule(job: &Job) -> Option<SuperPodRule> {
     })
 }
 
-/// HyperNodes of a tier: groups of node indices by ToR (1), spine (2), or the whole cluster (3+).
+/// The HyperNode of tier `tier` node `i` belongs to: its ToR (1), its spine
+/// (2), or the whole cluster (3 and up).
+fn hypernode_of(cluster: &Cluster, i: usize, tier: u32) -> Option<String> {
+    let n = &cluster.nodes[i].network;
+    match tier {
+        1 => n.tor.clone(),
+        2 => n.spine.clone(),
+        _ => Some("cluster".to_string()),
+    }
+}
+
+/// HyperNodes of a tier: groups of node indices, ascending.
 fn hypernodes(cluster: &Cluster, tier: u32) -> BTreeMap<String, Vec<usize>> {
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, n) in cluster.nodes.iter().enumerate() {
-        let key = match tier {
-            1 => n.network.tor.clone(),
-            2 => n.network.spine.clone(),
-            _ => Some("cluster".to_string()),
-        };
-        if let Some(k) = key {
+    for i in 0..cluster.nodes.len() {
+        if let Some(k) = hypernode_of(cluster, i, tier) {
             groups.entry(k).or_default().push(i);
         }
     }
@@ -159,9 +169,63 @@ fn free_devices(cluster: &Cluster, members: &[usize], job: &Job) -> u64 {
         .sum()
 }
 
+/// Pods of `role` node `i` can take now: for whole devices, its usable
+/// free devices over the per-pod count; otherwise 1 if one fits.
+fn room_on(cluster: &Cluster, states: &[DeviceState], job: &Job, role: &Role, gate: Gate<'_>, i: usize) -> u32 {
+    let node = &cluster.nodes[i];
+    let spec = role.template.spec.as_ref();
+    if gate(i).is_err() || labels_match(spec, &node.labels).is_err() {
+        return 0;
+    }
+    let Some(req) = role.device.as_ref() else { return u32::MAX };
+    if serves(&node.profile, req).is_err() {
+        return 0;
+    }
+    let topo = topology_request(job, req);
+    if allocate(&node.profile, &states[i], &topo).is_err() {
+        return 0;
+    }
+    match topo {
+        ringleader_topology::DeviceRequest::Whole(w) if w.count > 0 => {
+            states[i].whole_free(&node.profile, w.multi_pod).len() / w.count
+        }
+        _ => 1,
+    }
+}
+
+/// The tightest group of nodes (grouped by `key`) whose room holds `pods`
+/// pods, each node counting for at most `per_node_cap` pods. Members come
+/// in ascending order.
+#[allow(clippy::too_many_arguments)]
+fn tightest_group(
+    cluster: &Cluster,
+    states: &[DeviceState],
+    job: &Job,
+    role: &Role,
+    gate: Gate<'_>,
+    pods: u32,
+    per_node_cap: u32,
+    key: impl Fn(usize) -> Option<String>,
+) -> Option<(String, Vec<usize>)> {
+    let mut groups: BTreeMap<String, (u64, Vec<usize>)> = BTreeMap::new();
+    for i in 0..cluster.nodes.len() {
+        let Some(k) = key(i) else { continue };
+        let room = room_on(cluster, states, job, role, gate, i).min(per_node_cap);
+        let entry = groups.entry(k).or_default();
+        entry.1.push(i);
+        entry.0 += u64::from(room);
+    }
+    groups
+        .into_iter()
+        .filter(|(_, (room, _))| *room >= u64::from(pods))
+        .min_by(|(an, (ar, _)), (bn, (br, _))| ar.cmp(br).then(an.cmp(bn)))
+        .map(|(name, (_, members))| (name, members))
+}
+
 /// Picks the SuperPoD for a block of `pods` pods of `role`: the one with the
-/// least room that still holds the block. `Ok(None)`: no SuperPoD holds it
-/// and the job's affinity is soft, so the block may spread.
+/// least room that still holds the block (each node counts for one pod, as
+/// SuperPoD jobs take whole nodes). `Ok(None)`: no SuperPoD holds it and the
+/// job's affinity is soft, so the block may spread.
 pub(super) fn choose_super_pod(
     cluster: &Cluster,
     states: &[DeviceState],
@@ -170,30 +234,45 @@ pub(super) fn choose_super_pod(
     gate: Gate<'_>,
     pods: u32,
     rule: SuperPodRule,
-) -> Result<Option<String>, String> {
-    let Some(req) = role.device.as_ref() else { return Ok(None) };
-    let topo = topology_request(job, req);
-    let spec = role.template.spec.as_ref();
-    // Room per SuperPoD, in pods: each node counted for one pod, as
-    // SuperPoD jobs take whole nodes.
-    let mut room: BTreeMap<&str, u32> = BTreeMap::new();
-    for (i, node) in cluster.nodes.iter().enumerate() {
-        let Some(sp) = node.network.super_pod.as_deref() else { continue };
-        let fits = gate(i).is_ok()
-            && labels_match(spec, &node.labels).is_ok()
-            && serves(&node.profile, req).is_ok()
-            && allocate(&node.profile, &states[i], &topo).is_ok();
-        if fits {
-            *room.entry(sp).or_default() += 1;
-        }
+) -> Result<Option<(String, Vec<usize>)>, String> {
+    if role.device.is_none() {
+        return Ok(None);
     }
-    let best = room.iter().filter(|(_, r)| **r >= pods).min_by_key(|(name, r)| (**r, **name));
-    match best {
-        Some((name, _)) => Ok(Some(name.to_string())),
+    let key = |i: usize| cluster.nodes[i].network.super_pod.clone();
+    match tightest_group(cluster, states, job, role, gate, pods, 1, key) {
+        Some((name, members)) => Ok(Some((format!("SuperPoD {name}"), members))),
         None if rule.soft => Ok(None),
         None => Err(format!(
             "super-pod: no SuperPoD has {pods} free nodes for a logical block of sp-block {} (super-pod-affinity: hard)",
             rule.sp_block
         )),
+    }
+}
+
+/// Picks the HyperNode for one partition of `pods` pods: the tightest that
+/// holds it, lowest tier first, up to the partition's `highestTierAllowed`
+/// (default 1, a ToR). No constraint: `Ok(None)`; none holds it: an error
+/// when hard, `Ok(None)` (spread) when soft.
+pub(super) fn choose_hypernode(
+    cluster: &Cluster,
+    states: &[DeviceState],
+    job: &Job,
+    role: &Role,
+    gate: Gate<'_>,
+    pods: u32,
+    constraint: Option<ringleader_api::model::NetworkTopologyConstraint>,
+) -> Result<Option<(String, Vec<usize>)>, String> {
+    let Some(nt) = constraint else { return Ok(None) };
+    let highest = nt.highest_tier_allowed.unwrap_or(1).max(1);
+    for tier in 1..=highest {
+        let key = |i: usize| hypernode_of(cluster, i, tier);
+        if let Some((name, members)) = tightest_group(cluster, states, job, role, gate, pods, u32::MAX, key) {
+            return Ok(Some((format!("tier-{tier} HyperNode {name}"), members)));
+        }
+    }
+    if nt.hard {
+        Err(format!("partition: no HyperNode of tier ≤ {highest} can hold a partition of {pods} pods"))
+    } else {
+        Ok(None)
     }
 }
