@@ -65,6 +65,27 @@ fn kubeflow_roles<'a>(job: &str, field: &str, specs: &'a BTreeMap<String, Replic
     roles
 }
 
+/// The one role of a Deployment or batch Job: pods `<name>-<i>`, `replicas`
+/// (default 1) read from `replicas_field`.
+fn single_role<'a>(
+    job: &str,
+    template: &'a PodTemplateSpec,
+    replicas: Option<i32>,
+    replicas_field: &str,
+) -> RoleSpec<'a> {
+    RoleSpec {
+        name: "default",
+        field: "spec".to_string(),
+        replicas: Some(replicas.unwrap_or(1)),
+        replicas_field: replicas_field.to_string(),
+        restart_policy: None,
+        min_available: None,
+        template,
+        pod_prefix: job.to_string(),
+        partition_policy: None,
+    }
+}
+
 impl Resource {
     /// The roles of a job kind in rank order; empty for non-job kinds.
     pub fn roles(&self) -> Vec<RoleSpec<'_>> {
@@ -91,34 +112,18 @@ impl Resource {
                     partition_policy: t.partition_policy.as_ref(),
                 })
                 .collect(),
-            Resource::Deployment(d) => match &d.spec {
-                Some(spec) => vec![RoleSpec {
-                    name: "default",
-                    field: "spec".to_string(),
-                    replicas: Some(spec.replicas.unwrap_or(1)),
-                    replicas_field: "spec.replicas".to_string(),
-                    restart_policy: None,
-                    min_available: None,
-                    template: &spec.template,
-                    pod_prefix: job.to_string(),
-                    partition_policy: None,
-                }],
-                None => Vec::new(),
-            },
-            Resource::BatchJob(j) => match &j.spec {
-                Some(spec) => vec![RoleSpec {
-                    name: "default",
-                    field: "spec".to_string(),
-                    replicas: Some(spec.parallelism.unwrap_or(1)),
-                    replicas_field: "spec.parallelism".to_string(),
-                    restart_policy: None,
-                    min_available: None,
-                    template: &spec.template,
-                    pod_prefix: job.to_string(),
-                    partition_policy: None,
-                }],
-                None => Vec::new(),
-            },
+            Resource::Deployment(d) => d
+                .spec
+                .as_ref()
+                .map(|spec| single_role(job, &spec.template, spec.replicas, "spec.replicas"))
+                .into_iter()
+                .collect(),
+            Resource::BatchJob(j) => j
+                .spec
+                .as_ref()
+                .map(|spec| single_role(job, &spec.template, spec.parallelism, "spec.parallelism"))
+                .into_iter()
+                .collect(),
             Resource::ConfigMap(_)
             | Resource::Queue(_)
             | Resource::PodGroup(_)
