@@ -547,9 +547,14 @@ fn step(run: &mut Run<'_>, observed: &Observed) {
         run.requeue_at(start.saturating_add(deadline));
     }
 
-    if handle_faults(run, observed, &job, &current) {
-        return;
-    }
+    // Pods moved by pod-level recovery are the next incarnation's business;
+    // the others' events are handled in the same pass, as the next pass
+    // (which would see the moved pods as stale) would handle them.
+    let current: Vec<&ObservedPod> = match handle_faults(run, observed, &job, &current) {
+        Faults::JobLevel => return,
+        Faults::PodLevel(moved) => current.into_iter().filter(|p| !moved.contains(p.name.as_str())).collect(),
+        Faults::None => current,
+    };
     if handle_pod_events(run, &job, &current) {
         if matches!(run.st.phase, Phase::Aborting | Phase::Terminating | Phase::Completing) {
             stopping(run, &current);
@@ -654,13 +659,23 @@ fn stopping(run: &mut Run<'_>, current: &[&ObservedPod]) {
     }
 }
 
-/// Handles faults under live pods; true when it changed the job's course.
-fn handle_faults(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&ObservedPod]) -> bool {
+/// What fault handling did.
+enum Faults {
+    /// No fault under the job's pods.
+    None,
+    /// These pods are rescheduled alone (`recover_policy_path: pod`).
+    PodLevel(BTreeSet<String>),
+    /// The whole job restarts.
+    JobLevel,
+}
+
+/// Handles faults under live pods.
+fn handle_faults(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&ObservedPod]) -> Faults {
     let elastic = job.fault.elastic;
     let mode = match (job.fault.fault_scheduling, elastic) {
         (Some(m), _) => m,
         (None, Some(_)) => FaultScheduling::Grace,
-        (None, None) => return false,
+        (None, None) => return Faults::None,
     };
     let multi_pod = job.total_replicas() > 1;
     if run.state.config.fault.auto_stowing {
@@ -671,7 +686,7 @@ fn handle_faults(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&
     }
     let faults = fault::pod_faults(current.iter().copied(), &observed.nodes, multi_pod);
     if faults.is_empty() {
-        return false;
+        return Faults::None;
     }
     for f in &faults {
         run.st.isolated.extend(f.devices.iter().cloned());
@@ -713,14 +728,14 @@ fn handle_faults(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&
             remove(run, p);
         }
         run.transition(Phase::Running, "PodRescheduling", &message);
-        return true;
+        return Faults::PodLevel(faulty.iter().map(|n| n.to_string()).collect());
     }
     for p in current.iter().filter(|p| p.phase.is_live() || faulty.contains(p.name.as_str())) {
         remove(run, p);
     }
     run.st.version += 1;
     run.transition(Phase::Restarting, "FaultRescheduling", &message);
-    true
+    Faults::JobLevel
 }
 
 /// Nodes that fit one pod of the job at full size, and the most usable
