@@ -19,7 +19,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 /// What is already taken from one device by vNPUs or GPU shares.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DeviceUse {
     /// AI cores held by vNPUs.
     pub aicore: u32,
@@ -43,7 +43,7 @@ impl DeviceUse {
 }
 
 /// What is in use on one node, by device index.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DeviceState {
     /// Devices allocated whole to pods.
     pub allocated: DeviceSet,
