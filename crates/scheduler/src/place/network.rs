@@ -71,7 +71,7 @@ pub fn place(cluster: &mut Cluster, job: &Job, t: u64, gate: Gate<'_>) -> Result
 /// The job's SuperPoD rule: an `sp-block` annotation, or a multi-pod job
 /// aimed at SuperPoD nodes (`accelerator-type: module-a3-16-super-pod` or
 /// `schedule_policy: chip2-node16-sp`), whose block is then the whole job.
-fn super_pod_rule(job: &Job) -> Option<SuperPodRule> {
+pub(super) fn super_pod_rule(job: &Job) -> Option<SuperPodRule> {
     let per_pod = job.roles.iter().filter_map(|r| r.device.as_ref().map(|d| d.count)).max().unwrap_or(0);
     let device_pods: u32 = job.roles.iter().filter(|r| r.device.is_some()).map(|r| r.replicas).sum();
     let aimed = job.topology.accelerator_type.as_deref() == Some("module-a3-16-super-pod")

@@ -221,7 +221,7 @@ impl<'c, 'j> RoleView<'c, 'j> {
     }
 }
 
-fn node_key(score: NodeScore) -> NodeKey {
+pub(super) fn node_key(score: NodeScore) -> NodeKey {
     match score {
         NodeScore::Gpu(g) => NodeKey::Gpu(g.bottleneck_mbps, g.total_mbps, Reverse(g.free_after), g.keep_free_mbps),
         other => NodeKey::Other(other),
@@ -230,7 +230,7 @@ fn node_key(score: NodeScore) -> NodeKey {
 
 /// Cross-node order of allocator scores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum NodeKey {
+pub(super) enum NodeKey {
     Gpu(u32, u64, Reverse<u32>, u64),
     Other(NodeScore),
 }

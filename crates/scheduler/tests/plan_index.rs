@@ -1,0 +1,160 @@
+//! `plan` places plain jobs through node groups kept across jobs; placing
+//! the same jobs one by one with `place_job` (which never uses them) is the
+//! reference, and must give exactly the same pods, nodes, devices,
+//! annotations, pending reasons and final device states.
+
+use k8s_openapi::api::core::v1::PodSpec;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use ringleader_api::ascend as keys;
+use ringleader_api::model::Job;
+use ringleader_api::{DeviceKind, DeviceRequest};
+use ringleader_scheduler::cluster::Cluster;
+use ringleader_scheduler::place::{place_job, plan, Pending, PodPlacement};
+use ringleader_scheduler::scenarios::{a2_cluster, mixed_cluster, mixed_jobs};
+use ringleader_topology::DeviceSet;
+use std::sync::Arc;
+
+/// What `plan` did before it kept groups: every job on its own.
+fn reference(cluster: &mut Cluster, jobs: &[Job], now: u64) -> (Vec<PodPlacement>, Vec<Pending>) {
+    let mut placements = Vec::new();
+    let mut pending = Vec::new();
+    let mut time = now;
+    for job in jobs {
+        match place_job(cluster, job, time) {
+            Ok(p) => {
+                time += p.len() as u64;
+                placements.extend(p);
+            }
+            Err(reason) => pending.push(Pending { job: job.key(), reason }),
+        }
+    }
+    (placements, pending)
+}
+
+fn assert_same(cluster: &Cluster, jobs: &[Job], what: &str) {
+    let mut fast = cluster.clone();
+    let mut slow = cluster.clone();
+    let (got, got_pending) = plan(&mut fast, jobs, 7);
+    let (want, want_pending) = reference(&mut slow, jobs, 7);
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "{what}: placement {k} differs");
+    }
+    assert_eq!(got.len(), want.len(), "{what}: placement count");
+    assert_eq!(got_pending, want_pending, "{what}: pending");
+    for (f, s) in fast.nodes.iter().zip(&slow.nodes) {
+        assert_eq!(f.state, s.state, "{what}: device state of {}", f.name);
+    }
+}
+
+#[test]
+fn mixed_scenario_matches_reference() {
+    assert_same(&mixed_cluster(300), &mixed_jobs(1500), "mixed 300x1500");
+    assert_same(&mixed_cluster(100), &mixed_jobs(500), "mixed 100x500");
+    assert_same(&a2_cluster(64, 3), &mixed_jobs(400), "a2 64x400");
+}
+
+/// Random bits of a device set of `len` devices.
+fn some_devices(rng: &mut StdRng, len: usize) -> DeviceSet {
+    let mask = if len >= 64 { u64::MAX } else { (1u64 << len) - 1 };
+    DeviceSet(rng.gen::<u64>() & rng.gen::<u64>() & mask)
+}
+
+/// A mixed cluster roughed up: devices in use or broken, nodes without a
+/// ToR or on odd ToRs, extra labels, profiles equal in content but not shared.
+fn rough_cluster(rng: &mut StdRng, n: usize) -> Cluster {
+    let mut cluster = mixed_cluster(n);
+    for node in &mut cluster.nodes {
+        let len = node.profile.devices.len();
+        if rng.gen_bool(0.3) {
+            node.state.allocated = some_devices(rng, len);
+        }
+        if rng.gen_bool(0.05) {
+            node.state.unhealthy = some_devices(rng, len);
+        }
+        if rng.gen_bool(0.05) {
+            node.state.network_unhealthy = some_devices(rng, len);
+        }
+        match rng.gen_range(0..10) {
+            0 => node.network.tor = None,
+            1 => node.network.tor = Some(format!("odd-{}", rng.gen_range(0..3))),
+            _ => {}
+        }
+        if rng.gen_bool(0.3) {
+            let zone = if rng.gen_bool(0.5) { "a" } else { "b" };
+            node.labels.insert("zone".to_string(), zone.to_string());
+        }
+        if rng.gen_bool(0.1) {
+            node.profile = Arc::new((*node.profile).clone());
+        }
+    }
+    cluster
+}
+
+/// Mixed jobs varied in the ways placement reads: minAvailable, device
+/// count and kind, node selectors, schedule policy, tor-affinity and a
+/// second role (the last two take the reference path inside `plan`).
+fn rough_jobs(rng: &mut StdRng, pods: u32) -> Vec<Job> {
+    let mut jobs = mixed_jobs(pods);
+    for job in &mut jobs {
+        let replicas = job.total_replicas();
+        if rng.gen_bool(0.3) {
+            job.scheduling.min_available = rng.gen_range(0..=replicas);
+        }
+        if let Some(role) = job.roles.first_mut() {
+            if let Some(dev) = role.device.as_mut() {
+                match rng.gen_range(0..20) {
+                    0..=2 => dev.count = rng.gen_range(1..=8),
+                    3 if dev.resource == "nvidia.com/gpu" => {
+                        dev.kind = DeviceKind::GpuShare { milli: rng.gen_range(100..=1000) }
+                    }
+                    4 if dev.resource != "nvidia.com/gpu" => {
+                        *dev = DeviceRequest {
+                            resource: "huawei.com/npu-core".to_string(),
+                            count: rng.gen_range(1..=8),
+                            kind: DeviceKind::DynamicVnpu,
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if rng.gen_bool(0.2) {
+                let zone = if rng.gen_bool(0.5) { "a" } else { "b" };
+                let selector = [("zone".to_string(), zone.to_string())].into();
+                role.template.spec = Some(PodSpec { node_selector: Some(selector), ..Default::default() });
+            }
+        }
+        match rng.gen_range(0..40) {
+            0 => {
+                job.annotations.insert(keys::SCHEDULE_POLICY.to_string(), "chip4-node8".to_string());
+            }
+            1 => {
+                job.labels.insert(keys::TOR_AFFINITY.to_string(), "large-model-schema".to_string());
+            }
+            2 => {
+                job.labels.insert(keys::TOR_AFFINITY.to_string(), "normal-schema".to_string());
+            }
+            3 => {
+                if let Some(mut second) = job.roles.first().cloned() {
+                    second.name = "extra".to_string();
+                    second.pod_prefix = format!("{}-extra", job.name);
+                    job.roles.push(second);
+                }
+            }
+            _ => {}
+        }
+    }
+    jobs
+}
+
+#[test]
+fn rough_clusters_and_jobs_match_reference() {
+    for seed in 0..24u64 {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let nodes = rng.gen_range(20..240);
+        let pods = rng.gen_range(nodes as u32..nodes as u32 * 6);
+        let cluster = rough_cluster(&mut rng, nodes);
+        let jobs = rough_jobs(&mut rng, pods);
+        assert_same(&cluster, &jobs, &format!("seed {seed}"));
+    }
+}
