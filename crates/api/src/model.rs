@@ -482,8 +482,7 @@ fn fault_policy(
     let clean_pod_policy = match run_policy.and_then(|p| p.clean_pod_policy.as_deref()) {
         Some("All") => CleanPodPolicy::All,
         Some("Running") => CleanPodPolicy::Running,
-        Some("None") | None => CleanPodPolicy::None,
-        Some(_) => CleanPodPolicy::None,
+        _ => CleanPodPolicy::None,
     };
     FaultPolicy {
         backoff_limit,
