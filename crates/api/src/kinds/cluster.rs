@@ -30,6 +30,33 @@ pub struct NodeSpec {
     pub network: NodeNetwork,
     /// Node address (virtual nodes: `127.0.1.N`).
     pub address: Option<String>,
+    /// Admin switch: the node is stopped (its agent kills its pods and stops
+    /// heartbeating, as if the machine lost power), until set back to false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
+    /// Faults injected by `ringleader node fault`: the agent reports these
+    /// devices as broken until recovered.
+    #[serde(default, skip_serializing_if = "InjectedFaults::is_empty")]
+    pub injected_faults: InjectedFaults,
+}
+
+/// Device faults injected by an operator (`ringleader node fault`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InjectedFaults {
+    /// Devices reported unhealthy.
+    #[serde(default)]
+    pub unhealthy: Vec<u32>,
+    /// Devices reported network-unhealthy.
+    #[serde(default)]
+    pub network: Vec<u32>,
+}
+
+impl InjectedFaults {
+    /// No fault injected.
+    pub fn is_empty(&self) -> bool {
+        self.unhealthy.is_empty() && self.network.is_empty()
+    }
 }
 
 /// Devices in use or broken on the node, by device ID.
@@ -45,6 +72,13 @@ pub struct NodeStatus {
     /// Network-unhealthy: not for multi-pod jobs.
     #[serde(default)]
     pub network_unhealthy_devices: Vec<u32>,
+    /// Whether the node's agent is heartbeating (`None`: a static cluster
+    /// file, where every node counts as ready).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// Last heartbeat, seconds since the Unix epoch (agent-written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_heartbeat: Option<f64>,
 }
 
 /// `ringleader.io/v1alpha1` Node.

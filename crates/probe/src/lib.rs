@@ -1,0 +1,1 @@
+//! The probe workload (being built).
