@@ -28,7 +28,7 @@ impl Default for FaultConfig {
 }
 
 /// One device of one node.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 pub struct DeviceRef {
     /// Node name.
     pub node: String,

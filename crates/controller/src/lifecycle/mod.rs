@@ -137,7 +137,7 @@ pub struct Observed {
 }
 
 /// Job phase (Volcano's set; the other kinds' views derive from it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub enum Phase {
     /// Waiting for minAvailable pods.
     #[default]
@@ -186,7 +186,7 @@ impl Phase {
 }
 
 /// A Kubeflow-style condition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Condition {
     /// `Created`, `Running`, `Restarting`, `Succeeded`, `Failed`.
     pub kind: String,
@@ -201,7 +201,7 @@ pub struct Condition {
 }
 
 /// Pods of one role by state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ReplicaStatus {
     /// Pending (or Unknown).
     pub pending: u32,
@@ -222,7 +222,7 @@ impl ReplicaStatus {
 
 /// The controller's record of a job: everything it needs to carry from one
 /// reconcile to the next.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct JobStatus {
     /// Phase.
     pub phase: Phase,

@@ -1,0 +1,95 @@
+//! The manager's view of the store: every object, fed by one watch and by
+//! the results of the manager's own writes (so a pass never acts twice on
+//! something it already did while the watch event is still in flight).
+
+use ringleader_store::{Event, EventType, ObjectKey, Stored};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// Objects by key, with the version each was last seen at.
+#[derive(Default)]
+pub struct Cache {
+    objects: BTreeMap<ObjectKey, Stored>,
+    /// Deleted keys and the version of their deletion, so a late event of an
+    /// older write cannot bring them back.
+    tombstones: HashMap<ObjectKey, u64>,
+}
+
+impl Cache {
+    /// Replaces the content with a list.
+    pub fn load(&mut self, objects: Vec<Stored>) {
+        self.objects = objects.into_iter().map(|o| (o.key.clone(), o)).collect();
+        self.tombstones.clear();
+    }
+
+    /// Applies a watch event; returns the key when it changed anything.
+    pub fn apply(&mut self, event: &Event) -> Option<ObjectKey> {
+        let key = &event.object.key;
+        let rv = event.object.resource_version;
+        match event.kind {
+            EventType::Deleted => self.remove(key, rv),
+            EventType::Added | EventType::Modified => self.put(event.object.clone()),
+        }
+    }
+
+    /// Records an object written by the manager itself.
+    pub fn put(&mut self, object: Stored) -> Option<ObjectKey> {
+        let key = object.key.clone();
+        if self.tombstones.get(&key).is_some_and(|&dead| dead >= object.resource_version) {
+            return None;
+        }
+        if self.objects.get(&key).is_some_and(|o| o.resource_version >= object.resource_version) {
+            return None;
+        }
+        self.tombstones.remove(&key);
+        self.objects.insert(key.clone(), object);
+        Some(key)
+    }
+
+    /// Records a deletion at version `rv`.
+    pub fn remove(&mut self, key: &ObjectKey, rv: u64) -> Option<ObjectKey> {
+        if self.objects.get(key).is_some_and(|o| o.resource_version > rv) {
+            return None;
+        }
+        self.tombstones.insert(key.clone(), rv);
+        self.objects.remove(key).map(|o| o.key)
+    }
+
+    /// One object.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Stored> {
+        self.objects.get(key)
+    }
+
+    /// Objects of one kind, ordered by key.
+    pub fn of_kind<'a>(&'a self, api_version: &'a str, kind: &'a str) -> impl Iterator<Item = &'a Stored> + 'a {
+        let start = ObjectKey::new(api_version, kind, "", "");
+        self.objects
+            .range(start..)
+            .map(|(_, o)| o)
+            .take_while(move |o| o.key.api_version == api_version && o.key.kind == kind)
+    }
+
+    /// Every object.
+    pub fn all(&self) -> impl Iterator<Item = &Stored> {
+        self.objects.values()
+    }
+}
+
+/// A string field at a path.
+pub fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    at(v, path)?.as_str()
+}
+
+/// A value at a path.
+pub fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    let mut v = v;
+    for p in path {
+        v = v.get(p)?;
+    }
+    Some(v)
+}
+
+/// An annotation.
+pub fn annotation<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get("metadata")?.get("annotations")?.get(key)?.as_str()
+}

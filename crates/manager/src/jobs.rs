@@ -1,0 +1,458 @@
+//! The job controller loop body: for each job object, the pure
+//! [`ringleader_controller::reconcile`] over what the cache observes, its
+//! actions carried out as store writes, and — once a gang is bound — the
+//! placement-dependent env, files and rank table written into the pods with
+//! the start mark the node agent waits for.
+
+use crate::cache::{annotation, str_at, Cache};
+use crate::pods::{self, FILES, START};
+use crate::time::rfc3339;
+use crate::{ManagerConfig, ManagerError};
+use ringleader_api::devices::{classify, Family};
+use ringleader_api::model::JobKind;
+use ringleader_api::{DeviceKind, Job, Resource};
+use ringleader_controller::lifecycle::{status, DeleteMode, JobStatus, ObservedNode, PodPhase};
+use ringleader_controller::placement::{PlacedDevice, Placement, PodPlacement};
+use ringleader_controller::ranktable::hccl;
+use ringleader_controller::{env, reconcile, Action, JobState, Observed};
+use ringleader_store::{ObjectKey, Op, Store, StoreError, Stored};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Kinds that are never jobs, skipped without parsing.
+const NOT_JOBS: &[&str] = &["Pod", "Node", "Event", "ConfigMap", "PodGroup", "Queue", "PriorityClass", "Workload"];
+
+/// A node as the job controller and scheduler see it.
+#[derive(Debug, Clone)]
+pub struct NodeView {
+    /// Name.
+    pub name: String,
+    /// Address pods on it get.
+    pub address: String,
+    /// SuperPoD, if any.
+    pub super_pod: Option<String>,
+    /// Heartbeating.
+    pub ready: bool,
+    /// Device IDs of its profile.
+    pub devices: Vec<u32>,
+    /// Broken devices.
+    pub unhealthy: BTreeSet<u32>,
+    /// Network-broken devices.
+    pub network_unhealthy: BTreeSet<u32>,
+}
+
+/// Nodes from the cache.
+pub fn node_views(cache: &Cache) -> Vec<NodeView> {
+    cache
+        .of_kind("ringleader.io/v1alpha1", "Node")
+        .filter_map(|n| {
+            let node: ringleader_api::kinds::cluster::Node = serde_json::from_value(n.object.clone()).ok()?;
+            let name = node.metadata.name.clone()?;
+            let profile = node.spec.profile.as_deref().and_then(ringleader_topology::profiles::builtin);
+            Some(NodeView {
+                address: node.spec.address.clone().unwrap_or_else(|| "127.0.0.1".to_string()),
+                super_pod: node.spec.network.super_pod.clone(),
+                ready: node.status.ready != Some(false) && !node.spec.stopped,
+                devices: profile.map(|p| p.devices.iter().map(|d| d.id).collect()).unwrap_or_default(),
+                unhealthy: node.status.unhealthy_devices.iter().copied().collect(),
+                network_unhealthy: node.status.network_unhealthy_devices.iter().copied().collect(),
+                name,
+            })
+        })
+        .collect()
+}
+
+/// A job object with its parsed forms.
+pub struct JobObject {
+    /// As stored.
+    pub stored: Stored,
+    /// Typed.
+    pub resource: Resource,
+    /// Controller state (spec + persisted status).
+    pub state: JobState,
+}
+
+impl JobObject {
+    /// `metadata.uid`.
+    pub fn uid(&self) -> &str {
+        str_at(&self.stored.object, &["metadata", "uid"]).unwrap_or_default()
+    }
+}
+
+/// Every job in the cache, parsed; objects that do not parse are skipped
+/// (the API server validated them, so this only happens to hand-made stores).
+pub fn jobs(cache: &Cache, config: &ManagerConfig) -> Vec<JobObject> {
+    cache
+        .all()
+        .filter(|o| !NOT_JOBS.contains(&o.key.kind.as_str()))
+        .filter_map(|o| {
+            let resource = Resource::from_value(&o.object).ok()?;
+            let mut state = JobState::from_resource(&resource)?;
+            state.config = config.controller.clone();
+            if let Some(st) = o.object.get("status").and_then(|s| s.get("ringleader")) {
+                state.status = serde_json::from_value::<JobStatus>(st.clone()).unwrap_or_default();
+            }
+            Some(JobObject { stored: o.clone(), resource, state })
+        })
+        .collect()
+}
+
+/// Pods by owner uid.
+pub fn pods_by_owner(cache: &Cache) -> HashMap<String, Vec<Stored>> {
+    let mut by: HashMap<String, Vec<Stored>> = HashMap::new();
+    for p in cache.of_kind("v1", "Pod") {
+        if let Some(uid) = pods::owner_uid(&p.object) {
+            by.entry(uid.to_string()).or_default().push(p.clone());
+        }
+    }
+    by
+}
+
+/// The placement of a bound pod.
+pub fn placement_of(pod: &Value, nodes: &BTreeMap<&str, &NodeView>) -> Option<PodPlacement> {
+    let node = nodes.get(pods::node_of(pod)?)?;
+    Some(PodPlacement {
+        node: node.name.clone(),
+        host_ip: node.address.clone(),
+        pod_ip: node.address.clone(),
+        devices: pods::devices_of(pod)
+            .into_iter()
+            .map(|id| PlacedDevice { id, device_ip: Some(device_ip(&node.address, id)), super_device_id: None })
+            .collect(),
+        super_pod_id: node.super_pod.clone(),
+    })
+}
+
+/// A stable per-chip RoCE address for virtual nodes: `10.<node octets>.<chip>`
+/// style addresses do not exist on loopback, so derive one from the node's.
+fn device_ip(address: &str, id: u32) -> String {
+    let last = address.rsplit('.').next().unwrap_or("1");
+    format!("192.168.{last}.{}", 100 + id)
+}
+
+/// Runs one reconcile of a job and carries out its actions. Returns the
+/// requeue time, if any.
+pub fn reconcile_job(
+    store: &Store,
+    cache: &mut Cache,
+    job: &JobObject,
+    pods: &[Stored],
+    nodes: &[NodeView],
+    now: f64,
+) -> Result<Option<f64>, ManagerError> {
+    let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    let observed = observe(job, pods, nodes, &by_name, cache);
+    let actions = reconcile(&job.state, &observed, now as u64);
+    let mut state = job.state.clone();
+    state.apply(&actions);
+    let mut requeue = None;
+    let mut ops = Vec::new();
+    for action in actions {
+        match action {
+            Action::ApplyPodGroup(pg) => {
+                let mut v = serde_json::to_value(&*pg).map_err(|e| ManagerError::Internal(e.to_string()))?;
+                owned(&mut v, &job.stored.object);
+                ops.push(Op::Apply(v));
+            }
+            Action::CreatePod(plan) => {
+                let v = pods::pod_object(&plan, &job.state.job.namespace, &job.stored.object, state.status.version);
+                ops.push(Op::Create(v));
+            }
+            Action::DeletePod { name, mode, .. } => {
+                let key = ObjectKey::new("v1", "Pod", &job.state.job.namespace, &name);
+                if let Some(pod) = cache.get(&key) {
+                    ops.push(delete_pod_op(pod, mode == DeleteMode::Force, &by_name, now));
+                }
+            }
+            Action::WriteStatus(st) => {
+                let mut s = status::for_kind(&job.state.job, &st);
+                if let Some(obj) = s.as_object_mut() {
+                    obj.insert("ringleader".into(), serde_json::to_value(&*st).unwrap_or(Value::Null));
+                }
+                ops.push(Op::Patch { key: job.stored.key.clone(), patch: json!({ "status": s }), expected: None });
+            }
+            Action::WriteConfigMap(cm) => {
+                let mut v = serde_json::to_value(&*cm).map_err(|e| ManagerError::Internal(e.to_string()))?;
+                if v.get("apiVersion").is_none() {
+                    v["apiVersion"] = json!("v1");
+                    v["kind"] = json!("ConfigMap");
+                }
+                owned(&mut v, &job.stored.object);
+                ops.push(Op::Apply(v));
+            }
+            Action::DeleteJob => {
+                ops.push(Op::Delete { key: job.stored.key.clone(), expected: None });
+            }
+            Action::RequeueAfter(secs) => requeue = Some(now + secs as f64),
+        }
+    }
+    write(store, cache, ops)?;
+    if !state.status.phase.is_finished() {
+        launch(store, cache, job, &state, &by_name, now)?;
+    }
+    Ok(requeue)
+}
+
+/// Marks a ringleader-made object as owned by the job (garbage collection
+/// follows owner uids).
+fn owned(v: &mut Value, owner: &Value) {
+    let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    meta.insert(
+        "ownerReferences".into(),
+        json!([{
+            "apiVersion": owner.get("apiVersion"),
+            "kind": owner.get("kind"),
+            "name": str_at(owner, &["metadata", "name"]),
+            "uid": str_at(owner, &["metadata", "uid"]),
+            "controller": true,
+        }]),
+    );
+}
+
+/// What a delete of a pod means in the store: a started pod on a live node
+/// is handed to its agent (deletionTimestamp); anything else goes at once.
+pub fn delete_pod_op(pod: &Stored, force: bool, nodes: &BTreeMap<&str, &NodeView>, now: f64) -> Op {
+    let v = &pod.object;
+    let on_live_node = pods::node_of(v).and_then(|n| nodes.get(n)).is_some_and(|n| n.ready);
+    let running = matches!(pods::phase_of(v), PodPhase::Pending | PodPhase::Running);
+    if pods::started(v) && on_live_node && running {
+        if pods::deleting(v) && !force {
+            // Already being deleted: a no-op patch keeps the batch simple.
+            return Op::Patch { key: pod.key.clone(), patch: json!({}), expected: None };
+        }
+        let grace = if force {
+            0
+        } else {
+            v.get("spec").and_then(|s| s.get("terminationGracePeriodSeconds")).and_then(Value::as_u64).unwrap_or(30)
+        };
+        return Op::Patch {
+            key: pod.key.clone(),
+            patch: json!({"metadata": {"deletionTimestamp": rfc3339(now), "deletionGracePeriodSeconds": grace}}),
+            expected: None,
+        };
+    }
+    Op::Delete { key: pod.key.clone(), expected: None }
+}
+
+fn observe(
+    job: &JobObject,
+    pods: &[Stored],
+    nodes: &[NodeView],
+    by_name: &BTreeMap<&str, &NodeView>,
+    cache: &Cache,
+) -> Observed {
+    let uid = job.uid();
+    // Devices held by other jobs' pods, per node, for `usable_devices`.
+    let mut others: HashMap<&str, BTreeSet<u32>> = HashMap::new();
+    for p in cache.of_kind("v1", "Pod") {
+        if pods::owner_uid(&p.object) == Some(uid) || !pods::phase_of(&p.object).is_live() {
+            continue;
+        }
+        if let Some(n) = pods::node_of(&p.object) {
+            others.entry(n).or_default().extend(pods::devices_of(&p.object));
+        }
+    }
+    let observed_pods = pods
+        .iter()
+        .filter_map(|p| {
+            let mut o = pods::observe(&p.object)?;
+            o.placement = placement_of(&p.object, by_name);
+            Some(o)
+        })
+        .collect();
+    let observed_nodes = nodes
+        .iter()
+        .map(|n| {
+            let busy = others.get(n.name.as_str());
+            let usable =
+                n.devices.iter().filter(|d| !n.unhealthy.contains(d) && !busy.is_some_and(|b| b.contains(d))).count()
+                    as u32;
+            ObservedNode {
+                name: n.name.clone(),
+                ready: n.ready,
+                unhealthy_devices: n.unhealthy.clone(),
+                network_unhealthy_devices: n.network_unhealthy.clone(),
+                usable_devices: usable,
+            }
+        })
+        .collect();
+    Observed { pods: observed_pods, nodes: observed_nodes }
+}
+
+/// Carries out writes in one transaction; when that fails because the cache
+/// lagged (a pod already created or gone), each write alone, skipping those.
+pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<(), ManagerError> {
+    if ops.is_empty() {
+        return Ok(());
+    }
+    let deletes: Vec<Option<ObjectKey>> = ops
+        .iter()
+        .map(|o| match o {
+            Op::Delete { key, .. } => Some(key.clone()),
+            _ => None,
+        })
+        .collect();
+    match store.batch(ops.clone()) {
+        Ok(results) => {
+            for (r, d) in results.into_iter().zip(deletes) {
+                match d {
+                    Some(key) => cache.remove(&key, r.resource_version),
+                    None => cache.put(r),
+                };
+            }
+            Ok(())
+        }
+        Err(StoreError::Io(e)) => Err(ManagerError::Store(StoreError::Io(e))),
+        Err(_) => {
+            for op in ops {
+                let delete = match &op {
+                    Op::Delete { key, .. } => Some(key.clone()),
+                    _ => None,
+                };
+                match store.batch(vec![op]) {
+                    Ok(mut r) => {
+                        if let Some(r) = r.pop() {
+                            match delete {
+                                Some(key) => cache.remove(&key, r.resource_version),
+                                None => cache.put(r),
+                            };
+                        }
+                    }
+                    Err(StoreError::Io(e)) => return Err(ManagerError::Store(StoreError::Io(e))),
+                    Err(e) => tracing::debug!("skipped a write: {e}"),
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn is_npu_job(job: &Job) -> bool {
+    !matches!(job.kind, JobKind::Deployment | JobKind::BatchJob)
+        && job.roles.iter().any(|r| {
+            r.device
+                .as_ref()
+                .is_some_and(|d| matches!(classify(&d.resource), Some((Family::Ascend, DeviceKind::Whole))))
+        })
+}
+
+/// Releases bound pods to their agents once the whole current gang is
+/// bound (pods of Deployments and batch Jobs are independent: each goes as
+/// soon as it is bound), with the env and files that depend on placement.
+fn launch(
+    store: &Store,
+    cache: &mut Cache,
+    job: &JobObject,
+    state: &JobState,
+    nodes: &BTreeMap<&str, &NodeView>,
+    now: f64,
+) -> Result<(), ManagerError> {
+    let _ = now;
+    let uid = job.uid();
+    let pods: Vec<Stored> = cache
+        .of_kind("v1", "Pod")
+        .filter(|p| pods::owner_uid(&p.object) == Some(uid) && !pods::deleting(&p.object))
+        .filter(|p| pods::phase_of(&p.object).is_live())
+        .cloned()
+        .collect();
+    let waiting: Vec<&Stored> =
+        pods.iter().filter(|p| !pods::started(&p.object) && pods::node_of(&p.object).is_some()).collect();
+    if waiting.is_empty() {
+        return Ok(());
+    }
+    let effective = state.effective_job();
+    let independent = matches!(effective.kind, JobKind::Deployment | JobKind::BatchJob);
+    if !independent && pods.iter().any(|p| pods::node_of(&p.object).is_none()) {
+        return Ok(());
+    }
+    let exp = state.expansion();
+    let placement = Placement {
+        pods: pods
+            .iter()
+            .filter_map(|p| {
+                Some((str_at(&p.object, &["metadata", "name"])?.to_string(), placement_of(&p.object, nodes)?))
+            })
+            .collect(),
+    };
+    let opts = &state.config.env;
+    let placed = env::placed_env(&effective, &state.extras, &exp.pods, &placement, opts);
+    let full = env::pod_env(&effective, &state.extras, &exp.pods, &placement, opts);
+    let rank_table = is_npu_job(&effective).then(|| {
+        let version = hccl::HcclVersion::for_job(&effective);
+        hccl::render(hccl::table(&effective, &exp.pods, &placement, version).as_ref())
+    });
+    let mut ops = Vec::new();
+    for pod in waiting {
+        let name = str_at(&pod.object, &["metadata", "name"]).unwrap_or_default();
+        let mut vars: Vec<(String, String)> = placed
+            .get(name)
+            .map(|e| e.env.iter().map(|v| (v.name.clone(), v.value.clone())).collect())
+            .unwrap_or_default();
+        let mut files: BTreeMap<String, String> = full.get(name).map(|e| e.files.clone()).unwrap_or_default();
+        if let Some(table) = &rank_table {
+            files.insert(hccl::POD_PATH.to_string(), table.clone());
+            vars.push(("RANK_TABLE_FILE".to_string(), hccl::POD_PATH.to_string()));
+        }
+        let containers = with_env(&pod.object, &vars, effective.kind == JobKind::AscendJob);
+        let mut annotations = serde_json::Map::new();
+        annotations.insert(FILES.into(), json!(serde_json::to_string(&files).unwrap_or_default()));
+        annotations.insert(START.into(), json!("true"));
+        ops.push(Op::Patch {
+            key: pod.key.clone(),
+            patch: json!({"metadata": {"annotations": annotations}, "spec": {"containers": containers}}),
+            expected: Some(pod.resource_version),
+        });
+    }
+    write(store, cache, ops)
+}
+
+/// The pod's containers with `vars` set (replacing same-named values); for
+/// an AscendJob only the container named `ascend` when there is one, as the
+/// operator injects. `RANK_TABLE_FILE` is only added where absent.
+fn with_env(pod: &Value, vars: &[(String, String)], ascend_job: bool) -> Value {
+    let mut containers = pod.get("spec").and_then(|s| s.get("containers")).cloned().unwrap_or(json!([]));
+    let Some(list) = containers.as_array_mut() else { return containers };
+    let only_ascend = ascend_job && list.iter().any(|c| c.get("name").and_then(Value::as_str) == Some("ascend"));
+    for c in list.iter_mut() {
+        if only_ascend && c.get("name").and_then(Value::as_str) != Some("ascend") {
+            continue;
+        }
+        let Some(obj) = c.as_object_mut() else { continue };
+        let env = obj.entry("env").or_insert_with(|| json!([]));
+        let Some(env) = env.as_array_mut() else { continue };
+        for (name, value) in vars {
+            match env.iter_mut().find(|e| e.get("name").and_then(Value::as_str) == Some(name)) {
+                Some(_) if name == "RANK_TABLE_FILE" => {}
+                Some(e) => *e = json!({"name": name, "value": value}),
+                None => env.push(json!({"name": name, "value": value})),
+            }
+        }
+    }
+    containers
+}
+
+/// Deletes what jobs no longer in the store owned (pods, PodGroups, ConfigMaps).
+pub fn collect_garbage(
+    store: &Store,
+    cache: &mut Cache,
+    live_uids: &BTreeSet<String>,
+    now: f64,
+) -> Result<(), ManagerError> {
+    let nodes = node_views(cache);
+    let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    let mut ops = Vec::new();
+    for o in cache.all() {
+        let Some(uid) = pods::owner_uid(&o.object) else { continue };
+        if live_uids.contains(uid) || annotation(&o.object, "ringleader.io/keep").is_some() {
+            continue;
+        }
+        if o.key.kind == "Pod" {
+            if !pods::deleting(&o.object) || !pods::started(&o.object) {
+                ops.push(delete_pod_op(o, false, &by_name, now));
+            }
+        } else {
+            ops.push(Op::Delete { key: o.key.clone(), expected: None });
+        }
+    }
+    write(store, cache, ops)
+}

@@ -1,0 +1,31 @@
+//! Node lifecycle: a node whose agent stopped heartbeating is marked
+//! NotReady, which the job controller's fault handling and the scheduler
+//! (which leaves NotReady nodes out) act upon.
+
+use crate::cache::{at, Cache};
+use crate::ManagerError;
+use ringleader_store::{Op, Store};
+use serde_json::{json, Value};
+
+/// Marks NotReady the ready nodes whose last heartbeat is older than
+/// `timeout` seconds. Returns whether any was marked.
+pub fn mark_not_ready(store: &Store, cache: &mut Cache, timeout: f64, now: f64) -> Result<bool, ManagerError> {
+    let ops: Vec<Op> = cache
+        .of_kind("ringleader.io/v1alpha1", "Node")
+        .filter(|n| at(&n.object, &["status", "ready"]).and_then(Value::as_bool) == Some(true))
+        .filter(|n| {
+            at(&n.object, &["status", "lastHeartbeat"]).and_then(Value::as_f64).is_some_and(|t| now - t > timeout)
+        })
+        .map(|n| Op::Patch {
+            key: n.key.clone(),
+            patch: json!({"status": {"ready": false}}),
+            // A heartbeat racing this write wins: the conflict skips the mark.
+            expected: Some(n.resource_version),
+        })
+        .collect();
+    if ops.is_empty() {
+        return Ok(false);
+    }
+    crate::jobs::write(store, cache, ops)?;
+    Ok(true)
+}

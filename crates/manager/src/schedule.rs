@@ -1,0 +1,238 @@
+//! The scheduler loop body: a session over the cache (ready nodes, queues,
+//! priority classes, running gangs, pending gangs), whose bindings are
+//! written to the pods in one store batch, evictions handed to the agents,
+//! and PodGroup phases and "why pending" explanations written back.
+
+use crate::cache::{str_at, Cache};
+use crate::jobs::{self, JobObject, NodeView};
+use crate::pods::{self, DEVICES, EVICTED};
+use crate::time::{parse_rfc3339, rfc3339};
+use crate::ManagerError;
+use ringleader_api::{Job, Resource};
+use ringleader_scheduler::conf::SchedulerConf;
+use ringleader_scheduler::session::{self, PodGroupPhase, Snapshot};
+use ringleader_scheduler::workload::{Running, RunningPod};
+use ringleader_store::{ObjectKey, Op, Store, Stored};
+use ringleader_topology::DeviceSet;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+
+/// What one pass did.
+#[derive(Debug, Default)]
+pub struct Pass {
+    /// Pods bound.
+    pub bound: usize,
+    /// Pods evicted.
+    pub evicted: usize,
+    /// Jobs left pending.
+    pub pending: usize,
+    /// Seconds from creation to binding of each bound pod.
+    pub latencies: Vec<f64>,
+}
+
+/// One job's pods waiting for a node, per role, in index order.
+struct Waiting<'a> {
+    job: &'a JobObject,
+    by_role: BTreeMap<String, Vec<&'a Stored>>,
+}
+
+/// Runs one scheduling session and writes its decisions.
+pub fn schedule(
+    store: &Store,
+    cache: &mut Cache,
+    all_jobs: &[JobObject],
+    pods_by_owner: &HashMap<String, Vec<Stored>>,
+    nodes: &[NodeView],
+    conf: &SchedulerConf,
+    now: f64,
+) -> Result<Pass, ManagerError> {
+    let mut waiting: Vec<Waiting<'_>> = Vec::new();
+    let mut pending_jobs: Vec<(f64, String, Job)> = Vec::new();
+    for job in all_jobs.iter().filter(|j| !j.state.status.phase.is_finished()) {
+        let pods = pods_by_owner.get(job.uid()).map(Vec::as_slice).unwrap_or_default();
+        let live = |p: &&Stored| !pods::deleting(&p.object) && pods::phase_of(&p.object).is_live();
+        let unbound: Vec<&Stored> = pods.iter().filter(live).filter(|p| pods::node_of(&p.object).is_none()).collect();
+        if unbound.is_empty() {
+            continue;
+        }
+        let any_bound = pods.iter().filter(live).any(|p| pods::node_of(&p.object).is_some());
+        let mut by_role: BTreeMap<String, Vec<&Stored>> = BTreeMap::new();
+        for p in unbound {
+            let Some(o) = pods::observe(&p.object) else { continue };
+            by_role.entry(o.role).or_default().push(p);
+        }
+        for list in by_role.values_mut() {
+            list.sort_by_key(|p| pods::observe(&p.object).map(|o| o.index).unwrap_or(0));
+        }
+        let mut model = job.state.effective_job();
+        model.roles.retain(|r| by_role.contains_key(&r.name));
+        let mut total = 0;
+        for r in &mut model.roles {
+            r.replicas = by_role.get(&r.name).map_or(0, |l| l.len() as u32);
+            r.min_available = r.min_available.map(|m| m.min(r.replicas));
+            total += r.replicas;
+        }
+        model.scheduling.min_available =
+            if any_bound { total } else { model.scheduling.min_available.min(total).max(1.min(total)) };
+        let created = str_at(&job.stored.object, &["metadata", "creationTimestamp"]).and_then(parse_rfc3339);
+        pending_jobs.push((created.unwrap_or(0.0), model.key(), model));
+        waiting.push(Waiting { job, by_role });
+    }
+    if waiting.is_empty() {
+        return Ok(Pass::default());
+    }
+    pending_jobs.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+
+    let mut snapshot = snapshot(cache, nodes, pending_jobs.into_iter().map(|(_, _, j)| j).collect())?;
+    snapshot.running = running(all_jobs, pods_by_owner, &snapshot);
+    let outcome = session::run(snapshot, conf, now as u64);
+
+    let by_key: HashMap<String, &Waiting<'_>> = waiting.iter().map(|w| (w.job.state.job.key(), w)).collect();
+    let mut pass = Pass::default();
+    let mut ops = Vec::new();
+    for b in &outcome.bindings {
+        let Some(w) = by_key.get(&b.job) else { continue };
+        let Some(pod) = pod_for(w, &b.pod) else { continue };
+        let mut annotations: serde_json::Map<String, Value> =
+            b.annotations.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        let ids: Vec<String> = b.devices.iter().map(u32::to_string).collect();
+        annotations.insert(DEVICES.into(), json!(ids.join(",")));
+        annotations.insert("ringleader.io/scheduled-at".into(), json!(rfc3339(now)));
+        ops.push(Op::Patch {
+            key: pod.key.clone(),
+            patch: json!({"spec": {"nodeName": b.node}, "metadata": {"annotations": annotations}}),
+            expected: Some(pod.resource_version),
+        });
+        if let Some(created) = str_at(&pod.object, &["metadata", "creationTimestamp"]).and_then(parse_rfc3339) {
+            pass.latencies.push((now - created).max(0.0));
+        }
+        pass.bound += 1;
+    }
+    let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    for e in &outcome.evictions {
+        let ns = e.job.split_once('/').map_or("default", |(ns, _)| ns);
+        let key = ObjectKey::new("v1", "Pod", ns, &e.pod);
+        let Some(pod) = cache.get(&key) else { continue };
+        let op = match jobs::delete_pod_op(pod, false, &by_name, now) {
+            Op::Patch { key, mut patch, expected } => {
+                patch["metadata"]["annotations"] = json!({ EVICTED: "true" });
+                Op::Patch { key, patch, expected }
+            }
+            other => other,
+        };
+        ops.push(op);
+        pass.evicted += 1;
+    }
+    let reasons: HashMap<&str, &str> = outcome.pending.iter().map(|p| (p.job.as_str(), p.reason.as_str())).collect();
+    pass.pending = outcome.pending.len();
+    for w in &waiting {
+        let key = w.job.state.job.key();
+        let phase = match outcome.phases.get(&key) {
+            Some(PodGroupPhase::Running) => "Running",
+            Some(PodGroupPhase::Inqueue) => "Inqueue",
+            Some(PodGroupPhase::Unknown) => "Unknown",
+            _ => "Pending",
+        };
+        if let Some(op) = podgroup_status(cache, &w.job.state.job, phase, reasons.get(key.as_str()).copied(), now) {
+            ops.push(op);
+        }
+    }
+    jobs::write(store, cache, ops)?;
+    Ok(pass)
+}
+
+/// The pod object a scheduler pod name (`<prefix>-<i>`) stands for: the
+/// i-th waiting pod of that role.
+fn pod_for<'a>(w: &Waiting<'a>, name: &str) -> Option<&'a Stored> {
+    let model = &w.job.state.job;
+    model.roles.iter().find_map(|r| {
+        let rest = name.strip_prefix(&r.pod_prefix)?.strip_prefix('-')?;
+        let i: usize = rest.parse().ok()?;
+        w.by_role.get(&r.name)?.get(i).copied()
+    })
+}
+
+fn snapshot(cache: &Cache, nodes: &[NodeView], pending: Vec<Job>) -> Result<Snapshot, ManagerError> {
+    let ready: std::collections::BTreeSet<&str> = nodes.iter().filter(|n| n.ready).map(|n| n.name.as_str()).collect();
+    let mut objects = Vec::new();
+    for o in cache.of_kind("ringleader.io/v1alpha1", "Node") {
+        if !ready.contains(o.key.name.as_str()) {
+            continue;
+        }
+        let mut v = o.object.clone();
+        // Device use comes from the pods themselves, not from a cluster file.
+        if let Some(st) = v.get_mut("status").and_then(Value::as_object_mut) {
+            st.remove("allocatedDevices");
+        }
+        if let Ok(r) = Resource::from_value(&v) {
+            objects.push(r);
+        }
+    }
+    for (api, kind) in [("scheduling.volcano.sh/v1beta1", "Queue"), ("scheduling.k8s.io/v1", "PriorityClass")] {
+        objects.extend(cache.of_kind(api, kind).filter_map(|o| Resource::from_value(&o.object).ok()));
+    }
+    Snapshot::from_resources(&objects, pending).map_err(|errs| {
+        let msg: Vec<String> = errs.iter().map(|(_, e)| e.to_string()).collect();
+        ManagerError::Internal(format!("cluster snapshot: {}", msg.join("; ")))
+    })
+}
+
+/// Gangs holding devices: every live pod bound to a ready node, grouped by job.
+fn running(all_jobs: &[JobObject], pods_by_owner: &HashMap<String, Vec<Stored>>, snapshot: &Snapshot) -> Vec<Running> {
+    let index: HashMap<&str, usize> =
+        snapshot.cluster.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
+    let mut out = Vec::new();
+    for job in all_jobs {
+        let pods = pods_by_owner.get(job.uid()).map(Vec::as_slice).unwrap_or_default();
+        let running_pods: Vec<RunningPod> = pods
+            .iter()
+            .filter(|p| pods::phase_of(&p.object).is_live())
+            .filter_map(|p| {
+                let n = *index.get(pods::node_of(&p.object)?)?;
+                let profile = &snapshot.cluster.nodes[n].profile;
+                let ids = pods::devices_of(&p.object);
+                let devices = DeviceSet::from_indices(
+                    ids.iter().filter_map(|id| profile.devices.iter().position(|d| d.id == *id)),
+                );
+                Some(RunningPod { name: str_at(&p.object, &["metadata", "name"])?.to_string(), node: n, devices })
+            })
+            .collect();
+        if running_pods.is_empty() {
+            continue;
+        }
+        let model = &job.state.job;
+        out.push(Running {
+            namespace: model.namespace.clone(),
+            name: model.name.clone(),
+            queue: model.scheduling.queue.clone(),
+            priority_class: model.scheduling.priority_class.clone(),
+            priority: None,
+            vip: model.annotations.contains_key(ringleader_scheduler::vip::VIP),
+            pods: running_pods,
+        });
+    }
+    out
+}
+
+/// A PodGroup status patch when phase or explanation changed.
+fn podgroup_status(cache: &Cache, job: &Job, phase: &str, reason: Option<&str>, now: f64) -> Option<Op> {
+    let key = ObjectKey::new("scheduling.volcano.sh/v1beta1", "PodGroup", &job.namespace, &job.name);
+    let pg = cache.get(&key)?;
+    let status = pg.object.get("status");
+    let old_phase = status.and_then(|s| s.get("phase")).and_then(Value::as_str);
+    let old_reason = status
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| c.get("type").and_then(Value::as_str) == Some("Unschedulable")))
+        .and_then(|c| c.get("message"))
+        .and_then(Value::as_str);
+    if old_phase == Some(phase) && old_reason == reason {
+        return None;
+    }
+    let conditions = match reason {
+        Some(r) => json!([{"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
+                           "message": r, "lastTransitionTime": rfc3339(now)}]),
+        None => json!([]),
+    };
+    Some(Op::Patch { key, patch: json!({"status": {"phase": phase, "conditions": conditions}}), expected: None })
+}
