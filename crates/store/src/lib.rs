@@ -5,11 +5,36 @@
 //! watch. A write returns only once its transaction is durable
 //! (`synchronous=FULL`). See `docs/control-plane.md` for who writes what.
 //!
-//! SKELETON: the signatures below are the contract the server, manager and
-//! agent are written against; bodies are being filled in.
+//! The crate owns the file `<dir>/store.sqlite` and everything in it: the
+//! objects, the version counter and the event history that watches replay.
+//! One process should own a data directory: versions stay consistent if a
+//! second one writes, but its writes reach only its own watches.
+//!
+//! Semantics worth knowing when coding against it:
+//! * a write that changes nothing (an update, apply or patch whose result
+//!   equals the stored object) is no write: it returns the stored object with
+//!   its current version and no event, as Kubernetes does;
+//! * a patch cannot change `apiVersion`, `kind`, `metadata.namespace`,
+//!   `metadata.name`, `metadata.uid`, `metadata.creationTimestamp` or
+//!   `metadata.resourceVersion`: such members of a patch are ignored;
+//! * a deletion's result and event carry the last state with the deletion's
+//!   version (`resource_version` and `metadata.resourceVersion`);
+//! * watches replay history from SQLite, so they resume across a reopen, as
+//!   long as the version asked for is within the retained history
+//!   ([`Options::history`] events).
+
+mod clock;
+mod merge;
+mod sqlite;
+mod watch;
+
+pub use merge::merge_patch;
+pub use watch::Watch;
 
 use serde_json::Value;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// Identity of an object. `namespace` is `""` for cluster-scoped objects.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -208,89 +233,133 @@ pub enum StoreError {
     Io(String),
 }
 
-/// A live stream of events after a version, in order, without gaps.
-pub struct Watch {
-    /// Events; closed when the store is dropped.
-    pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
+/// How a store is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// How many of the newest events are kept for watches to resume from
+    /// (older ones are pruned in steps, so up to 10% more may be kept).
+    pub history: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { history: 100_000 }
+    }
 }
 
 /// Handle to an open store; cheap to clone, usable from any thread.
 #[derive(Clone)]
 pub struct Store {
-    _private: (),
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Every write and watch registration holds this lock, which is what
+    /// orders events and keeps history and live streams seamless.
+    writer: Mutex<sqlite::Writer>,
+    readers: sqlite::Readers,
+    /// The last committed version, readable without the lock.
+    version: AtomicU64,
 }
 
 impl Store {
     /// Opens (creating if needed) `<dir>/store.sqlite` with WAL and `synchronous=FULL`.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
-        let _ = dir;
-        todo!()
+        Store::open_with(dir, Options::default())
+    }
+
+    /// [`Store::open`] with options.
+    pub fn open_with(dir: &Path, options: Options) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))?;
+        let path = dir.join("store.sqlite");
+        let writer = sqlite::Writer::open(&path, options.history)?;
+        let version = writer.version()?;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                writer: Mutex::new(writer),
+                readers: sqlite::Readers::new(path),
+                version: AtomicU64::new(version),
+            }),
+        })
+    }
+
+    fn writer(&self) -> MutexGuard<'_, sqlite::Writer> {
+        // A panic while holding the lock cannot leave SQLite half-written
+        // (the transaction rolls back when dropped), so the writer stays usable.
+        self.inner.writer.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The version of the last committed write (0 for an empty store).
     pub fn version(&self) -> u64 {
-        todo!()
+        self.inner.version.load(Ordering::Acquire)
     }
 
     /// Creates an object; `AlreadyExists` if its key exists.
     pub fn create(&self, object: Value) -> Result<Stored, StoreError> {
-        let _ = object;
-        todo!()
+        self.one(Op::Create(object))
     }
 
     /// Replaces an existing object. If `metadata.resourceVersion` is set and
     /// differs from the stored one: `Conflict`. `NotFound` if absent. `uid` and
     /// `creationTimestamp` are kept from the stored object.
     pub fn update(&self, object: Value) -> Result<Stored, StoreError> {
-        let _ = object;
-        todo!()
+        self.one(Op::Update(object))
     }
 
     /// Creates or replaces, ignoring versions (what `kubectl apply` does here).
     pub fn apply(&self, object: Value) -> Result<Stored, StoreError> {
-        let _ = object;
-        todo!()
+        self.one(Op::Apply(object))
     }
 
     /// Applies an RFC 7386 JSON merge patch to an existing object, atomically.
     /// `expected`: the version the caller read (`Conflict` when stale).
     /// A patch cannot change the key, uid or resourceVersion.
     pub fn patch(&self, key: &ObjectKey, patch: &Value, expected: Option<u64>) -> Result<Stored, StoreError> {
-        let _ = (key, patch, expected);
-        todo!()
+        self.one(Op::Patch { key: key.clone(), patch: patch.clone(), expected })
     }
 
     /// Deletes an object and returns its last state.
     pub fn delete(&self, key: &ObjectKey, expected: Option<u64>) -> Result<Stored, StoreError> {
-        let _ = (key, expected);
-        todo!()
+        self.one(Op::Delete { key: key.clone(), expected })
+    }
+
+    fn one(&self, op: Op) -> Result<Stored, StoreError> {
+        self.batch(vec![op])?.pop().ok_or_else(|| StoreError::Io("a write returned no result".to_string()))
     }
 
     /// All writes in one transaction (one fsync): all take effect or none
     /// does (the first failure is returned). Each write gets its own version.
     pub fn batch(&self, ops: Vec<Op>) -> Result<Vec<Stored>, StoreError> {
-        let _ = ops;
-        todo!()
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut writer = self.writer();
+        let (out, version) = writer.write(ops)?;
+        self.inner.version.store(version, Ordering::Release);
+        Ok(out)
     }
 
     /// One object, if it exists.
     pub fn get(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
-        let _ = key;
-        todo!()
+        self.inner.readers.get(key)
     }
 
     /// Every object the selector covers, ordered by key, and the store
     /// version the list is consistent with (watch from it to follow on).
     pub fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {
-        let _ = selector;
-        todo!()
+        self.inner.readers.list(selector)
     }
 
     /// Events with version > `from` that the selector covers: first the
     /// retained history, then live ones, without gap or duplicate. `Expired`
     /// when `from` is older than the history kept.
     pub fn watch(&self, selector: &Selector, from: u64) -> Result<Watch, StoreError> {
-        let _ = (selector, from);
-        todo!()
+        self.writer().watch(selector, from)
+    }
+
+    /// Ends every open watch stream (their receivers see the end); the store
+    /// itself stays usable. For shutdown, when other clones may outlive it.
+    pub fn close(&self) {
+        self.writer().close_watches();
     }
 }

@@ -1,0 +1,521 @@
+//! The SQLite side: schema, the single writer connection (every write and
+//! every watch registration goes through it, under the store's lock) and a
+//! small pool of reader connections that WAL lets run beside the writer.
+
+use crate::merge::merge_patch;
+use crate::watch::{Watch, Watcher, Watchers};
+use crate::{clock, Event, EventType, ObjectKey, Op, Selector, StoreError, Stored};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO meta (key, value) VALUES ('version', 0), ('pruned', 0);
+CREATE TABLE IF NOT EXISTS objects (
+    api_version TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    object TEXT NOT NULL,
+    PRIMARY KEY (api_version, kind, namespace, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events (
+    version INTEGER PRIMARY KEY,
+    type TEXT NOT NULL,
+    api_version TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    object TEXT NOT NULL
+);
+";
+
+const KEY_WHERE: &str = "api_version = ?1 AND kind = ?2 AND namespace = ?3 AND name = ?4";
+
+pub(crate) fn io(e: rusqlite::Error) -> StoreError {
+    StoreError::Io(e.to_string())
+}
+
+fn corrupt(e: serde_json::Error) -> StoreError {
+    StoreError::Io(format!("stored object is not valid JSON: {e}"))
+}
+
+fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path).map_err(io)?;
+    // Another connection (a reader, or the CLI on the same data dir) may hold
+    // the write lock for a moment; wait rather than fail.
+    conn.busy_timeout(Duration::from_secs(30)).map_err(io)?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+fn read_meta(conn: &Connection, key: &str) -> Result<u64, StoreError> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = ?1")
+        .and_then(|mut s| s.query_row([key], |r| r.get::<_, u64>(0)))
+        .map_err(io)
+}
+
+fn write_meta(conn: &Connection, key: &str, value: u64) -> Result<(), StoreError> {
+    conn.prepare_cached("UPDATE meta SET value = ?2 WHERE key = ?1")
+        .and_then(|mut s| s.execute(params![key, value]))
+        .map(drop)
+        .map_err(io)
+}
+
+fn event_type(s: &str) -> Result<EventType, StoreError> {
+    match s {
+        "ADDED" => Ok(EventType::Added),
+        "MODIFIED" => Ok(EventType::Modified),
+        "DELETED" => Ok(EventType::Deleted),
+        other => Err(StoreError::Io(format!("unknown event type {other:?} in history"))),
+    }
+}
+
+/// Checks an object handed in by a caller and returns its key and the
+/// resourceVersion it claims (absent or `""`: none).
+pub(crate) fn validate(object: &Value) -> Result<(ObjectKey, Option<u64>), StoreError> {
+    let invalid = |m: &str| Err(StoreError::Invalid(m.to_string()));
+    let Some(map) = object.as_object() else {
+        return invalid("object: must be a JSON object");
+    };
+    for field in ["apiVersion", "kind"] {
+        if map.get(field).is_some_and(|v| !v.is_string()) {
+            return Err(StoreError::Invalid(format!("{field}: must be a string")));
+        }
+    }
+    let meta = match map.get("metadata") {
+        None => return invalid("metadata.name: required"),
+        Some(Value::Object(meta)) => meta,
+        Some(_) => return invalid("metadata: must be an object"),
+    };
+    for field in ["name", "namespace", "uid", "creationTimestamp"] {
+        if meta.get(field).is_some_and(|v| !v.is_string() && !v.is_null()) {
+            return Err(StoreError::Invalid(format!("metadata.{field}: must be a string")));
+        }
+    }
+    let claimed = match meta.get("resourceVersion") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.is_empty() => None,
+        Some(Value::String(s)) => Some(s.parse::<u64>().map_err(|_| {
+            StoreError::Invalid(format!("metadata.resourceVersion: {s:?} is not a non-negative integer"))
+        })?),
+        Some(Value::Number(n)) => Some(n.as_u64().ok_or_else(|| {
+            StoreError::Invalid(format!("metadata.resourceVersion: {n} is not a non-negative integer"))
+        })?),
+        Some(_) => return invalid("metadata.resourceVersion: must be a decimal string"),
+    };
+    Ok((ObjectKey::of(object)?, claimed))
+}
+
+/// `metadata` of an object as a map, created if absent; `None` when the
+/// object or its metadata is not a JSON object.
+fn metadata_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
+    object.as_object_mut()?.entry("metadata").or_insert_with(|| Value::Object(Map::new())).as_object_mut()
+}
+
+fn no_metadata() -> StoreError {
+    StoreError::Invalid("metadata: must be an object".to_string())
+}
+
+fn set_version(object: &mut Value, version: u64) -> Result<(), StoreError> {
+    metadata_mut(object).ok_or_else(no_metadata)?.insert("resourceVersion".into(), Value::String(version.to_string()));
+    Ok(())
+}
+
+/// Makes `object`'s field at `path` what it is in `from` (absent included).
+fn restore(object: &mut Value, from: &Value, path: &[&str]) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut src = Some(from);
+    let mut dst = object;
+    for p in parents {
+        src = src.and_then(|s| s.get(p));
+        let Some(next) = dst.get_mut(*p) else { return };
+        dst = next;
+    }
+    let Some(dst) = dst.as_object_mut() else { return };
+    match src.and_then(|s| s.get(last)) {
+        Some(v) => {
+            dst.insert((*last).to_string(), v.clone());
+        }
+        None => {
+            dst.remove(*last);
+        }
+    }
+}
+
+fn check_expected(key: &ObjectKey, expected: Option<u64>, actual: u64) -> Result<(), StoreError> {
+    match expected {
+        Some(expected) if expected != actual => Err(StoreError::Conflict { key: key.clone(), expected, actual }),
+        _ => Ok(()),
+    }
+}
+
+/// The writes of one transaction.
+struct Tx<'c> {
+    conn: &'c Connection,
+    version: u64,
+    /// Collected only when some watch is open.
+    events: Option<Vec<Event>>,
+}
+
+impl Tx<'_> {
+    fn load(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
+        let mut st =
+            self.conn.prepare_cached(&format!("SELECT version, object FROM objects WHERE {KEY_WHERE}")).map_err(io)?;
+        let row = st
+            .query_row(params![key.api_version, key.kind, key.namespace, key.name], |r| {
+                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?))
+            })
+            .optional()
+            .map_err(io)?;
+        row.map(|(version, text)| {
+            Ok(Stored {
+                key: key.clone(),
+                resource_version: version,
+                object: serde_json::from_str(&text).map_err(corrupt)?,
+            })
+        })
+        .transpose()
+    }
+
+    fn op(&mut self, op: Op) -> Result<Stored, StoreError> {
+        match op {
+            Op::Create(object) => {
+                let (key, _) = validate(&object)?;
+                if self.load(&key)?.is_some() {
+                    return Err(StoreError::AlreadyExists(key));
+                }
+                self.create(key, object)
+            }
+            Op::Update(object) => {
+                let (key, claimed) = validate(&object)?;
+                let current = self.load(&key)?.ok_or_else(|| StoreError::NotFound(key.clone()))?;
+                check_expected(&key, claimed, current.resource_version)?;
+                self.replace(key, object, current)
+            }
+            Op::Apply(object) => {
+                let (key, _) = validate(&object)?;
+                match self.load(&key)? {
+                    Some(current) => self.replace(key, object, current),
+                    None => self.create(key, object),
+                }
+            }
+            Op::Patch { key, patch, expected } => self.patch(key, &patch, expected),
+            Op::Delete { key, expected } => self.delete(key, expected),
+        }
+    }
+
+    fn create(&mut self, key: ObjectKey, mut object: Value) -> Result<Stored, StoreError> {
+        let meta = metadata_mut(&mut object).ok_or_else(no_metadata)?;
+        meta.insert("uid".into(), Value::String(clock::new_uid()));
+        meta.insert("creationTimestamp".into(), Value::String(clock::now_rfc3339()));
+        self.put(key, object, EventType::Added)
+    }
+
+    /// Writes `object` over `current`, keeping the store-owned metadata. A
+    /// replacement that changes nothing is no write (as in Kubernetes), so
+    /// controllers that re-assert their state do not wake their own watches.
+    fn replace(&mut self, key: ObjectKey, mut object: Value, current: Stored) -> Result<Stored, StoreError> {
+        for field in ["uid", "creationTimestamp"] {
+            restore(&mut object, &current.object, &["metadata", field]);
+        }
+        let meta = metadata_mut(&mut object).ok_or_else(no_metadata)?;
+        if !meta.contains_key("uid") {
+            meta.insert("uid".into(), Value::String(clock::new_uid()));
+        }
+        if !meta.contains_key("creationTimestamp") {
+            meta.insert("creationTimestamp".into(), Value::String(clock::now_rfc3339()));
+        }
+        set_version(&mut object, current.resource_version)?;
+        if object == current.object {
+            return Ok(current);
+        }
+        self.put(key, object, EventType::Modified)
+    }
+
+    fn patch(&mut self, key: ObjectKey, patch: &Value, expected: Option<u64>) -> Result<Stored, StoreError> {
+        if !patch.is_object() {
+            return Err(StoreError::Invalid("patch: must be a JSON object".to_string()));
+        }
+        let current = self.load(&key)?.ok_or_else(|| StoreError::NotFound(key.clone()))?;
+        check_expected(&key, expected, current.resource_version)?;
+        let mut object = current.object.clone();
+        merge_patch(&mut object, patch);
+        // The identity and store-owned fields are not the patch's to change:
+        // they are silently put back, so a patch built from a whole object works.
+        restore(&mut object, &current.object, &["apiVersion"]);
+        restore(&mut object, &current.object, &["kind"]);
+        if object.get("metadata").is_some_and(|m| !m.is_object()) {
+            return Err(no_metadata());
+        }
+        metadata_mut(&mut object).ok_or_else(no_metadata)?;
+        for field in ["namespace", "name", "uid", "creationTimestamp", "resourceVersion"] {
+            restore(&mut object, &current.object, &["metadata", field]);
+        }
+        self.replace(key, object, current)
+    }
+
+    fn delete(&mut self, key: ObjectKey, expected: Option<u64>) -> Result<Stored, StoreError> {
+        let current = self.load(&key)?.ok_or_else(|| StoreError::NotFound(key.clone()))?;
+        check_expected(&key, expected, current.resource_version)?;
+        self.version += 1;
+        let mut object = current.object;
+        set_version(&mut object, self.version)?;
+        self.conn
+            .prepare_cached(&format!("DELETE FROM objects WHERE {KEY_WHERE}"))
+            .and_then(|mut s| s.execute(params![key.api_version, key.kind, key.namespace, key.name]))
+            .map_err(io)?;
+        let text = serde_json::to_string(&object).map_err(corrupt)?;
+        self.record(&key, EventType::Deleted, &text)?;
+        self.finish(key, object, EventType::Deleted)
+    }
+
+    fn put(&mut self, key: ObjectKey, mut object: Value, kind: EventType) -> Result<Stored, StoreError> {
+        self.version += 1;
+        set_version(&mut object, self.version)?;
+        let text = serde_json::to_string(&object).map_err(corrupt)?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO objects (api_version, kind, namespace, name, version, object) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                 ON CONFLICT (api_version, kind, namespace, name) \
+                 DO UPDATE SET version = excluded.version, object = excluded.object",
+            )
+            .and_then(|mut s| {
+                s.execute(params![key.api_version, key.kind, key.namespace, key.name, self.version, text])
+            })
+            .map_err(io)?;
+        self.record(&key, kind, &text)?;
+        self.finish(key, object, kind)
+    }
+
+    fn record(&self, key: &ObjectKey, kind: EventType, text: &str) -> Result<(), StoreError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO events (version, type, api_version, kind, namespace, name, object) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    self.version,
+                    kind.as_str(),
+                    key.api_version,
+                    key.kind,
+                    key.namespace,
+                    key.name,
+                    text
+                ])
+            })
+            .map(drop)
+            .map_err(io)
+    }
+
+    fn finish(&mut self, key: ObjectKey, object: Value, kind: EventType) -> Result<Stored, StoreError> {
+        let stored = Stored { key, resource_version: self.version, object };
+        if let Some(events) = &mut self.events {
+            events.push(Event { kind, object: stored.clone() });
+        }
+        Ok(stored)
+    }
+}
+
+/// The one connection that writes, with the live watches it feeds.
+pub(crate) struct Writer {
+    conn: Connection,
+    watchers: Watchers,
+    history: u64,
+}
+
+impl Writer {
+    pub fn open(path: &Path, history: u64) -> Result<Writer, StoreError> {
+        let conn = open_connection(path)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).map_err(io)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Io(format!("{}: cannot use WAL (journal_mode is {mode})", path.display())));
+        }
+        // FULL: the WAL is synced at every commit, so an acknowledged write
+        // survives a power cut, not just a process crash.
+        conn.execute_batch("PRAGMA synchronous=FULL;").map_err(io)?;
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} COMMIT;")).map_err(io)?;
+        Ok(Writer { conn, watchers: Watchers::default(), history })
+    }
+
+    pub fn version(&self) -> Result<u64, StoreError> {
+        read_meta(&self.conn, "version")
+    }
+
+    /// Runs `ops` in one transaction; publishes their events once it committed.
+    /// Returns the results and the store version after it.
+    pub fn write(&mut self, ops: Vec<Op>) -> Result<(Vec<Stored>, u64), StoreError> {
+        let events = (!self.watchers.is_empty()).then(|| Vec::with_capacity(ops.len()));
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(io)?;
+        // Read inside the write lock rather than cached, so that a second
+        // process writing the same file cannot make versions collide.
+        let start = read_meta(&tx, "version")?;
+        let mut w = Tx { conn: &tx, version: start, events };
+        let mut out = Vec::with_capacity(ops.len());
+        for op in ops {
+            out.push(w.op(op)?);
+        }
+        let Tx { version, events, .. } = w;
+        if version != start {
+            write_meta(&tx, "version", version)?;
+            prune(&tx, version, self.history)?;
+        }
+        tx.commit().map_err(io)?;
+        if let Some(events) = events {
+            self.watchers.publish(&events);
+        }
+        Ok((out, version))
+    }
+
+    /// Replays history after `from` into a new stream and registers it for
+    /// live events; both under the writer's lock, so no write falls between.
+    pub fn watch(&mut self, selector: &Selector, from: u64) -> Result<Watch, StoreError> {
+        let tx = self.conn.transaction().map_err(io)?;
+        let pruned = read_meta(&tx, "pruned")?;
+        if from < pruned {
+            return Err(StoreError::Expired { requested: from, oldest: pruned });
+        }
+        let current = read_meta(&tx, "version")?;
+        let (sender, events) = tokio::sync::mpsc::unbounded_channel();
+        {
+            let mut st = tx
+                .prepare_cached(
+                    "SELECT version, type, api_version, kind, namespace, name, object FROM events \
+                     WHERE version > ?1 AND (?2 IS NULL OR api_version = ?2) AND (?3 IS NULL OR kind = ?3) \
+                     AND (?4 IS NULL OR namespace = ?4) ORDER BY version",
+                )
+                .map_err(io)?;
+            let mut rows =
+                st.query(params![from, selector.api_version, selector.kind, selector.namespace]).map_err(io)?;
+            while let Some(row) = rows.next().map_err(io)? {
+                let text: String = row.get(6).map_err(io)?;
+                let kind: String = row.get(1).map_err(io)?;
+                let event = Event {
+                    kind: event_type(&kind)?,
+                    object: Stored {
+                        key: ObjectKey {
+                            api_version: row.get(2).map_err(io)?,
+                            kind: row.get(3).map_err(io)?,
+                            namespace: row.get(4).map_err(io)?,
+                            name: row.get(5).map_err(io)?,
+                        },
+                        resource_version: row.get(0).map_err(io)?,
+                        object: serde_json::from_str(&text).map_err(corrupt)?,
+                    },
+                };
+                // The receiver is still in hand, so this cannot fail.
+                let _ = sender.send(event);
+            }
+        }
+        tx.commit().map_err(io)?;
+        self.watchers.add(Watcher { selector: selector.clone(), after: from.max(current), sender });
+        Ok(Watch { events })
+    }
+
+    pub fn close_watches(&mut self) {
+        self.watchers.clear();
+    }
+}
+
+/// Keeps the newest `history` events. Deleting in steps of a tenth of that
+/// keeps the cost of pruning off most commits.
+fn prune(conn: &Connection, version: u64, history: u64) -> Result<(), StoreError> {
+    let pruned = read_meta(conn, "pruned")?;
+    let slack = (history / 10).max(1);
+    if version.saturating_sub(pruned) > history.saturating_add(slack) {
+        let upto = version - history;
+        conn.prepare_cached("DELETE FROM events WHERE version <= ?1")
+            .and_then(|mut s| s.execute([upto]))
+            .map_err(io)?;
+        write_meta(conn, "pruned", upto)?;
+    }
+    Ok(())
+}
+
+/// Reader connections, opened on demand and reused.
+pub(crate) struct Readers {
+    path: PathBuf,
+    pool: Mutex<Vec<Connection>>,
+}
+
+const MAX_IDLE_READERS: usize = 8;
+
+impl Readers {
+    pub fn new(path: PathBuf) -> Readers {
+        Readers { path, pool: Mutex::new(Vec::new()) }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Connection) -> Result<R, StoreError>) -> Result<R, StoreError> {
+        let idle = self.pool.lock().unwrap_or_else(PoisonError::into_inner).pop();
+        let mut conn = match idle {
+            Some(conn) => conn,
+            None => {
+                let conn = open_connection(&self.path)?;
+                conn.execute_batch("PRAGMA query_only=ON;").map_err(io)?;
+                conn
+            }
+        };
+        let result = f(&mut conn);
+        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        if pool.len() < MAX_IDLE_READERS && conn.is_autocommit() {
+            pool.push(conn);
+        }
+        result
+    }
+
+    pub fn get(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
+        self.with(|conn| Tx { conn, version: 0, events: None }.load(key))
+    }
+
+    pub fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {
+        self.with(|conn| {
+            // One read transaction: the version and the rows are the same snapshot.
+            let tx = conn.transaction().map_err(io)?;
+            let version = read_meta(&tx, "version")?;
+            // Only the fields the selector sets appear in the query, so that a
+            // kind selector can use the key's index prefix.
+            let mut conds = Vec::new();
+            let mut args: Vec<&str> = Vec::new();
+            for (column, value) in
+                [("api_version", &selector.api_version), ("kind", &selector.kind), ("namespace", &selector.namespace)]
+            {
+                if let Some(value) = value {
+                    args.push(value);
+                    conds.push(format!("{column} = ?{}", args.len()));
+                }
+            }
+            let filter = if conds.is_empty() { String::new() } else { format!("WHERE {}", conds.join(" AND ")) };
+            let mut out = Vec::new();
+            {
+                let mut st = tx
+                    .prepare_cached(&format!(
+                        "SELECT api_version, kind, namespace, name, version, object FROM objects {filter} \
+                         ORDER BY api_version, kind, namespace, name"
+                    ))
+                    .map_err(io)?;
+                let mut rows = st.query(rusqlite::params_from_iter(args)).map_err(io)?;
+                while let Some(row) = rows.next().map_err(io)? {
+                    let text = row.get_ref(5).map_err(io)?.as_str().map_err(|e| StoreError::Io(e.to_string()))?;
+                    out.push(Stored {
+                        key: ObjectKey {
+                            api_version: row.get(0).map_err(io)?,
+                            kind: row.get(1).map_err(io)?,
+                            namespace: row.get(2).map_err(io)?,
+                            name: row.get(3).map_err(io)?,
+                        },
+                        resource_version: row.get(4).map_err(io)?,
+                        object: serde_json::from_str(text).map_err(corrupt)?,
+                    });
+                }
+            }
+            tx.commit().map_err(io)?;
+            Ok((out, version))
+        })
+    }
+}
