@@ -65,6 +65,12 @@ const AMBIENT: &[&str] = &[
     "PYTHONPATH",
     "LOCAL_RANK",
     "KUBERNETES_SERVICE_HOST",
+    // Set by ringleader's node agent on every process it starts.
+    "RINGLEADER_NODE",
+    "RINGLEADER_POD",
+    "RINGLEADER_NAMESPACE",
+    "RINGLEADER_POD_IP",
+    "RINGLEADER_HOSTS",
     "KUBERNETES_SERVICE_PORT",
     "OMPI_COMM_WORLD_RANK",
     "OMPI_COMM_WORLD_SIZE",
