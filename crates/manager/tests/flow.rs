@@ -1,0 +1,125 @@
+//! The manager over a real store, driven pass by pass with the agent's
+//! writes made by hand: a job's pods are created, bound as a gang to exact
+//! devices, released with their rendezvous env and files, and the job
+//! finishes from the pods' exit codes.
+
+use ringleader_manager::cache::Cache;
+use ringleader_manager::{pass, ManagerConfig};
+use ringleader_store::{ObjectKey, Selector, Store};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+fn node(name: &str, profile: &str, address: &str, now: f64) -> Value {
+    json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node",
+           "metadata": {"name": name, "labels": {"host-arch": "huawei-arm"}},
+           "spec": {"profile": profile, "address": address},
+           "status": {"ready": true, "lastHeartbeat": now}})
+}
+
+fn yaml(path: &str) -> Value {
+    let text = std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).expect("example");
+    serde_yaml_ng::from_str(&text).expect("yaml")
+}
+
+fn run_pass(store: &Store, now: f64) {
+    let mut cache = Cache::default();
+    let (objects, _) = store.list(&Selector::all()).expect("list");
+    cache.load(objects);
+    pass(store, &mut cache, &ManagerConfig::default(), &mut HashMap::new(), now).expect("pass");
+}
+
+fn pods(store: &Store) -> Vec<Value> {
+    let sel = Selector::kind("v1", "Pod");
+    store.list(&sel).expect("list").0.into_iter().map(|s| s.object).collect()
+}
+
+fn env_of(pod: &Value) -> HashMap<String, String> {
+    pod["spec"]["containers"][0]["env"]
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .filter_map(|e| Some((e["name"].as_str()?.to_string(), e["value"].as_str().unwrap_or("").to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn finish(store: &Store, pod: &Value, code: i64) {
+    let key = ObjectKey::new("v1", "Pod", "default", pod["metadata"]["name"].as_str().expect("name"));
+    let phase = if code == 0 { "Succeeded" } else { "Failed" };
+    let patch = json!({"status": {"phase": phase, "containerStatuses": [{"name": "c",
+        "state": {"terminated": {"exitCode": code, "finishedAt": "2026-11-23T10:00:00Z"}}}]}});
+    store.patch(&key, &patch, None).expect("patch");
+}
+
+#[test]
+fn pytorch_gang_is_bound_released_and_completes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path()).expect("open");
+    let now = 1_795_428_000.0;
+    store.create(node("h100-1", "hgx-h100-8", "127.0.1.5", now)).expect("node");
+    store.create(node("h100-2", "hgx-h100-8", "127.0.1.6", now)).expect("node");
+    store.create(yaml("examples/demo/pytorchjob-h100.yaml")).expect("job");
+
+    run_pass(&store, now);
+    let pods = pods(&store);
+    assert_eq!(pods.len(), 2, "master and worker created");
+    let mut nodes: Vec<&str> = pods.iter().map(|p| p["spec"]["nodeName"].as_str().expect("bound")).collect();
+    nodes.sort();
+    assert_eq!(nodes, ["h100-1", "h100-2"], "8 GPUs each: one pod per node");
+    let master = pods.iter().find(|p| p["metadata"]["name"] == "demo-pytorch-master-0").expect("master");
+    let master_addr = if master["spec"]["nodeName"] == "h100-1" { "127.0.1.5" } else { "127.0.1.6" };
+    for p in &pods {
+        assert_eq!(p["metadata"]["annotations"]["ringleader.io/start"], "true");
+        assert_eq!(p["metadata"]["annotations"]["ringleader.io/devices"], "0,1,2,3,4,5,6,7");
+        let env = env_of(p);
+        assert_eq!(env.get("MASTER_ADDR").map(String::as_str), Some(master_addr), "{env:?}");
+        assert_eq!(env.get("WORLD_SIZE").map(String::as_str), Some("2"));
+    }
+    assert_eq!(env_of(master).get("RANK").map(String::as_str), Some("0"));
+
+    for p in &pods {
+        finish(&store, p, 0);
+    }
+    run_pass(&store, now + 5.0);
+    let job = store
+        .get(&ObjectKey::new("kubeflow.org/v1", "PyTorchJob", "default", "demo-pytorch"))
+        .expect("get")
+        .expect("job");
+    assert_eq!(job.object["status"]["ringleader"]["phase"], "Completed", "{}", job.object["status"]);
+}
+
+#[test]
+fn ascend_gang_gets_a_completed_rank_table_with_the_chosen_chips() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path()).expect("open");
+    let now = 1_795_428_000.0;
+    store.create(node("a800-1", "atlas-800-910", "127.0.1.1", now)).expect("node");
+    store.create(node("a800-2", "atlas-800-910", "127.0.1.2", now)).expect("node");
+    store.create(yaml("examples/demo/ascendjob-910.yaml")).expect("job");
+    run_pass(&store, now);
+    let pods = pods(&store);
+    assert_eq!(pods.len(), 2);
+    for p in &pods {
+        let files: HashMap<String, String> =
+            serde_json::from_str(p["metadata"]["annotations"]["ringleader.io/files"].as_str().expect("files"))
+                .expect("json");
+        let table: Value = serde_json::from_str(&files["/user/serverid/devindex/config/hccl.json"]).expect("hccl.json");
+        assert_eq!(table["status"], "completed");
+        let ranks: usize = table["server_list"]
+            .as_array()
+            .expect("servers")
+            .iter()
+            .map(|s| s["device"].as_array().map_or(0, Vec::len))
+            .sum();
+        assert_eq!(ranks, 16);
+        assert_eq!(
+            env_of(p).get("RANK_TABLE_FILE").map(String::as_str),
+            Some("/user/serverid/devindex/config/hccl.json")
+        );
+        assert_eq!(
+            p["metadata"]["annotations"]["huawei.com/Ascend910"].as_str().map(|s| s.split(',').count()),
+            Some(8)
+        );
+    }
+}
