@@ -1,0 +1,155 @@
+//! `ringleader demo`: an embedded cluster in a temporary data directory,
+//! the bundled examples applied through the API, each running the probe
+//! all-reduce; prints placements, the rank table and probe results, stops.
+
+use crate::up::{self, UpArgs};
+use anyhow::{bail, Result};
+use clap::Args;
+use futures_util::StreamExt;
+use ringleader_server::{resources, Client};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// The examples the demo applies, in order.
+pub const DEMO_JOBS: &[(&str, &str)] = &[
+    ("pytorchjob-h100.yaml", include_str!("../../../examples/demo/pytorchjob-h100.yaml")),
+    ("ascendjob-910.yaml", include_str!("../../../examples/demo/ascendjob-910.yaml")),
+    ("mpijob.yaml", include_str!("../../../examples/demo/mpijob.yaml")),
+    ("deployment-inference.yaml", include_str!("../../../examples/demo/deployment-inference.yaml")),
+];
+
+#[derive(Args)]
+pub struct DemoArgs {
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 180)]
+    pub timeout: u64,
+    /// Keep the data directory (store, logs, sandboxes) instead of a temporary one.
+    #[arg(long)]
+    pub data_dir: Option<std::path::PathBuf>,
+}
+
+fn s<'a>(v: &'a Value, p: &str) -> &'a str {
+    v.pointer(p).and_then(Value::as_str).unwrap_or("")
+}
+
+pub fn run(args: DemoArgs) -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let data_dir = args.data_dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
+    let up_args = UpArgs {
+        cluster: None,
+        data_dir: data_dir.clone(),
+        listen: "127.0.0.1:0".into(),
+        runtime: "process".into(),
+        heartbeat_timeout: 40.0,
+        heartbeat_interval: 2.0,
+    };
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let plane = up::start(&up_args).await?;
+        println!("== cluster: API at {}, {} virtual nodes", plane.url, plane.nodes.len());
+        for n in &plane.nodes {
+            println!("   {:<10} {:<14} {}", n.name, n.profile, n.address);
+        }
+        let client = Client::new(&plane.url, &plane.token);
+        let result = drive(&client, args.timeout).await;
+        plane.stop().await?;
+        result
+    })
+}
+
+async fn drive(client: &Client, timeout: u64) -> Result<()> {
+    println!("\n== applying the bundled examples");
+    for (name, text) in DEMO_JOBS {
+        for r in client.apply_documents_from(name, text).await? {
+            println!("   {name}: {}/{} {}", r.kind, r.name, r.action);
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(timeout);
+    let jobs = [("PyTorchJob", "demo-pytorch"), ("AscendJob", "demo-ascend"), ("MPIJob", "demo-mpi")];
+    let pod_t = resources::find("pods").ok_or_else(|| anyhow::anyhow!("pods type"))?;
+    loop {
+        let mut done = 0;
+        for (kind, name) in jobs {
+            let t = resources::job_types().find(|t| t.kind == kind).ok_or_else(|| anyhow::anyhow!("{kind} type"))?;
+            let job = client.get(t, "default", name).await?;
+            match s(&job, "/status/ringleader/phase") {
+                "Completed" => done += 1,
+                p @ ("Failed" | "Aborted" | "Terminated") => {
+                    print_logs(client, name).await;
+                    bail!("{kind} {name} ended {p}: {}", s(&job, "/status/ringleader/message"))
+                }
+                _ => {}
+            }
+        }
+        let infer_ok = infer_log(client).await.is_some_and(|l| l.contains("success"));
+        if done == jobs.len() && infer_ok {
+            break;
+        }
+        if Instant::now() > deadline {
+            let pods = client.list(pod_t, Some("default"), None).await?.items;
+            for p in &pods {
+                println!("   {} {} {}", s(p, "/metadata/name"), s(p, "/status/phase"), s(p, "/spec/nodeName"));
+            }
+            bail!("the demo jobs did not finish within {timeout} s");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+
+    println!("\n== placements");
+    let pods = client.list(pod_t, Some("default"), None).await?.items;
+    let mut rows = Vec::new();
+    for p in &pods {
+        rows.push(vec![
+            s(p, "/metadata/name").to_string(),
+            s(p, "/status/phase").to_string(),
+            s(p, "/spec/nodeName").to_string(),
+            s(p, "/status/podIP").to_string(),
+            s(p, "/metadata/annotations/ringleader.io~1devices").to_string(),
+        ]);
+    }
+    crate::ctl::print_table(&["POD", "STATUS", "NODE", "ADDRESS", "DEVICES"], &rows);
+
+    println!("\n== hccl.json of demo-ascend (as the pods read it through RANK_TABLE_FILE)");
+    if let Some(p) = pods.iter().find(|p| s(p, "/metadata/name").starts_with("demo-ascend")) {
+        let files: serde_json::Map<String, Value> =
+            serde_json::from_str(s(p, "/metadata/annotations/ringleader.io~1files")).unwrap_or_default();
+        if let Some(Value::String(t)) = files.get("/user/serverid/devindex/config/hccl.json") {
+            let v: Value = serde_json::from_str(t)?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+    }
+    println!("\n== probe results");
+    print_logs(client, "demo-").await;
+    Ok(())
+}
+
+async fn infer_log(client: &Client) -> Option<String> {
+    let pod_t = resources::find("pods")?;
+    let pods = client.list(pod_t, Some("default"), Some("app=demo-infer")).await.ok()?.items;
+    let p = pods.iter().find(|p| s(p, "/status/phase") == "Running")?;
+    log_text(client, s(p, "/metadata/name")).await
+}
+
+async fn log_text(client: &Client, pod: &str) -> Option<String> {
+    let mut stream = client.logs("default", pod, false, None).await.ok()?;
+    let mut text = Vec::new();
+    while let Some(Ok(chunk)) = stream.next().await {
+        text.extend_from_slice(&chunk);
+    }
+    Some(String::from_utf8_lossy(&text).into_owned())
+}
+
+async fn print_logs(client: &Client, prefix: &str) {
+    let Some(pod_t) = resources::find("pods") else { return };
+    let Ok(list) = client.list(pod_t, Some("default"), None).await else { return };
+    for p in &list.items {
+        let name = s(p, "/metadata/name");
+        if !name.starts_with(prefix) {
+            continue;
+        }
+        if let Some(text) = log_text(client, name).await {
+            println!("--- {name} ({})", s(p, "/status/phase"));
+            print!("{text}");
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! `ringleader up`: one process with the whole control plane — store, API
+//! server, controller manager and a node agent serving the cluster file's
+//! nodes as virtual nodes — until Ctrl-C. [`start`] is shared with `demo`.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use ringleader_agent::{loopback_address, AgentConfig, Runtime, VirtualNode};
+use ringleader_api::Resource;
+use ringleader_manager::ManagerConfig;
+use ringleader_server::{Metrics, ServerState, Token};
+use ringleader_store::Store;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+
+/// The cluster `up` starts without `--cluster`.
+pub const DEMO_CLUSTER: &str = include_str!("../../../examples/demo/cluster.yaml");
+
+#[derive(Args, Clone)]
+pub struct UpArgs {
+    /// Cluster file: `ringleader.io/v1alpha1 Node`s (served as virtual nodes)
+    /// plus Queues and PriorityClasses. Default: the bundled demo cluster.
+    #[arg(long)]
+    pub cluster: Option<PathBuf>,
+    /// Data directory (store, token, sandboxes and logs).
+    #[arg(long, env = "RINGLEADER_DATA_DIR", default_value = "ringleader-data")]
+    pub data_dir: PathBuf,
+    /// Address the API listens on (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:8470")]
+    pub listen: String,
+    /// `process` runs pods' commands; `simulated` runs none (pods finish after
+    /// their `ringleader.io/duration` annotation), for scale tests.
+    #[arg(long, default_value = "process", value_parser = ["process", "simulated"])]
+    pub runtime: String,
+    /// Seconds without a heartbeat before a node is NotReady.
+    #[arg(long, default_value_t = 40.0)]
+    pub heartbeat_timeout: f64,
+    /// Seconds between heartbeats.
+    #[arg(long, default_value_t = 10.0)]
+    pub heartbeat_interval: f64,
+}
+
+/// A running control plane.
+pub struct Plane {
+    /// API base URL.
+    pub url: String,
+    /// Bearer token.
+    pub token: String,
+    /// Nodes served.
+    pub nodes: Vec<VirtualNode>,
+    shutdown: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<JoinHandle<Result<()>>>,
+}
+
+impl Plane {
+    /// Stops every component and waits for them.
+    pub async fn stop(self) -> Result<()> {
+        let _ = self.shutdown.send(true);
+        for t in self.tasks {
+            t.await.context("a control-plane task panicked")??;
+        }
+        Ok(())
+    }
+}
+
+/// Virtual nodes and other objects of a cluster file.
+pub fn cluster(text: &str, source: &str) -> Result<(Vec<VirtualNode>, Vec<serde_json::Value>)> {
+    let docs = ringleader_api::document::parse_str(source, text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut nodes = Vec::new();
+    let mut others = Vec::new();
+    for doc in docs {
+        let resource = Resource::from_value(&doc.value).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+        match resource {
+            Resource::Node(n) => {
+                let name = n.metadata.name.clone().unwrap_or_default();
+                let Some(profile) = n.spec.profile.clone() else {
+                    bail!(
+                        "{source}: Node/{name}: spec.profile: required for a virtual node (see `ringleader profiles`)"
+                    );
+                };
+                let address = n.spec.address.clone().unwrap_or_else(|| loopback_address(nodes.len() as u32 + 1));
+                let mut v = VirtualNode::new(&name, &profile, &address).with_network(n.spec.network.clone());
+                for (k, val) in n.metadata.labels.clone().unwrap_or_default() {
+                    v = v.with_label(&k, &val);
+                }
+                nodes.push(v);
+            }
+            Resource::Queue(_) | Resource::PriorityClass(_) => others.push(doc.value.clone()),
+            other => bail!(
+                "{source}: {} {}: only Nodes, Queues and PriorityClasses belong in a cluster file",
+                other.kind(),
+                other.name()
+            ),
+        }
+    }
+    if nodes.is_empty() {
+        bail!("{source}: no Node in the cluster file");
+    }
+    Ok((nodes, others))
+}
+
+/// Starts store, API server, manager and agent in the current runtime.
+pub async fn start(args: &UpArgs) -> Result<Plane> {
+    let (text, source) = match &args.cluster {
+        Some(p) => (std::fs::read_to_string(p).with_context(|| format!("{}", p.display()))?, p.display().to_string()),
+        None => (DEMO_CLUSTER.to_string(), "bundled demo cluster".to_string()),
+    };
+    let (nodes, others) = cluster(&text, &source)?;
+    std::fs::create_dir_all(&args.data_dir).with_context(|| format!("{}", args.data_dir.display()))?;
+    let store = Store::open(&args.data_dir).context("opening the store")?;
+    for o in others {
+        store.apply(o).context("storing the cluster file's objects")?;
+    }
+    let token = Token::load_or_create(&args.data_dir).context("token")?;
+    let metrics = Metrics::new();
+    let listener =
+        tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
+    let url = format!("http://{}", listener.local_addr()?);
+    std::fs::write(server_file(&args.data_dir), &url).context("writing the server address")?;
+
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut tasks: Vec<JoinHandle<Result<()>>> = Vec::new();
+    let state = ServerState::new(store.clone(), token.clone(), metrics.clone());
+    let mut srx = rx.clone();
+    tasks.push(tokio::spawn(async move {
+        ringleader_server::serve(listener, state, async move {
+            let _ = srx.wait_for(|s| *s).await;
+        })
+        .await
+        .context("API server")
+    }));
+    let observe = metrics.clone();
+    let mconfig = ManagerConfig {
+        heartbeat_timeout: Duration::from_secs_f64(args.heartbeat_timeout.max(0.1)),
+        observe_latency: Some(Arc::new(move |s| observe.observe_scheduling_latency(s))),
+        ..ManagerConfig::default()
+    };
+    let (mstore, mrx) = (store.clone(), rx.clone());
+    tasks.push(tokio::spawn(async move { ringleader_manager::run(mstore, mconfig, mrx).await.context("manager") }));
+    let mut aconfig = AgentConfig::new(&args.data_dir, nodes.clone())
+        .with_runtime(if args.runtime == "simulated" { Runtime::Simulated } else { Runtime::Process })
+        .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.max(0.05)));
+    // Pods run `ringleader probe …`: this binary's directory goes first on their PATH.
+    if let Some(dir) = std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
+        aconfig.path_env = format!("{}:{}", dir.display(), aconfig.path_env);
+    }
+    let astore = store.clone();
+    tasks.push(tokio::spawn(async move { ringleader_agent::run(astore, aconfig, rx).await.context("agent") }));
+    Ok(Plane { url, token: token.as_str().to_string(), nodes, shutdown: tx, tasks })
+}
+
+/// Where `up` writes its API address for the other commands.
+pub fn server_file(data_dir: &Path) -> PathBuf {
+    data_dir.join("server")
+}
+
+pub fn run(args: UpArgs) -> Result<()> {
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let plane = start(&args).await?;
+        println!("ringleader up: API at {} ({} nodes)", plane.url, plane.nodes.len());
+        for n in &plane.nodes {
+            println!("  node {:<12} {:<16} {}", n.name, n.profile, n.address);
+        }
+        println!("data in {}; token in {}", args.data_dir.display(), Token::path(&args.data_dir).display());
+        println!("try: ringleader apply -f examples/demo/pytorchjob-h100.yaml && ringleader get pods -w");
+        tokio::signal::ctrl_c().await?;
+        plane.stop().await
+    })
+}

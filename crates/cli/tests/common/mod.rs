@@ -1,0 +1,195 @@
+//! A whole control plane for end-to-end tests: `ringleader up` as a child
+//! process on a temporary data directory, with a cluster of virtual nodes
+//! on an address block of its own (tests run in parallel; two clusters must
+//! not share a loopback address and port), and an API client.
+
+#![allow(dead_code)]
+
+use ringleader_server::{resources, Client, ResourceType};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A cluster file: `(name, profile)` nodes on addresses `127.0.<block>.<i+1>`.
+pub fn cluster_yaml(block: u8, nodes: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    for (i, (name, profile)) in nodes.iter().enumerate() {
+        let labels = if profile.starts_with("atlas") { "{host-arch: huawei-arm}" } else { "{}" };
+        out.push_str(&format!(
+            "apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: {name}, labels: {labels}}}\nspec: {{profile: {profile}, address: 127.0.{block}.{}}}\n---\n",
+            i + 1
+        ));
+    }
+    out.push_str(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1}\n",
+    );
+    out
+}
+
+pub struct Plane {
+    pub dir: tempfile::TempDir,
+    pub child: Option<Child>,
+    pub client: Client,
+    pub rt: tokio::runtime::Runtime,
+    args: Vec<String>,
+}
+
+impl Plane {
+    /// Starts `ringleader up` with the cluster and extra flags.
+    pub fn start(cluster: &str, extra: &[&str]) -> Plane {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("cluster.yaml");
+        std::fs::write(&file, cluster).expect("cluster file");
+        let mut args: Vec<String> = vec![
+            "up".into(),
+            "--cluster".into(),
+            file.display().to_string(),
+            "--data-dir".into(),
+            dir.path().join("data").display().to_string(),
+            "--listen".into(),
+            "127.0.0.1:0".into(),
+            "--heartbeat-interval".into(),
+            "0.2".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+        let mut plane = Plane { dir, child: None, client: Client::new("http://127.0.0.1:1", ""), rt, args };
+        plane.spawn();
+        plane
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// (Re)starts the `up` process on the same data directory.
+    pub fn spawn(&mut self) {
+        let server_file = self.data_dir().join("server");
+        let _ = std::fs::remove_file(&server_file);
+        let child = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+            .args(&self.args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("ringleader up");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(url) = std::fs::read_to_string(&server_file) {
+                if let Ok(c) = Client::from_data_dir(url.trim(), &self.data_dir()) {
+                    if self.rt.block_on(c.healthy()) {
+                        self.client = c;
+                        return;
+                    }
+                }
+            }
+            assert!(Instant::now() < deadline, "ringleader up did not come up");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGKILLs the `up` process (a crash).
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn apply(&self, yaml: &str) -> Result<(), String> {
+        self.rt.block_on(self.client.apply_documents(yaml)).map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    pub fn list(&self, kind: &str) -> Vec<Value> {
+        let t = find(kind);
+        let ns = if t.namespaced { Some("default") } else { None };
+        self.rt.block_on(self.client.list(t, ns, None)).map(|l| l.items).unwrap_or_default()
+    }
+
+    pub fn get(&self, kind: &str, name: &str) -> Option<Value> {
+        let t = find(kind);
+        let ns = if t.namespaced { "default" } else { "" };
+        self.rt.block_on(self.client.get(t, ns, name)).ok()
+    }
+
+    pub fn patch(&self, kind: &str, name: &str, patch: &Value) {
+        let t = find(kind);
+        let ns = if t.namespaced { "default" } else { "" };
+        self.rt.block_on(self.client.patch_merge(t, ns, name, patch)).expect("patch");
+    }
+
+    /// The job's phase as the controller wrote it.
+    pub fn phase(&self, kind: &str, name: &str) -> String {
+        self.get(kind, name)
+            .and_then(|j| j.pointer("/status/ringleader/phase").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    /// Waits until `f` holds (panics with `what` after `secs`).
+    pub fn wait_for(&self, secs: u64, what: &str, mut f: impl FnMut(&Plane) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while !f(self) {
+            if Instant::now() > deadline {
+                let pods: Vec<String> = self
+                    .list("pods")
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{} {} {}",
+                            p["metadata"]["name"].as_str().unwrap_or(""),
+                            p["status"]["phase"].as_str().unwrap_or(""),
+                            p["spec"]["nodeName"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect();
+                panic!("timed out waiting for {what}; pods: {pods:?}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn log(&self, pod: &str) -> String {
+        use futures_util::StreamExt;
+        self.rt.block_on(async {
+            let Ok(mut s) = self.client.logs("default", pod, false, None).await else { return String::new() };
+            let mut out = Vec::new();
+            while let Some(Ok(b)) = s.next().await {
+                out.extend_from_slice(&b);
+            }
+            String::from_utf8_lossy(&out).into_owned()
+        })
+    }
+}
+
+impl Drop for Plane {
+    fn drop(&mut self) {
+        if let Some(c) = &self.child {
+            // SIGINT: `up` stops its agent, which ends the pods' processes.
+            unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+        }
+        if let Some(mut c) = self.child.take() {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+pub fn find(kind: &str) -> &'static ResourceType {
+    resources::resolve(kind).and_then(|v| v.into_iter().next()).unwrap_or_else(|| panic!("type {kind}"))
+}
+
+pub fn example(path: &str) -> String {
+    std::fs::read_to_string(repo().join(path)).expect("example")
+}

@@ -1,0 +1,178 @@
+//! End to end with real processes: `ringleader up` runs the control plane,
+//! the bundled jobs run `ringleader probe` on virtual nodes and meet over
+//! real sockets through the env and rank tables the controller injects.
+
+mod common;
+
+use common::{cluster_yaml, example, Plane};
+use serde_json::{json, Value};
+
+fn pod_names(p: &Plane, prefix: &str) -> Vec<String> {
+    p.list("pods")
+        .iter()
+        .filter_map(|x| x["metadata"]["name"].as_str().map(str::to_string))
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
+#[test]
+fn pytorch_job_all_reduces_across_two_h100_nodes_and_succeeds() {
+    let p = Plane::start(&cluster_yaml(11, &[("h100-1", "hgx-h100-8"), ("h100-2", "hgx-h100-8")]), &[]);
+    p.apply(&example("examples/demo/pytorchjob-h100.yaml")).expect("apply");
+    p.wait_for(90, "PyTorchJob Completed", |p| p.phase("pytorchjobs", "demo-pytorch") == "Completed");
+    for pod in ["demo-pytorch-master-0", "demo-pytorch-worker-0"] {
+        let log = p.log(pod);
+        assert!(log.contains("success"), "{pod}: {log}");
+    }
+    let master = p.get("pods", "demo-pytorch-master-0").expect("master");
+    let worker = p.get("pods", "demo-pytorch-worker-0").expect("worker");
+    assert_ne!(master["spec"]["nodeName"], worker["spec"]["nodeName"]);
+    assert!(p.log("demo-pytorch-master-0").contains("check_result"), "the probe table is printed by rank 0");
+}
+
+#[test]
+fn ascend_job_meets_through_the_rank_table() {
+    let p = Plane::start(&cluster_yaml(12, &[("a800-1", "atlas-800-910"), ("a800-2", "atlas-800-910")]), &[]);
+    p.apply(&example("examples/demo/ascendjob-910.yaml")).expect("apply");
+    p.wait_for(90, "AscendJob Completed", |p| p.phase("ascendjobs", "demo-ascend") == "Completed");
+    let pods = pod_names(&p, "demo-ascend");
+    assert_eq!(pods.len(), 2);
+    let pod = p.get("pods", &pods[0]).expect("pod");
+    let files: serde_json::Map<String, Value> =
+        serde_json::from_str(pod["metadata"]["annotations"]["ringleader.io/files"].as_str().expect("files"))
+            .expect("json");
+    let table: Value = serde_json::from_str(files["/user/serverid/devindex/config/hccl.json"].as_str().expect("hccl"))
+        .expect("hccl json");
+    assert_eq!(table["status"], "completed");
+    let mut chips = Vec::new();
+    for server in table["server_list"].as_array().expect("servers") {
+        let node_pod = p
+            .list("pods")
+            .into_iter()
+            .find(|x| x["status"]["podIP"] == server["server_id"])
+            .expect("a pod on that server");
+        let ids: Vec<String> = server["device"]
+            .as_array()
+            .expect("devices")
+            .iter()
+            .map(|d| d["device_id"].as_str().expect("id").to_string())
+            .collect();
+        let chosen: Vec<String> = node_pod["metadata"]["annotations"]["ringleader.io/devices"]
+            .as_str()
+            .expect("devices")
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        assert_eq!(ids, chosen, "hccl.json lists the chips the scheduler chose");
+        chips.extend(ids);
+    }
+    assert_eq!(chips.len(), 16);
+    let logs: String = pods.iter().map(|n| p.log(n)).collect();
+    assert!(logs.contains("16 ranks"), "{logs}");
+    assert!(logs.contains("success"), "{logs}");
+}
+
+#[test]
+fn mpi_launcher_reads_the_hostfile() {
+    let p = Plane::start(&cluster_yaml(13, &[("g-1", "pcie-4090-8"), ("g-2", "pcie-4090-8")]), &[]);
+    p.apply(&example("examples/demo/mpijob.yaml")).expect("apply");
+    p.wait_for(90, "MPIJob Completed", |p| p.phase("mpijobs", "demo-mpi") == "Completed");
+    let log = p.log("demo-mpi-launcher");
+    let log = if log.is_empty() { p.log("demo-mpi-launcher-0") } else { log };
+    assert!(log.contains("success"), "{log}");
+}
+
+fn one_pod_pytorch(name: &str, policy: &str, script: &str) -> String {
+    format!(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: {name}, namespace: default}}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      restartPolicy: {policy}\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            image: x\n            command: [\"/bin/sh\", \"-c\", {script:?}]\n            resources:\n              requests: {{nvidia.com/gpu: 1}}\n              limits: {{nvidia.com/gpu: 1}}\n"
+    )
+}
+
+#[test]
+fn exit_137_restarts_under_on_failure_and_exit_1_fails_under_exit_code() {
+    let p = Plane::start(&cluster_yaml(14, &[("g-1", "pcie-4090-8")]), &[]);
+    let mark = p.dir.path().join("ran-once");
+    let script = format!("if [ -f {m} ]; then exit 0; fi; touch {m}; kill -9 $$", m = mark.display());
+    p.apply(&one_pod_pytorch("flaky", "OnFailure", &script)).expect("apply");
+    p.apply(&one_pod_pytorch("broken", "ExitCode", "exit 1")).expect("apply");
+    p.wait_for(60, "flaky Completed", |p| p.phase("pytorchjobs", "flaky") == "Completed");
+    assert!(mark.exists(), "the first run was killed, the second succeeded");
+    p.wait_for(60, "broken Failed", |p| p.phase("pytorchjobs", "broken") == "Failed");
+}
+
+#[test]
+fn node_stop_moves_a_force_rescheduled_job_and_unhealthy_devices_stay_unused() {
+    let p = Plane::start(
+        &cluster_yaml(15, &[("h-1", "hgx-h100-8"), ("h-2", "hgx-h100-8"), ("h-3", "hgx-h100-8")]),
+        &["--heartbeat-timeout", "1.5"],
+    );
+    let job = example("examples/demo/pytorchjob-h100.yaml")
+        .replace("name: demo-pytorch", "name: moving\n  labels: {fault-scheduling: force}")
+        .replace(
+            r#"["ringleader", "probe", "allreduce", "--size", "4MiB", "--iters", "5"]"#,
+            r#"["/bin/sh", "-c", "sleep 3; ringleader probe allreduce --size 64KiB --iters 2"]"#,
+        );
+    p.apply(&job).expect("apply");
+    p.wait_for(30, "both pods running", |p| {
+        p.list("pods").iter().filter(|x| x["status"]["phase"] == "Running").count() == 2
+    });
+    let worker = p.get("pods", "moving-worker-0").expect("worker");
+    let victim = worker["spec"]["nodeName"].as_str().expect("bound").to_string();
+    p.patch("nodes", &victim, &json!({"spec": {"stopped": true}}));
+    p.wait_for(90, "job Completed after moving", |p| p.phase("pytorchjobs", "moving") == "Completed");
+    for pod in p.list("pods") {
+        if pod["status"]["phase"] == "Succeeded" {
+            assert_ne!(pod["spec"]["nodeName"].as_str(), Some(victim.as_str()), "no pod finished on the stopped node");
+        }
+    }
+
+    // A broken GPU is never handed out until it recovers.
+    let healthy = ["h-1", "h-2", "h-3"].into_iter().find(|n| *n != victim).expect("a live node");
+    p.patch("nodes", healthy, &json!({"spec": {"injectedFaults": {"unhealthy": [3], "network": []}}}));
+    p.wait_for(10, "device 3 reported unhealthy", |p| {
+        p.get("nodes", healthy).is_some_and(|n| n["status"]["unhealthyDevices"] == json!([3]))
+    });
+    let other = ["h-1", "h-2", "h-3"].into_iter().find(|n| *n != victim && *n != healthy).expect("third");
+    p.patch("nodes", other, &json!({"spec": {"stopped": true}}));
+    p.wait_for(10, "third node NotReady", |p| p.get("nodes", other).is_some_and(|n| n["status"]["ready"] == false));
+    p.apply(&one_pod_pytorch("seven", "OnFailure", "sleep 30").replace("gpu: 1", "gpu: 7")).expect("apply");
+    p.wait_for(30, "seven bound", |p| {
+        p.get("pods", "seven-master-0").is_some_and(|x| x["spec"]["nodeName"].is_string())
+    });
+    let seven = p.get("pods", "seven-master-0").expect("pod");
+    let devices = seven["metadata"]["annotations"]["ringleader.io/devices"].as_str().expect("devices");
+    assert!(!devices.split(',').any(|d| d == "3"), "{devices}");
+}
+
+#[test]
+fn api_needs_the_token_and_survives_malformed_bodies() {
+    let p = Plane::start(&cluster_yaml(16, &[("g-1", "pcie-4090-8")]), &[]);
+    let base = p.client.base().to_string();
+    let token = std::fs::read_to_string(p.data_dir().join("token")).expect("token");
+    let http = reqwest::Client::new();
+    let pods = format!("{base}/api/v1/namespaces/default/pods");
+    p.rt.block_on(async {
+        let r = http.get(&pods).send().await.expect("send");
+        assert_eq!(r.status().as_u16(), 401);
+        let r = http.get(&pods).bearer_auth("wrong").send().await.expect("send");
+        assert_eq!(r.status().as_u16(), 401);
+        let jobs = format!("{base}/apis/kubeflow.org/v1/namespaces/default/pytorchjobs");
+        let r = http
+            .post(&jobs)
+            .bearer_auth(token.trim())
+            .header("content-type", "application/json")
+            .body(r#"{"apiVersion":"kubeflow.org/v1","kind":"PyTorchJob","metadata":{"name":"x"},"spec":{"pytorchReplicaSpecs":{"Worker":{"replicas":"many"}}}}"#)
+            .send()
+            .await
+            .expect("send");
+        let code = r.status().as_u16();
+        let body: serde_json::Value = r.json().await.expect("status json");
+        assert!((400..500).contains(&code), "{code}");
+        assert_eq!(body["kind"], "Status");
+        assert!(body.to_string().contains("replicas"), "the field path is named: {body}");
+        let r = http.post(&jobs).bearer_auth(token.trim()).body("{not json").send().await.expect("send");
+        assert!((400..500).contains(&r.status().as_u16()));
+        let r = http.get(&pods).bearer_auth(token.trim()).send().await.expect("send");
+        assert_eq!(r.status().as_u16(), 200, "still serving");
+    });
+}
