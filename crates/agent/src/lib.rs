@@ -1,1 +1,203 @@
-//! The node agent (being built).
+//! The node agent of ringleader. It owns, for the nodes it serves (one real
+//! machine or many virtual nodes, each with its own loopback address,
+//! hardware profile and sandbox directory):
+//!
+//! * registration of the `ringleader.io/v1alpha1 Node` objects and the
+//!   agent's fields in them: heartbeats (`status.ready`,
+//!   `status.lastHeartbeat`) and device health from the faults the CLI
+//!   injects (`status.unhealthyDevices`, `status.networkUnhealthyDevices`);
+//! * the life of every pod bound to those nodes once the job controller
+//!   releases it (`ringleader.io/start`): sandbox, files, hosts file, env,
+//!   process group, log, phase and exit code, graceful deletion — or, with
+//!   the simulated runtime, a timer per pod with batched status writes;
+//! * node stop/start as a power switch, and the restart rule for pods a
+//!   previous agent left Running.
+//!
+//! It follows the store's watch and writes only merge patches of its own
+//! fields (docs/control-plane.md, "A pod's life").
+
+mod agent;
+pub mod command;
+pub mod config;
+pub mod hosts;
+pub mod node;
+pub mod pod;
+pub mod runtime;
+pub mod sandbox;
+pub mod status;
+pub mod time;
+mod writer;
+
+pub use config::{loopback_address, AgentConfig, Runtime, VirtualNode};
+pub use node::node_object;
+
+use ringleader_store::{Selector, Store, StoreError};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+/// Why the agent could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The configuration is unusable (the message names the field).
+    #[error("agent configuration: {0}")]
+    Config(String),
+    /// A store call failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A file-system call failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// What was accessed.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The store's watch ended (the store shut down).
+    #[error("the store's watch of {0} ended")]
+    WatchClosed(&'static str),
+    /// An agent task failed.
+    #[error("agent task failed: {0}")]
+    Task(String),
+}
+
+/// What the agent has written so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentStats {
+    /// Store transactions committed.
+    pub batches: u64,
+    /// Writes in them (each a pod or node patch, create or delete).
+    pub writes: u64,
+    /// Writes that failed for a reason other than the object being gone.
+    pub failures: u64,
+}
+
+/// A running agent.
+pub struct AgentHandle {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<Result<(), AgentError>>,
+    counters: Arc<writer::Counters>,
+}
+
+impl AgentHandle {
+    /// Counters of the agent's store writes.
+    pub fn stats(&self) -> AgentStats {
+        AgentStats {
+            batches: self.counters.batches.load(Ordering::Relaxed),
+            writes: self.counters.writes.load(Ordering::Relaxed),
+            failures: self.counters.failures.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Stops the agent: its pod processes are killed (their objects stay
+    /// Running, for the next agent's restart rule), queued writes are
+    /// flushed.
+    pub async fn stop(self) -> Result<(), AgentError> {
+        let _ = self.stop.send(true);
+        join(self.task).await
+    }
+
+    /// Waits for the agent to end by itself (it only does on error).
+    pub async fn wait(self) -> Result<(), AgentError> {
+        join(self.task).await
+    }
+}
+
+async fn join(task: JoinHandle<Result<(), AgentError>>) -> Result<(), AgentError> {
+    task.await.map_err(|e| AgentError::Task(e.to_string()))?
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, AgentError> + Send + 'static,
+) -> Result<T, AgentError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| AgentError::Task(e.to_string()))?
+}
+
+/// Registers the nodes (create, or merge-patch the agent's fields of an
+/// existing Node), lists nodes and pods, applies the restart rule to pods
+/// left Running, and starts following the store. Returns once the agent is
+/// running.
+pub async fn start(store: Store, config: AgentConfig) -> Result<AgentHandle, AgentError> {
+    config.validate()?;
+    for n in &config.nodes {
+        let dir = config.data_dir.join("nodes").join(&n.name);
+        std::fs::create_dir_all(&dir)
+            .map_err(|source| AgentError::Io { path: dir.to_string_lossy().into_owned(), source })?;
+    }
+    let nodes = config.nodes.clone();
+    let s = store.clone();
+    let feeds = blocking(move || {
+        for n in &nodes {
+            register(&s, n)?;
+        }
+        let node_sel = Selector::kind(node::API_VERSION, node::KIND);
+        let (node_list, node_version) = s.list(&node_sel)?;
+        let node_watch = s.watch(&node_sel, node_version)?;
+        let pod_sel = Selector::kind("v1", "Pod");
+        let (pod_list, pod_version) = s.list(&pod_sel)?;
+        let pod_watch = s.watch(&pod_sel, pod_version)?;
+        Ok(agent::Feeds { nodes: node_list, pods: pod_list, node_watch, pod_watch })
+    })
+    .await?;
+
+    let counters = Arc::new(writer::Counters::default());
+    let (write_tx, write_rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(writer::run(store, write_rx, config.flush_interval, counters.clone()));
+    let (exit_tx, exit_rx) = mpsc::unbounded_channel();
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut agent = agent::Agent::new(config, write_tx, exit_tx);
+    agent.initial(&feeds.nodes, &feeds.pods);
+    tracing::info!(pods = feeds.pods.len(), "agent running");
+    let task = tokio::spawn(async move {
+        let result = agent.run(feeds.node_watch, feeds.pod_watch, exit_rx, stop_rx).await;
+        // Dropping the agent drops the last write sender: the writer flushes and ends.
+        if let Err(e) = writer.await {
+            tracing::error!(error = %e, "store writer failed");
+        }
+        result
+    });
+    Ok(AgentHandle { stop: stop_tx, task, counters })
+}
+
+/// Creates the node's object, or re-registers it keeping what others own.
+fn register(store: &Store, n: &VirtualNode) -> Result<(), AgentError> {
+    let key = node::node_key(&n.name);
+    let now = time::now();
+    if store.get(&key)?.is_none() {
+        let mut obj = node::node_object(n);
+        agent::merge(&mut obj, node::heartbeat_patch(now));
+        match store.create(obj) {
+            Ok(_) => return Ok(()),
+            Err(StoreError::AlreadyExists(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let existing = store.get(&key)?;
+    let mut patch = node::registration_patch(n);
+    if !existing.as_ref().is_some_and(|s| node::is_stopped(&s.object)) {
+        agent::merge(&mut patch, node::heartbeat_patch(now));
+    }
+    store.patch(&key, &patch, None)?;
+    Ok(())
+}
+
+/// Runs the agent until `shutdown` turns true (or is dropped), then stops it.
+pub async fn run(store: Store, config: AgentConfig, mut shutdown: watch::Receiver<bool>) -> Result<(), AgentError> {
+    let mut handle = start(store, config).await?;
+    loop {
+        if *shutdown.borrow() {
+            return handle.stop().await;
+        }
+        tokio::select! {
+            changed = shutdown.changed() => {
+                if changed.is_err() {
+                    return handle.stop().await;
+                }
+            }
+            result = &mut handle.task => {
+                return result.map_err(|e| AgentError::Task(e.to_string()))?;
+            }
+        }
+    }
+}

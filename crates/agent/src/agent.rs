@@ -1,0 +1,708 @@
+//! The agent's state machine: one task owns every node's and pod's state
+//! and is driven by the store's watch (pods and nodes), child exits,
+//! heartbeat ticks and timers (simulated completions, grace periods). It
+//! never blocks on the store: writes go to the batching writer.
+
+use crate::config::{AgentConfig, Runtime, VirtualNode};
+use crate::hosts::Directory;
+use crate::node::{self, Faults};
+use crate::pod::{self, PodInfo};
+use crate::runtime::{process, sim};
+use crate::sandbox;
+use crate::status::{self, Exit};
+use crate::writer::Write;
+use crate::{command, time, AgentError};
+use ringleader_store::{Event, EventType, ObjectKey, Stored, Watch};
+use serde_json::Value;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::path::Path;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+struct NodeState {
+    vnode: VirtualNode,
+    stopped: bool,
+    /// Faults written but not yet seen back in the node's status.
+    faults_sent: Option<Faults>,
+}
+
+enum PodState {
+    /// Released to start on a stopped node: starts (from this latest
+    /// object) when the node is started again.
+    Waiting(Box<Value>),
+    /// A process group, or a simulated pod (`None`).
+    Running { pgid: Option<i32> },
+    /// SIGTERM sent; the object is deleted once the process is gone.
+    Terminating { pgid: i32 },
+    /// Its node was stopped under it; settled when the node comes back.
+    Lost { deleting: bool },
+    /// Its end is written; kept until the object is deleted so that a stale
+    /// event never starts it twice.
+    Finished { delete_sent: bool },
+}
+
+struct PodEntry {
+    uid: String,
+    node: String,
+    container: String,
+    started: Option<f64>,
+    state: PodState,
+}
+
+enum TimerAction {
+    /// A simulated pod is done at this Unix time.
+    SimDone { key: ObjectKey, uid: String, at: f64 },
+    /// The grace period of a deleted pod is over.
+    GraceKill { key: ObjectKey, uid: String },
+}
+
+/// A child process ended.
+pub(crate) struct Exited {
+    key: ObjectKey,
+    uid: String,
+    status: std::io::Result<std::process::ExitStatus>,
+}
+
+/// What the initial lists and watches give the loop.
+pub(crate) struct Feeds {
+    pub nodes: Vec<Stored>,
+    pub pods: Vec<Stored>,
+    pub node_watch: Watch,
+    pub pod_watch: Watch,
+}
+
+pub(crate) struct Agent {
+    cfg: AgentConfig,
+    nodes: HashMap<String, NodeState>,
+    /// Address of every node in the cluster (ours and others'), for hosts files.
+    addresses: HashMap<String, String>,
+    pods: HashMap<ObjectKey, PodEntry>,
+    directory: Directory,
+    /// Last hosts-file text written per namespace.
+    hosts_written: HashMap<String, String>,
+    timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    timer_actions: HashMap<u64, TimerAction>,
+    next_timer: u64,
+    writes: mpsc::UnboundedSender<Write>,
+    exits_tx: mpsc::UnboundedSender<Exited>,
+}
+
+fn uid_of(obj: &Value) -> &str {
+    obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default()
+}
+
+impl Agent {
+    pub(crate) fn new(
+        cfg: AgentConfig,
+        writes: mpsc::UnboundedSender<Write>,
+        exits_tx: mpsc::UnboundedSender<Exited>,
+    ) -> Agent {
+        let nodes = cfg
+            .nodes
+            .iter()
+            .map(|n| (n.name.clone(), NodeState { vnode: n.clone(), stopped: false, faults_sent: None }))
+            .collect();
+        let addresses = cfg.nodes.iter().map(|n| (n.name.clone(), n.address.clone())).collect();
+        Agent {
+            cfg,
+            nodes,
+            addresses,
+            pods: HashMap::new(),
+            directory: Directory::default(),
+            hosts_written: HashMap::new(),
+            timers: BinaryHeap::new(),
+            timer_actions: HashMap::new(),
+            next_timer: 0,
+            writes,
+            exits_tx,
+        }
+    }
+
+    fn write(&self, w: Write) {
+        // The writer only stops after the agent does; a failed send means
+        // the agent is shutting down and the write no longer matters.
+        let _ = self.writes.send(w);
+    }
+
+    fn write_pod(&self, key: &ObjectKey, uid: &str, patch: Value) {
+        self.write(Write::Pod { key: key.clone(), uid: uid.to_string(), patch });
+    }
+
+    fn delete_pod(&self, key: &ObjectKey, uid: &str) {
+        self.write(Write::DeletePod { key: key.clone(), uid: uid.to_string() });
+    }
+
+    fn add_timer(&mut self, after: Duration, action: TimerAction) {
+        let id = self.next_timer;
+        self.next_timer += 1;
+        self.timers.push(Reverse((Instant::now() + after, id)));
+        self.timer_actions.insert(id, action);
+    }
+
+    /// Processes the initial lists: node states first (stopped, addresses),
+    /// then every pod, applying the restart rule to pods left Running.
+    pub(crate) fn initial(&mut self, nodes: &[Stored], pods: &[Stored]) {
+        for n in nodes {
+            self.on_node(&n.key.name, &n.object);
+        }
+        for p in pods {
+            self.directory.upsert(&PodInfo::of(&p.key, &p.object));
+        }
+        for p in pods {
+            let info = PodInfo::of(&p.key, &p.object);
+            self.reconcile(&info, &p.object, true);
+        }
+    }
+
+    /// Runs until `stop` says so (or the store's watch ends); kills what it
+    /// started on the way out.
+    pub(crate) async fn run(
+        mut self,
+        mut node_watch: Watch,
+        mut pod_watch: Watch,
+        mut exits: mpsc::UnboundedReceiver<Exited>,
+        mut stop: watch::Receiver<bool>,
+    ) -> Result<(), AgentError> {
+        let mut heartbeat = tokio::time::interval(self.cfg.heartbeat_interval);
+        heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // Registration already heartbeated: skip the immediate first tick.
+        heartbeat.tick().await;
+        let result = loop {
+            let next = self.timers.peek().map(|Reverse((at, _))| *at);
+            tokio::select! {
+                changed = stop.changed() => {
+                    if changed.is_err() || *stop.borrow() {
+                        break Ok(());
+                    }
+                }
+                ev = pod_watch.events.recv() => match ev {
+                    Some(ev) => {
+                        self.on_pod_event(ev);
+                        // Drain what is already queued before looking at timers again.
+                        for _ in 0..1024 {
+                            match pod_watch.events.try_recv() {
+                                Ok(ev) => self.on_pod_event(ev),
+                                Err(_) => break,
+                            }
+                        }
+                    }
+                    None => break Err(AgentError::WatchClosed("pods")),
+                },
+                ev = node_watch.events.recv() => match ev {
+                    Some(ev) => self.on_node_event(ev),
+                    None => break Err(AgentError::WatchClosed("nodes")),
+                },
+                Some(exit) = exits.recv() => self.on_exit(exit),
+                _ = heartbeat.tick() => self.heartbeat(),
+                _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => self.fire_timers(),
+            }
+        };
+        self.shutdown();
+        result
+    }
+
+    fn shutdown(&mut self) {
+        // A pod process cannot outlive its agent: nobody would reap it or
+        // report its end. Its object stays Running; the next agent applies
+        // the restart rule to it.
+        let mut killed = 0;
+        for e in self.pods.values() {
+            if let PodState::Running { pgid: Some(p) } | PodState::Terminating { pgid: p } = e.state {
+                process::signal_group(p, libc::SIGKILL);
+                killed += 1;
+            }
+        }
+        if killed > 0 {
+            tracing::info!(processes = killed, "agent stopping: killed its pod processes");
+        }
+    }
+
+    // ----- nodes -----
+
+    fn heartbeat(&self) {
+        let now = time::now();
+        for (name, n) in &self.nodes {
+            if !n.stopped {
+                self.write(Write::Node { key: node::node_key(name), patch: node::heartbeat_patch(now) });
+            }
+        }
+    }
+
+    fn on_node_event(&mut self, ev: Event) {
+        let name = ev.object.key.name.clone();
+        if ev.kind == EventType::Deleted {
+            let Some(n) = self.nodes.get_mut(&name) else {
+                self.addresses.remove(&name);
+                return;
+            };
+            // Like a kubelet, re-register a node deleted from under us.
+            n.faults_sent = None;
+            let mut obj = node::node_object(&n.vnode);
+            if !n.stopped {
+                merge(&mut obj, node::heartbeat_patch(time::now()));
+            }
+            self.write(Write::CreateNode(obj));
+            return;
+        }
+        self.on_node(&name, &ev.object.object);
+    }
+
+    fn on_node(&mut self, name: &str, obj: &Value) {
+        if !self.nodes.contains_key(name) {
+            if let Some(a) = node::address(obj) {
+                self.addresses.insert(name.to_string(), a.to_string());
+            }
+            return;
+        }
+        let stopped = node::is_stopped(obj);
+        let was = self.nodes.get(name).is_some_and(|n| n.stopped);
+        if stopped && !was {
+            self.stop_node(name);
+        } else if !stopped && was {
+            self.resume_node(name);
+        }
+        if stopped {
+            return;
+        }
+        let desired = node::injected_faults(obj);
+        let reported = node::reported_faults(obj);
+        let Some(n) = self.nodes.get_mut(name) else { return };
+        if desired == reported {
+            n.faults_sent = None;
+        } else if n.faults_sent.as_ref() != Some(&desired) {
+            let patch = node::faults_patch(&desired);
+            n.faults_sent = Some(desired);
+            self.write(Write::Node { key: node::node_key(name), patch });
+        }
+    }
+
+    fn stop_node(&mut self, name: &str) {
+        if let Some(n) = self.nodes.get_mut(name) {
+            n.stopped = true;
+        }
+        let mut killed = 0;
+        for e in self.pods.values_mut().filter(|e| e.node == name) {
+            match e.state {
+                PodState::Running { pgid } => {
+                    if let Some(p) = pgid {
+                        process::signal_group(p, libc::SIGKILL);
+                        killed += 1;
+                    }
+                    e.state = PodState::Lost { deleting: false };
+                }
+                PodState::Terminating { pgid } => {
+                    process::signal_group(pgid, libc::SIGKILL);
+                    killed += 1;
+                    e.state = PodState::Lost { deleting: true };
+                }
+                _ => {}
+            }
+        }
+        tracing::info!(node = name, killed, "node stopped: its processes are killed and it stops heartbeating");
+    }
+
+    fn resume_node(&mut self, name: &str) {
+        let Some(n) = self.nodes.get_mut(name) else { return };
+        n.stopped = false;
+        let address = n.vnode.address.clone();
+        self.write(Write::Node { key: node::node_key(name), patch: node::heartbeat_patch(time::now()) });
+        let now = time::now();
+        let mut to_start = Vec::new();
+        let mut writes = Vec::new();
+        for (key, e) in self.pods.iter_mut().filter(|(_, e)| e.node == name) {
+            match &mut e.state {
+                PodState::Lost { deleting: true } => {
+                    writes.push(Write::DeletePod { key: key.clone(), uid: e.uid.clone() });
+                    e.state = PodState::Finished { delete_sent: true };
+                }
+                PodState::Lost { deleting: false } => {
+                    let exit = Exit::agent(137, "NodeStopped", "the node was stopped while the pod ran");
+                    let patch = status::terminated(&e.container, &address, e.started, now, &exit);
+                    writes.push(Write::Pod { key: key.clone(), uid: e.uid.clone(), patch });
+                    e.state = PodState::Finished { delete_sent: false };
+                }
+                PodState::Waiting(obj) => to_start.push((key.clone(), std::mem::take(&mut **obj))),
+                _ => {}
+            }
+        }
+        for w in writes {
+            self.write(w);
+        }
+        for (key, obj) in to_start {
+            self.pods.remove(&key);
+            let info = PodInfo::of(&key, &obj);
+            self.reconcile(&info, &obj, false);
+        }
+        tracing::info!(node = name, "node started again");
+    }
+
+    // ----- pods -----
+
+    fn on_pod_event(&mut self, ev: Event) {
+        let key = &ev.object.key;
+        let obj = &ev.object.object;
+        if ev.kind == EventType::Deleted {
+            let uid = uid_of(obj);
+            self.directory.remove(&key.namespace, &key.name, uid);
+            if self.pods.get(key).is_some_and(|e| e.uid == uid) {
+                if let Some(e) = self.pods.remove(key) {
+                    forget(&e);
+                }
+            }
+            return;
+        }
+        let info = PodInfo::of(key, obj);
+        self.directory.upsert(&info);
+        self.reconcile(&info, obj, false);
+    }
+
+    /// Brings one pod of ours to where its object says it should be.
+    fn reconcile(&mut self, info: &PodInfo, obj: &Value, initial: bool) {
+        let Some(node) = info.node_name.as_deref().filter(|n| self.nodes.contains_key(*n)) else { return };
+        if self.pods.get(&info.key).is_some_and(|e| e.uid != info.uid) {
+            // Its predecessor of the same name is gone (we missed nothing:
+            // the watch delivers the deletion first), so this is defensive.
+            if let Some(e) = self.pods.remove(&info.key) {
+                forget(&e);
+            }
+        }
+        let stopped = self.nodes.get(node).is_some_and(|n| n.stopped);
+        let Some(entry) = self.pods.get_mut(&info.key) else {
+            self.first_sight(info, obj, node, stopped, initial);
+            return;
+        };
+        match &mut entry.state {
+            PodState::Waiting(latest) => {
+                if info.deleting {
+                    entry.state = PodState::Lost { deleting: true };
+                } else {
+                    **latest = obj.clone();
+                }
+            }
+            PodState::Running { pgid } if info.deleting => match *pgid {
+                Some(p) => {
+                    process::signal_group(p, libc::SIGTERM);
+                    entry.state = PodState::Terminating { pgid: p };
+                    let grace = info
+                        .grace_seconds
+                        .filter(|g| g.is_finite() && *g >= 0.0)
+                        .map(|g| Duration::from_secs_f64(g.min(1e7)))
+                        .unwrap_or(self.cfg.default_grace_period);
+                    let action = TimerAction::GraceKill { key: info.key.clone(), uid: info.uid.clone() };
+                    self.add_timer(grace, action);
+                }
+                None => {
+                    entry.state = PodState::Finished { delete_sent: true };
+                    self.delete_pod(&info.key, &info.uid);
+                }
+            },
+            PodState::Lost { deleting } => *deleting |= info.deleting,
+            PodState::Finished { delete_sent } if info.deleting && !*delete_sent => {
+                *delete_sent = true;
+                self.delete_pod(&info.key, &info.uid);
+            }
+            _ => {}
+        }
+    }
+
+    fn track(&mut self, info: &PodInfo, obj: &Value, node: &str, started: Option<f64>, state: PodState) {
+        let entry = PodEntry {
+            uid: info.uid.clone(),
+            node: node.to_string(),
+            container: pod::container_name(obj),
+            started,
+            state,
+        };
+        self.pods.insert(info.key.clone(), entry);
+    }
+
+    /// A pod of ours the agent has no state for.
+    fn first_sight(&mut self, info: &PodInfo, obj: &Value, node: &str, stopped: bool, initial: bool) {
+        let was_running = initial && info.is_running();
+        if was_running && self.cfg.runtime == Runtime::Process {
+            kill_leftover(info, obj);
+        }
+        if info.deleting {
+            if stopped {
+                self.track(info, obj, node, None, PodState::Lost { deleting: true });
+            } else {
+                self.delete_pod(&info.key, &info.uid);
+                self.track(info, obj, node, None, PodState::Finished { delete_sent: true });
+            }
+            return;
+        }
+        if info.is_terminal() {
+            return;
+        }
+        if info.is_running() {
+            // Running without us: only at start, left by a previous agent.
+            if !initial {
+                return;
+            }
+            let started = pod::start_time(obj);
+            if stopped {
+                self.track(info, obj, node, started, PodState::Lost { deleting: false });
+                return;
+            }
+            match self.cfg.runtime {
+                Runtime::Process => {
+                    let exit = Exit::agent(137, "AgentRestarted", "the agent restarted while the pod ran");
+                    let address = self.address_of(node);
+                    let patch = status::terminated(&pod::container_name(obj), &address, started, time::now(), &exit);
+                    self.write_pod(&info.key, &info.uid, patch);
+                    self.track(info, obj, node, started, PodState::Finished { delete_sent: false });
+                }
+                Runtime::Simulated => self.adopt_simulated(info, obj, node, started),
+            }
+            return;
+        }
+        if !info.start {
+            return;
+        }
+        if stopped {
+            self.track(info, obj, node, None, PodState::Waiting(Box::new(obj.clone())));
+            return;
+        }
+        self.start(info, obj, node);
+    }
+
+    fn address_of(&self, node: &str) -> String {
+        self.nodes.get(node).map(|n| n.vnode.address.clone()).unwrap_or_default()
+    }
+
+    fn adopt_simulated(&mut self, info: &PodInfo, obj: &Value, node: &str, started: Option<f64>) {
+        let now = time::now();
+        let started = started.unwrap_or(now);
+        match pod::duration(obj) {
+            Ok(d) => {
+                self.track(info, obj, node, Some(started), PodState::Running { pgid: None });
+                if let Some(d) = d {
+                    let action = TimerAction::SimDone { key: info.key.clone(), uid: info.uid.clone(), at: started + d };
+                    self.add_timer(sim::remaining(now, started, d), action);
+                }
+            }
+            Err(msg) => self.fail_unstarted(info, obj, node, "InvalidPod", msg),
+        }
+    }
+
+    /// Ends a pod that could not be started, with the reason in its status.
+    fn fail_unstarted(&mut self, info: &PodInfo, obj: &Value, node: &str, reason: &str, message: String) {
+        tracing::warn!(pod = %info.key, reason, %message, "pod cannot start");
+        let address = self.address_of(node);
+        let exit = Exit::agent(128, reason, message);
+        let patch = status::terminated(&pod::container_name(obj), &address, None, time::now(), &exit);
+        self.write_pod(&info.key, &info.uid, patch);
+        self.track(info, obj, node, None, PodState::Finished { delete_sent: false });
+    }
+
+    fn start(&mut self, info: &PodInfo, obj: &Value, node: &str) {
+        let address = self.address_of(node);
+        let container = pod::container_name(obj);
+        match self.cfg.runtime {
+            Runtime::Simulated => match pod::duration(obj) {
+                Ok(d) => {
+                    let now = time::now();
+                    self.track(info, obj, node, Some(now), PodState::Running { pgid: None });
+                    self.write_pod(&info.key, &info.uid, status::running(&container, &address, now, &[]));
+                    if let Some(d) = d {
+                        let action = TimerAction::SimDone { key: info.key.clone(), uid: info.uid.clone(), at: now + d };
+                        self.add_timer(sim::remaining(now, now, d), action);
+                    }
+                }
+                Err(msg) => self.fail_unstarted(info, obj, node, "InvalidPod", msg),
+            },
+            Runtime::Process => match self.spawn(info, obj, node, &address) {
+                Ok((child, log)) => {
+                    let now = time::now();
+                    let pgid = child.id().and_then(|p| i32::try_from(p).ok());
+                    let mut annotations = vec![(pod::LOG_PATH, log.to_string_lossy().into_owned())];
+                    if let Some(p) = pgid {
+                        annotations.push((pod::PID, p.to_string()));
+                    }
+                    self.track(info, obj, node, Some(now), PodState::Running { pgid });
+                    self.write_pod(&info.key, &info.uid, status::running(&container, &address, now, &annotations));
+                    tracing::debug!(pod = %info.key, node, pgid, "pod started");
+                    let tx = self.exits_tx.clone();
+                    let (key, uid) = (info.key.clone(), info.uid.clone());
+                    let mut child = child;
+                    tokio::spawn(async move {
+                        let status = child.wait().await;
+                        let _ = tx.send(Exited { key, uid, status });
+                    });
+                }
+                Err((reason, message)) => self.fail_unstarted(info, obj, node, reason, message),
+            },
+        }
+    }
+
+    /// Sandbox, files, hosts file, env, command; then the process.
+    fn spawn(
+        &mut self,
+        info: &PodInfo,
+        obj: &Value,
+        node: &str,
+        address: &str,
+    ) -> Result<(tokio::process::Child, std::path::PathBuf), (&'static str, String)> {
+        let invalid = |m: String| ("InvalidPod", m);
+        let (ns, name) = (info.key.namespace.as_str(), info.key.name.as_str());
+        let container = pod::first_container(obj, &pod::Placement { node, address }).map_err(invalid)?;
+        let files = pod::files(obj).map_err(invalid)?;
+        let dir = sandbox::sandbox_dir(&self.cfg.data_dir, node, ns, name).map_err(invalid)?;
+        for path in files.keys() {
+            sandbox::in_sandbox(&dir, path).map_err(|e| invalid(format!("annotation {}: {e}", pod::FILES)))?;
+        }
+        if let Some(w) = &container.working_dir {
+            sandbox::in_sandbox(&dir, w).map_err(|e| invalid(format!("spec.containers[0].workingDir: {e}")))?;
+        }
+        let cwd = sandbox::prepare(&dir, &files, container.working_dir.as_deref()).map_err(|m| ("SandboxError", m))?;
+        let hosts = dir.join(sandbox::HOSTS_FILE);
+        self.write_hosts(ns, &hosts).map_err(|m| ("SandboxError", m))?;
+
+        let mut env = command::expand_env(&container.env);
+        sandbox::rewrite_env(&mut env, &files, &dir);
+        let dir_str = dir.to_string_lossy();
+        let hosts_str = hosts.to_string_lossy();
+        let agent_env = command::AgentEnv {
+            node,
+            pod: name,
+            namespace: if ns.is_empty() { "default" } else { ns },
+            pod_ip: address,
+            hosts: &hosts_str,
+            home: &dir_str,
+            path: &self.cfg.path_env,
+            hostname: info.hostname.as_deref().unwrap_or(name),
+        };
+        let env = command::process_env(&env, &agent_env);
+        let argv = command::argv(&container.command, &container.args, &env).map_err(invalid)?;
+        let log = dir.join(sandbox::LOG_FILE);
+        let launch = process::Launch { argv, env, cwd, log: log.clone() };
+        let child = process::spawn(&launch).map_err(|e| {
+            let program = launch.argv.first().map(String::as_str).unwrap_or_default();
+            ("StartError", format!("{program}: {e}"))
+        })?;
+        Ok((child, log))
+    }
+
+    /// Writes the namespace's hosts file for a starting pod; when the
+    /// namespace's names changed since last time, rewrites the hosts files of
+    /// its running pods too (a grown elastic job's new members resolve).
+    fn write_hosts(&mut self, namespace: &str, path: &Path) -> Result<(), String> {
+        let content = self.directory.content(namespace, &self.addresses);
+        sandbox::write_file(path, content.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+        if self.hosts_written.get(namespace) == Some(&content) {
+            return Ok(());
+        }
+        for (key, e) in &self.pods {
+            let live = matches!(e.state, PodState::Running { pgid: Some(_) } | PodState::Terminating { .. });
+            if !live || key.namespace != namespace {
+                continue;
+            }
+            if let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &e.node, &key.namespace, &key.name) {
+                if let Err(err) = sandbox::write_file(&dir.join(sandbox::HOSTS_FILE), content.as_bytes()) {
+                    tracing::debug!(pod = %key, error = %err, "refreshing a hosts file failed");
+                }
+            }
+        }
+        self.hosts_written.insert(namespace.to_string(), content);
+        Ok(())
+    }
+
+    fn on_exit(&mut self, exit: Exited) {
+        let Some(e) = self.pods.get_mut(&exit.key) else { return };
+        if e.uid != exit.uid {
+            return;
+        }
+        match e.state {
+            PodState::Running { pgid: Some(p) } => {
+                // The leader is gone; stragglers of its group go with it.
+                process::signal_group(p, libc::SIGKILL);
+                let end = match exit.status {
+                    Ok(s) => process::exit_of(s),
+                    Err(err) => Exit::agent(128, "Unknown", format!("waiting for the process failed: {err}")),
+                };
+                let patch = status::terminated(&e.container, "", e.started, time::now(), &end);
+                e.state = PodState::Finished { delete_sent: false };
+                tracing::debug!(pod = %exit.key, code = end.code, "pod process ended");
+                self.write_pod(&exit.key, &exit.uid, patch);
+            }
+            PodState::Terminating { pgid } => {
+                process::signal_group(pgid, libc::SIGKILL);
+                e.state = PodState::Finished { delete_sent: true };
+                self.delete_pod(&exit.key, &exit.uid);
+            }
+            _ => {}
+        }
+    }
+
+    fn fire_timers(&mut self) {
+        let now = Instant::now();
+        while let Some(Reverse((at, id))) = self.timers.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            match self.timer_actions.remove(&id) {
+                Some(TimerAction::SimDone { key, uid, at }) => {
+                    let Some(e) = self.pods.get_mut(&key).filter(|e| e.uid == uid) else { continue };
+                    if !matches!(e.state, PodState::Running { pgid: None }) {
+                        continue;
+                    }
+                    let end = Exit::from_wait(Some(0), None);
+                    let patch = status::terminated(&e.container, "", e.started, at, &end);
+                    e.state = PodState::Finished { delete_sent: false };
+                    self.write_pod(&key, &uid, patch);
+                }
+                Some(TimerAction::GraceKill { key, uid }) => {
+                    if let Some(PodEntry { state: PodState::Terminating { pgid }, .. }) =
+                        self.pods.get(&key).filter(|e| e.uid == uid)
+                    {
+                        tracing::info!(pod = %key, "grace period over: SIGKILL");
+                        process::signal_group(*pgid, libc::SIGKILL);
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+/// Drops a pod whose object is gone: its process must not live on.
+fn forget(e: &PodEntry) {
+    if let PodState::Running { pgid: Some(p) } | PodState::Terminating { pgid: p } = e.state {
+        process::signal_group(p, libc::SIGKILL);
+    }
+}
+
+/// Kills a process group a previous agent recorded for this pod, if it is
+/// still alive and still this pod's.
+fn kill_leftover(info: &PodInfo, obj: &Value) {
+    let Some(pgid) = pod::annotation(obj, pod::PID).and_then(|p| p.trim().parse::<i32>().ok()) else { return };
+    let ns = if info.key.namespace.is_empty() { "default" } else { info.key.namespace.as_str() };
+    if process::is_pod_group(pgid, ns, &info.key.name) {
+        tracing::info!(pod = %info.key, pgid, "killing the process group a previous agent left behind");
+        process::signal_group(pgid, libc::SIGKILL);
+    }
+}
+
+/// RFC 7386 merge of `patch` into `target`.
+pub(crate) fn merge(target: &mut Value, patch: Value) {
+    match patch {
+        Value::Object(p) => {
+            if !target.is_object() {
+                *target = Value::Object(Default::default());
+            }
+            if let Value::Object(t) = target {
+                for (k, v) in p {
+                    if v.is_null() {
+                        t.remove(&k);
+                    } else {
+                        merge(t.entry(k).or_insert(Value::Null), v);
+                    }
+                }
+            }
+        }
+        other => *target = other,
+    }
+}

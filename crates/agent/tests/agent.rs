@@ -1,0 +1,440 @@
+//! The agent against a real store in a temporary directory, with real
+//! processes. Every wait polls with a deadline; nothing sleeps blindly.
+
+use ringleader_agent::{node_object, AgentConfig, AgentHandle, Runtime, VirtualNode};
+use ringleader_store::{ObjectKey, Op, Store};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+const NS: &str = "ns";
+
+fn open() -> (TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store")).unwrap();
+    (dir, store)
+}
+
+fn config(dir: &TempDir, nodes: usize, runtime: Runtime) -> AgentConfig {
+    let mut c = AgentConfig::new(dir.path().join("data"), VirtualNode::numbered("n", "hgx-h100-8", nodes, 1))
+        .with_runtime(runtime)
+        .with_heartbeat_interval(Duration::from_millis(100));
+    c.flush_interval = Duration::from_millis(10);
+    c
+}
+
+async fn start(store: &Store, cfg: AgentConfig) -> AgentHandle {
+    ringleader_agent::start(store.clone(), cfg).await.unwrap()
+}
+
+fn pod_key(name: &str) -> ObjectKey {
+    ObjectKey::new("v1", "Pod", NS, name)
+}
+
+fn node_key(name: &str) -> ObjectKey {
+    ObjectKey::new("ringleader.io/v1alpha1", "Node", "", name)
+}
+
+/// A pod bound to `node` and released to start, running `command`.
+fn pod(name: &str, node: &str, command: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": name, "namespace": NS, "annotations": { "ringleader.io/start": "true" } },
+        "spec": { "nodeName": node, "containers": [{ "name": "main", "command": command }] },
+        "status": { "phase": "Pending" },
+    })
+}
+
+fn get(store: &Store, key: &ObjectKey) -> Option<Value> {
+    store.get(key).unwrap().map(|s| s.object)
+}
+
+async fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn wait_phase(store: &Store, name: &str, phase: &str) -> Value {
+    wait_for(&format!("{name} to be {phase}"), Duration::from_secs(15), || {
+        get(store, &pod_key(name)).filter(|p| p["status"]["phase"] == phase)
+    })
+    .await
+}
+
+fn terminated(p: &Value) -> &Value {
+    &p["status"]["containerStatuses"][0]["state"]["terminated"]
+}
+
+fn log_of(p: &Value) -> String {
+    let path = p["metadata"]["annotations"]["ringleader.io/log-path"].as_str().unwrap();
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn pgid_of(p: &Value) -> i32 {
+    p["metadata"]["annotations"]["ringleader.io/pid"].as_str().unwrap().parse().unwrap()
+}
+
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the group exists.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
+fn delete_gracefully(store: &Store, name: &str, grace: u32) {
+    let patch =
+        json!({ "metadata": { "deletionTimestamp": "2030-01-01T00:00:00Z", "deletionGracePeriodSeconds": grace } });
+    store.patch(&pod_key(name), &patch, None).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_code_and_log_are_reported() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    store.create(pod("p", "n-0", json!(["echo hello; exit 3"]))).unwrap();
+    let p = wait_phase(&store, "p", "Failed").await;
+    assert_eq!(terminated(&p)["exitCode"], 3);
+    assert_eq!(terminated(&p)["reason"], "Error");
+    assert!(terminated(&p)["finishedAt"].is_string());
+    assert_eq!(p["status"]["podIP"], "127.0.1.1");
+    assert_eq!(p["status"]["hostIP"], "127.0.1.1");
+    assert!(p["status"]["startTime"].is_string());
+    assert!(log_of(&p).contains("hello"));
+    assert!(log_of(&p).ends_with('\n'));
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn env_and_files_point_into_the_sandbox() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    let mut p = pod("p", "n-0", json!(["/bin/sh", "-c"]));
+    p["spec"]["containers"][0]["args"] = json!([
+        r#"echo "table=$RANK_TABLE_FILE"; cat "$RANK_TABLE_FILE"; echo; echo "ip=$RINGLEADER_POD_IP pod=$RINGLEADER_POD ns=$RINGLEADER_NAMESPACE node=$RINGLEADER_NODE home=$HOME"; echo "x=$X""#
+    ]);
+    p["spec"]["containers"][0]["env"] = json!([
+        { "name": "RANK_TABLE_FILE", "value": "/user/serverid/devindex/config/hccl.json" },
+        { "name": "X", "value": "$(RINGLEADER_UNSET)-y" },
+    ]);
+    let files = json!({ "/user/serverid/devindex/config/hccl.json": "{\"status\":\"completed\"}" });
+    p["metadata"]["annotations"]["ringleader.io/files"] = json!(files.to_string());
+    store.create(p).unwrap();
+    let p = wait_phase(&store, "p", "Succeeded").await;
+    assert_eq!(terminated(&p)["exitCode"], 0);
+    let log = log_of(&p);
+    let sandbox = dir.path().join("data/nodes/n-0/pods/ns_p");
+    let table = sandbox.join("user/serverid/devindex/config/hccl.json");
+    assert!(log.contains(&format!("table={}", table.display())), "{log}");
+    assert!(log.contains("{\"status\":\"completed\"}"), "{log}");
+    assert!(log.contains(&format!("ip=127.0.1.1 pod=p ns=ns node=n-0 home={}", sandbox.display())), "{log}");
+    assert!(log.contains("x=$(RINGLEADER_UNSET)-y"), "{log}");
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosts_file_resolves_the_mpi_hostfile_names() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 2, Runtime::Process)).await;
+    // The worker is bound to the other node but not started: it still has a name.
+    let mut worker = pod("pi-worker-0", "n-1", json!(["sleep 30"]));
+    worker["metadata"]["annotations"] = json!({});
+    worker["spec"]["hostname"] = json!("pi-worker-0");
+    worker["spec"]["subdomain"] = json!("pi");
+    store.create(worker).unwrap();
+    let mut launcher = pod(
+        "pi-launcher",
+        "n-0",
+        json!([r#"grep -w 'pi-worker-0.pi.ns.svc' "$RINGLEADER_HOSTS" && grep -w 'pi-worker-0' "$RINGLEADER_HOSTS""#]),
+    );
+    launcher["spec"]["hostname"] = json!("pi-launcher");
+    launcher["spec"]["subdomain"] = json!("pi");
+    store.create(launcher).unwrap();
+    let p = wait_phase(&store, "pi-launcher", "Succeeded").await;
+    let log = log_of(&p);
+    assert!(log.lines().all(|l| l.starts_with("127.0.1.2\t")), "{log}");
+    assert!(log.contains("pi-worker-0.pi.ns.svc.cluster.local"), "{log}");
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletion_sends_sigterm_then_removes_the_object() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    let script = r#"trap 'echo term > "$HOME/marker"; exit 0' TERM; echo ready; while true; do sleep 0.05; done"#;
+    store.create(pod("p", "n-0", json!([script]))).unwrap();
+    let p = wait_phase(&store, "p", "Running").await;
+    wait_for("the trap to be set", Duration::from_secs(10), || log_of(&p).contains("ready").then_some(())).await;
+    delete_gracefully(&store, "p", 10);
+    wait_for("the pod object to go", Duration::from_secs(10), || get(&store, &pod_key("p")).is_none().then_some(()))
+        .await;
+    let marker = dir.path().join("data/nodes/n-0/pods/ns_p/marker");
+    assert_eq!(std::fs::read_to_string(marker).unwrap(), "term\n");
+    assert!(!group_alive(pgid_of(&p)));
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ignored_means_sigkill_after_the_grace_period() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    let script = "trap '' TERM; echo ready; while true; do sleep 0.05; done";
+    store.create(pod("p", "n-0", json!([script]))).unwrap();
+    let p = wait_phase(&store, "p", "Running").await;
+    wait_for("the trap to be set", Duration::from_secs(10), || log_of(&p).contains("ready").then_some(())).await;
+    let pgid = pgid_of(&p);
+    let t0 = Instant::now();
+    delete_gracefully(&store, "p", 1);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(group_alive(pgid), "SIGTERM is ignored, so the process is still there");
+    assert!(get(&store, &pod_key("p")).is_some());
+    wait_for("the pod object to go", Duration::from_secs(10), || get(&store, &pod_key("p")).is_none().then_some(()))
+        .await;
+    assert!(t0.elapsed() >= Duration::from_millis(950), "deleted after {:?}", t0.elapsed());
+    wait_for("the group to die", Duration::from_secs(5), || (!group_alive(pgid)).then_some(())).await;
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn never_started_and_malformed_pods() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    let mut idle = pod("idle", "n-0", json!(["sleep 30"]));
+    idle["metadata"]["annotations"] = json!({});
+    store.create(idle).unwrap();
+    delete_gracefully(&store, "idle", 30);
+    wait_for("the unstarted pod to go", Duration::from_secs(10), || {
+        get(&store, &pod_key("idle")).is_none().then_some(())
+    })
+    .await;
+
+    let mut bad = pod("bad", "n-0", json!(["true"]));
+    bad["spec"]["containers"] = json!([]);
+    store.create(bad).unwrap();
+    let p = wait_phase(&store, "bad", "Failed").await;
+    assert_eq!(p["status"]["reason"], "InvalidPod");
+    assert!(p["status"]["message"].as_str().unwrap().contains("spec.containers"));
+
+    let missing = pod("missing", "n-0", json!(["/no/such/program", "x"]));
+    store.create(missing).unwrap();
+    let p = wait_phase(&store, "missing", "Failed").await;
+    assert_eq!(p["status"]["reason"], "StartError");
+
+    let other = pod("elsewhere", "n-9", json!(["true"]));
+    store.create(other).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(get(&store, &pod_key("elsewhere")).unwrap()["status"]["phase"], "Pending");
+    agent.stop().await.unwrap();
+}
+
+fn heartbeat(store: &Store, node: &str) -> Option<f64> {
+    get(store, &node_key(node))?["status"]["lastHeartbeat"].as_f64()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_a_node_kills_its_processes_and_its_heartbeat() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 2, Runtime::Process)).await;
+    assert_eq!(get(&store, &node_key("n-0")).unwrap()["status"]["ready"], true);
+    store.create(pod("p", "n-0", json!(["sleep 30"]))).unwrap();
+    let p = wait_phase(&store, "p", "Running").await;
+    let pgid = pgid_of(&p);
+    assert!(group_alive(pgid));
+
+    store.patch(&node_key("n-0"), &json!({ "spec": { "stopped": true } }), None).unwrap();
+    wait_for("the process to die", Duration::from_secs(10), || (!group_alive(pgid)).then_some(())).await;
+    // Let any heartbeat already queued land, then watch n-0 stay silent while n-1 goes on.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let (b0, b1) = (heartbeat(&store, "n-0").unwrap(), heartbeat(&store, "n-1").unwrap());
+    wait_for("n-1 to heartbeat twice", Duration::from_secs(10), || {
+        (heartbeat(&store, "n-1").unwrap() > b1 + 0.15).then_some(())
+    })
+    .await;
+    assert_eq!(heartbeat(&store, "n-0").unwrap(), b0);
+    assert_eq!(get(&store, &pod_key("p")).unwrap()["status"]["phase"], "Running", "the machine is gone: no report");
+
+    // A pod released while the node is off waits for it.
+    store.create(pod("later", "n-0", json!(["echo later"]))).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(get(&store, &pod_key("later")).unwrap()["status"]["phase"], "Pending");
+
+    store.patch(&node_key("n-0"), &json!({ "spec": { "stopped": false } }), None).unwrap();
+    wait_for("n-0 to heartbeat again", Duration::from_secs(10), || {
+        (heartbeat(&store, "n-0").unwrap() > b0).then_some(())
+    })
+    .await;
+    let p = wait_phase(&store, "p", "Failed").await;
+    assert_eq!(terminated(&p)["exitCode"], 137);
+    assert_eq!(terminated(&p)["reason"], "NodeStopped");
+    wait_phase(&store, "later", "Succeeded").await;
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn injected_faults_are_reported_and_registration_keeps_cli_fields() {
+    let (dir, store) = open();
+    // n-1 exists already, stopped, with an old profile: registration updates
+    // the agent's fields and keeps the CLI's.
+    let mut old = node_object(&VirtualNode::new("n-1", "pcie-4090-8", "127.0.9.9"));
+    old["spec"]["stopped"] = json!(true);
+    old["spec"]["injectedFaults"] = json!({ "unhealthy": [4] });
+    store.create(old).unwrap();
+    let agent = start(&store, config(&dir, 2, Runtime::Process)).await;
+    let n1 = get(&store, &node_key("n-1")).unwrap();
+    assert_eq!(n1["spec"]["profile"], "hgx-h100-8");
+    assert_eq!(n1["spec"]["address"], "127.0.1.2");
+    assert_eq!(n1["spec"]["stopped"], true);
+    assert_eq!(n1["spec"]["injectedFaults"]["unhealthy"], json!([4]));
+    assert!(n1["status"].get("ready").is_none(), "a stopped node does not heartbeat");
+
+    let faults = json!({ "spec": { "injectedFaults": { "unhealthy": [1], "network": [3, 2] } } });
+    store.patch(&node_key("n-0"), &faults, None).unwrap();
+    wait_for("faults in n-0's status", Duration::from_secs(10), || {
+        let n = get(&store, &node_key("n-0"))?;
+        (n["status"]["unhealthyDevices"] == json!([1]) && n["status"]["networkUnhealthyDevices"] == json!([2, 3]))
+            .then_some(())
+    })
+    .await;
+    let recover = json!({ "spec": { "injectedFaults": { "unhealthy": [], "network": [3] } } });
+    store.patch(&node_key("n-0"), &recover, None).unwrap();
+    wait_for("recovery in n-0's status", Duration::from_secs(10), || {
+        let n = get(&store, &node_key("n-0"))?;
+        (n["status"]["unhealthyDevices"] == json!([]) && n["status"]["networkUnhealthyDevices"] == json!([3]))
+            .then_some(())
+    })
+    .await;
+
+    store.patch(&node_key("n-1"), &json!({ "spec": { "stopped": false } }), None).unwrap();
+    wait_for("n-1 ready with its fault", Duration::from_secs(10), || {
+        let n = get(&store, &node_key("n-1"))?;
+        (n["status"]["ready"] == true && n["status"]["unhealthyDevices"] == json!([4])).then_some(())
+    })
+    .await;
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simulated_runtime_runs_thousands_of_pods_in_batches() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 8, Runtime::Simulated)).await;
+    let n = 2000;
+    let ops: Vec<Op> = (0..n)
+        .map(|i| {
+            let mut p = pod(&format!("sim-{i}"), &format!("n-{}", i % 8), json!(["train"]));
+            p["metadata"]["annotations"]["ringleader.io/duration"] = json!(format!("{}", 0.2 + (i % 5) as f64 * 0.1));
+            Op::Create(p)
+        })
+        .collect();
+    let before = agent.stats();
+    let t0 = Instant::now();
+    store.batch(ops).unwrap();
+    let sel = ringleader_store::Selector::kind("v1", "Pod");
+    wait_for("all simulated pods to succeed", Duration::from_secs(60), || {
+        let (pods, _) = store.list(&sel).unwrap();
+        pods.iter().all(|p| p.object["status"]["phase"] == "Succeeded").then_some(())
+    })
+    .await;
+    assert!(t0.elapsed() >= Duration::from_millis(200));
+    let (pods, _) = store.list(&sel).unwrap();
+    for p in &pods {
+        let t = terminated(&p.object);
+        assert_eq!(t["exitCode"], 0);
+        assert_eq!(t["reason"], "Completed");
+        assert!(p.object["status"]["startTime"].is_string());
+    }
+    let stats = agent.stats();
+    let writes = stats.writes - before.writes;
+    let batches = stats.batches - before.batches;
+    assert!(writes >= 2 * n as u64, "{stats:?}");
+    assert!(batches * 20 < writes, "pod writes must be batched: {batches} batches for {writes} writes");
+    assert_eq!(stats.failures, 0);
+
+    // A pod without a duration runs until deleted, and deletion is immediate.
+    store.create(pod("forever", "n-0", json!(["x"]))).unwrap();
+    wait_phase(&store, "forever", "Running").await;
+    delete_gracefully(&store, "forever", 30);
+    wait_for("the simulated pod to go", Duration::from_secs(10), || {
+        get(&store, &pod_key("forever")).is_none().then_some(())
+    })
+    .await;
+    agent.stop().await.unwrap();
+}
+
+fn running_pod(name: &str, started: &str, annotations: Value) -> Value {
+    let mut p = pod(name, "n-0", json!(["sleep 30"]));
+    p["metadata"]["annotations"] = annotations;
+    p["metadata"]["annotations"]["ringleader.io/start"] = json!("true");
+    p["status"] = json!({ "phase": "Running", "startTime": started, "podIP": "127.0.1.1", "hostIP": "127.0.1.1" });
+    p
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_fails_orphaned_process_pods_and_kills_leftovers() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let (dir, store) = open();
+    // What a crashed agent leaves: a pod Running, its process group alive.
+    let mut leftover = std::process::Command::new("/bin/sh")
+        .args(["-c", "sleep 30"])
+        .env("RINGLEADER_POD", "orphan")
+        .env("RINGLEADER_NAMESPACE", NS)
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pgid = leftover.id().to_string();
+    store.create(running_pod("orphan", "2030-01-01T00:00:00Z", json!({ "ringleader.io/pid": pgid }))).unwrap();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    let p = wait_phase(&store, "orphan", "Failed").await;
+    assert_eq!(terminated(&p)["exitCode"], 137);
+    assert_eq!(terminated(&p)["reason"], "AgentRestarted");
+    assert_eq!(p["status"]["reason"], "AgentRestarted");
+    let status = leftover.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL));
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restart_adopts_simulated_pods() {
+    let (dir, store) = open();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    let started = ringleader_agent::time::rfc3339(now - 1.0);
+    store.create(running_pod("adopted", &started, json!({ "ringleader.io/duration": "2.5" }))).unwrap();
+    store.create(running_pod("endless", &started, json!({}))).unwrap();
+    store
+        .create(running_pod(
+            "overdue",
+            &ringleader_agent::time::rfc3339(now - 100.0),
+            json!({ "ringleader.io/duration": "1" }),
+        ))
+        .unwrap();
+    let agent = start(&store, config(&dir, 1, Runtime::Simulated)).await;
+    let p = wait_phase(&store, "overdue", "Succeeded").await;
+    assert_eq!(terminated(&p)["exitCode"], 0);
+    assert_eq!(get(&store, &pod_key("adopted")).unwrap()["status"]["phase"], "Running");
+    let p = wait_phase(&store, "adopted", "Succeeded").await;
+    assert_eq!(p["status"]["startTime"], json!(started), "adopted, not restarted");
+    assert_eq!(get(&store, &pod_key("endless")).unwrap()["status"]["phase"], "Running");
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_stops_on_shutdown_and_kills_its_processes() {
+    let (dir, store) = open();
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let cfg = config(&dir, 1, Runtime::Process);
+    let s = store.clone();
+    let task = tokio::spawn(async move { ringleader_agent::run(s, cfg, rx).await });
+    wait_for("registration", Duration::from_secs(10), || get(&store, &node_key("n-0"))).await;
+    store.create(pod("p", "n-0", json!(["sleep 30"]))).unwrap();
+    let p = wait_phase(&store, "p", "Running").await;
+    tx.send(true).unwrap();
+    task.await.unwrap().unwrap();
+    let pgid = pgid_of(&p);
+    let stat = std::fs::read_to_string(format!("/proc/{pgid}/stat")).unwrap_or_default();
+    wait_for(&format!("the pod's process to die: {stat}"), Duration::from_secs(5), || {
+        (!group_alive(pgid)).then_some(())
+    })
+    .await;
+}
