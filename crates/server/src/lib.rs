@@ -1,1 +1,99 @@
-//! The API server (being built).
+//! The API server of ringleader and its client. It owns the HTTP face of the
+//! store: Kubernetes-style paths for every resource type
+//! ([`resources::RESOURCES`]), create/get/list/update/patch/delete/watch with
+//! `Status` errors, validation of job kinds with the same rules as
+//! `ringleader validate`, the all-or-nothing bulk apply behind `apply -f`,
+//! pod logs, bearer-token auth ([`Token`]), Prometheus metrics ([`Metrics`])
+//! and an OpenAPI document. [`Client`] is what the CLI talks to it with.
+//!
+//! The server holds no state of its own beyond the metrics: every answer is
+//! read from the store, so it can restart at any time.
+
+pub mod apply;
+pub mod auth;
+pub mod client;
+mod clock;
+mod logs;
+pub mod metrics;
+mod openapi;
+pub mod resources;
+mod routes;
+pub mod selector;
+pub mod status;
+mod watch;
+
+pub use apply::{ApplyAction, ApplyResult};
+pub use auth::Token;
+pub use client::{Client, ClientError, ObjectList, WatchEvent};
+pub use metrics::Metrics;
+pub use resources::{find, resolve, ResourceType, RESOURCES};
+pub use routes::router;
+pub use status::ApiError;
+
+use ringleader_store::{Store, StoreError};
+use std::future::Future;
+use std::sync::Arc;
+
+/// What every request handler shares: the store, the token and the metrics.
+#[derive(Clone)]
+pub struct ServerState {
+    store: Store,
+    token: Token,
+    metrics: Metrics,
+    // Watch and log-follow streams never end on their own; graceful shutdown
+    // would wait on them forever, so they also watch this flag.
+    closing: tokio::sync::watch::Receiver<bool>,
+    close: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl ServerState {
+    /// State over an open store.
+    pub fn new(store: Store, token: Token, metrics: Metrics) -> ServerState {
+        let (close, closing) = tokio::sync::watch::channel(false);
+        ServerState { store, token, metrics, closing, close: Arc::new(close) }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The metrics handle.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Ends every open watch and log stream (done by [`serve`] at shutdown).
+    pub fn close_streams(&self) {
+        let _ = self.close.send(true);
+    }
+
+    /// Runs a store call off the async workers: SQLite writes wait for fsync.
+    pub(crate) async fn blocking<T, F>(&self, f: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    {
+        let store = self.store.clone();
+        match tokio::task::spawn_blocking(move || f(&store)).await {
+            Ok(result) => result.map_err(ApiError::from),
+            Err(e) => Err(ApiError::internal(format!("store call failed: {e}"))),
+        }
+    }
+}
+
+/// Serves the API on `listener` until `shutdown` completes; open watch and
+/// log streams are then ended and in-flight requests finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: ServerState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let closer = state.clone();
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            closer.close_streams();
+        })
+        .await
+}

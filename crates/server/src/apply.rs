@@ -1,0 +1,173 @@
+//! `POST /apis/ringleader.io/v1alpha1/apply`, behind `ringleader apply -f`:
+//! a multi-document YAML/JSON stream parsed and validated exactly as
+//! `ringleader validate` does, then stored in one batch — all of it, or (on
+//! any error in any document) none of it.
+
+use crate::resources::{self, ResourceType};
+use crate::routes::{carry_status, prepare};
+use crate::status::{cause_of, ApiError, Cause};
+use crate::ServerState;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use ringleader_api::document::parse_str;
+use ringleader_api::kinds::SUPPORTED;
+use ringleader_api::{check_documents, FieldError};
+use ringleader_store::{ObjectKey, Op};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// What applying did to one object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApplyAction {
+    /// It did not exist.
+    Created,
+    /// It existed and was replaced.
+    Configured,
+    /// It existed exactly so; nothing was written.
+    Unchanged,
+}
+
+impl std::fmt::Display for ApplyAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ApplyAction::Created => "created",
+            ApplyAction::Configured => "configured",
+            ApplyAction::Unchanged => "unchanged",
+        })
+    }
+}
+
+/// One object of an applied stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyResult {
+    /// `apiVersion`.
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// Namespace (`""` for cluster-scoped kinds).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// What happened.
+    pub action: ApplyAction,
+}
+
+/// Fields the store sets; they do not make two objects differ.
+const SERVER_FIELDS: &[&str] = &["resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"];
+
+fn without_server_fields(object: &Value) -> Value {
+    let mut o = object.clone();
+    if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+        for f in SERVER_FIELDS {
+            meta.remove(*f);
+        }
+    }
+    o
+}
+
+/// Kinds served here that `ringleader validate` does not know (`Pod`, `Event`):
+/// they are stored without the job rules.
+fn unchecked(rt: &ResourceType) -> bool {
+    !SUPPORTED.iter().any(|(a, k)| *a == rt.api_version && *k == rt.kind)
+}
+
+fn type_of(value: &Value) -> Option<&'static ResourceType> {
+    let s = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or_default();
+    resources::by_kind(s("apiVersion"), s("kind"))
+}
+
+/// Handles the bulk apply.
+pub async fn bulk(state: &ServerState, body: &[u8], source: Option<&str>) -> Result<Response, ApiError> {
+    let source = source.filter(|s| !s.is_empty()).unwrap_or("-");
+    let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_field("body", format!("not UTF-8 text: {e}")))?;
+    let docs = parse_str(source, text).map_err(|e| ApiError::bad_field("body", e.to_string()))?;
+    if docs.is_empty() {
+        return Err(ApiError::bad_field("body", "no documents to apply"));
+    }
+
+    let checked: Vec<_> = docs.iter().filter(|d| type_of(&d.value).is_none_or(|rt| !unchecked(rt))).cloned().collect();
+    let mut failures: Vec<(String, FieldError)> = Vec::new();
+    for r in check_documents(&checked) {
+        for e in r.errors.iter() {
+            failures.push((format!("{}[{}] {}", r.path, r.index, r.object()), e.clone()));
+        }
+    }
+    let mut objects: Vec<(&'static ResourceType, Value)> = Vec::new();
+    for doc in &docs {
+        let Some(rt) = type_of(&doc.value) else { continue };
+        match prepare(rt, None, None, doc.value.clone()) {
+            Ok(o) => objects.push((rt, o)),
+            Err(e) => {
+                let kind = doc.value.get("kind").and_then(Value::as_str).unwrap_or_default();
+                let name = doc.value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+                let ns = doc.value.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("default");
+                let at = format!("{}[{}] {kind}/{ns}/{name}", doc.source, doc.index);
+                let mut causes = e.causes.clone();
+                if causes.is_empty() {
+                    causes.push(Cause { field: String::new(), message: e.message.clone(), reason: String::new() });
+                }
+                for c in causes {
+                    failures.push((at.clone(), FieldError::new(c.field, "", c.message)));
+                }
+            }
+        }
+    }
+    if !failures.is_empty() {
+        failures.dedup();
+        let lines: Vec<String> = failures.iter().map(|(at, e)| format!("{at}: {e}")).collect();
+        let invalid_docs = {
+            let mut at: Vec<&String> = failures.iter().map(|(a, _)| a).collect();
+            at.dedup();
+            at.len()
+        };
+        let mut err = ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!(
+                "{invalid_docs} of {} documents are invalid; nothing was applied:\n{}",
+                docs.len(),
+                lines.join("\n")
+            ),
+        );
+        err.causes =
+            failures.iter().zip(&lines).map(|((_, e), line)| Cause { message: line.clone(), ..cause_of(e) }).collect();
+        return Err(err);
+    }
+
+    let results = state
+        .blocking(move |store| {
+            let mut ops = Vec::new();
+            let mut results = Vec::new();
+            for (rt, mut object) in objects {
+                let key = ObjectKey::of(&object)?;
+                let existing = store.get(&key)?;
+                carry_status(existing.as_ref().map(|e| &e.object), &mut object);
+                let action = match &existing {
+                    None => ApplyAction::Created,
+                    Some(e) if without_server_fields(&e.object) == without_server_fields(&object) => {
+                        ApplyAction::Unchanged
+                    }
+                    Some(_) => ApplyAction::Configured,
+                };
+                if action != ApplyAction::Unchanged {
+                    ops.push(Op::Apply(object));
+                }
+                results.push(ApplyResult {
+                    api_version: rt.api_version.to_string(),
+                    kind: rt.kind.to_string(),
+                    namespace: key.namespace,
+                    name: key.name,
+                    action,
+                });
+            }
+            if !ops.is_empty() {
+                store.batch(ops)?;
+            }
+            Ok(results)
+        })
+        .await?;
+    let reply = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "ApplyResultList", "items": results});
+    Ok((StatusCode::OK, axum::Json(reply)).into_response())
+}

@@ -1,0 +1,247 @@
+//! The table of resource types the server serves: every kind `ringleader-api`
+//! parses plus `v1 Pod` and `v1 Event`, with the names `kubectl` users type
+//! for them, and the URL paths of each.
+
+/// One resource type: its `apiVersion`/`kind` and the names that reach it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ResourceType {
+    /// `kind`, e.g. `PyTorchJob`.
+    pub kind: &'static str,
+    /// API group, `""` for the core group.
+    pub group: &'static str,
+    /// Version, e.g. `v1`.
+    pub version: &'static str,
+    /// `apiVersion` as written in objects, e.g. `kubeflow.org/v1`.
+    pub api_version: &'static str,
+    /// Plural name used in paths, e.g. `pytorchjobs`.
+    pub plural: &'static str,
+    /// Singular name, e.g. `pytorchjob`.
+    pub singular: &'static str,
+    /// Short names, e.g. `["po"]`.
+    pub short_names: &'static [&'static str],
+    /// Whether objects live in a namespace (`false`: cluster-scoped, namespace `""`).
+    pub namespaced: bool,
+    /// Whether it is a job kind (the `jobs` group of the CLI).
+    pub job: bool,
+}
+
+// Positional so the table below reads as one row per type.
+#[allow(clippy::too_many_arguments)]
+const fn rt(
+    kind: &'static str,
+    group: &'static str,
+    version: &'static str,
+    api_version: &'static str,
+    plural: &'static str,
+    singular: &'static str,
+    short_names: &'static [&'static str],
+    namespaced: bool,
+    job: bool,
+) -> ResourceType {
+    ResourceType { kind, group, version, api_version, plural, singular, short_names, namespaced, job }
+}
+
+/// Every resource type, job kinds first in the order `ringleader-api` lists them.
+pub const RESOURCES: &[ResourceType] = &[
+    rt(
+        "AscendJob",
+        "mindxdl.gitee.com",
+        "v1",
+        "mindxdl.gitee.com/v1",
+        "ascendjobs",
+        "ascendjob",
+        &["acjob"],
+        true,
+        true,
+    ),
+    rt("Job", "batch.volcano.sh", "v1alpha1", "batch.volcano.sh/v1alpha1", "jobs", "job", &["vcjob", "vj"], true, true),
+    rt("PyTorchJob", "kubeflow.org", "v1", "kubeflow.org/v1", "pytorchjobs", "pytorchjob", &["ptjob"], true, true),
+    rt("TFJob", "kubeflow.org", "v1", "kubeflow.org/v1", "tfjobs", "tfjob", &[], true, true),
+    rt("MPIJob", "kubeflow.org", "v2beta1", "kubeflow.org/v2beta1", "mpijobs", "mpijob", &[], true, true),
+    rt("Deployment", "apps", "v1", "apps/v1", "deployments", "deployment", &["deploy"], true, true),
+    rt("Job", "batch", "v1", "batch/v1", "jobs", "job", &[], true, true),
+    rt("ConfigMap", "", "v1", "v1", "configmaps", "configmap", &["cm"], true, false),
+    rt(
+        "Queue",
+        "scheduling.volcano.sh",
+        "v1beta1",
+        "scheduling.volcano.sh/v1beta1",
+        "queues",
+        "queue",
+        &["q"],
+        false,
+        false,
+    ),
+    rt(
+        "PodGroup",
+        "scheduling.volcano.sh",
+        "v1beta1",
+        "scheduling.volcano.sh/v1beta1",
+        "podgroups",
+        "podgroup",
+        &["pg"],
+        true,
+        false,
+    ),
+    rt("Node", "ringleader.io", "v1alpha1", "ringleader.io/v1alpha1", "nodes", "node", &["no"], false, false),
+    rt(
+        "Workload",
+        "ringleader.io",
+        "v1alpha1",
+        "ringleader.io/v1alpha1",
+        "workloads",
+        "workload",
+        &["wl"],
+        true,
+        false,
+    ),
+    rt(
+        "PriorityClass",
+        "scheduling.k8s.io",
+        "v1",
+        "scheduling.k8s.io/v1",
+        "priorityclasses",
+        "priorityclass",
+        &["pc"],
+        false,
+        false,
+    ),
+    rt("Pod", "", "v1", "v1", "pods", "pod", &["po"], true, false),
+    rt("Event", "", "v1", "v1", "events", "event", &["ev"], true, false),
+];
+
+/// The `v1 Pod` resource.
+pub const PODS: &ResourceType = &RESOURCES[13];
+/// The `ringleader.io/v1alpha1 Node` resource.
+pub const NODES: &ResourceType = &RESOURCES[10];
+/// The `v1 Event` resource.
+pub const EVENTS: &ResourceType = &RESOURCES[14];
+
+/// The name of the group of every job kind (`ringleader get jobs`).
+pub const JOBS_GROUP: &str = "jobs";
+
+impl ResourceType {
+    /// `plural.group` (`jobs.batch.volcano.sh`), or the plural alone for the core group.
+    pub fn qualified(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.to_string()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+
+    /// The path prefix of the group/version: `/api/v1` or `/apis/<group>/<version>`.
+    pub fn prefix(&self) -> String {
+        if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        }
+    }
+
+    /// The collection path: in `namespace` (ignored for cluster-scoped types),
+    /// or across all namespaces when `None`.
+    pub fn collection_path(&self, namespace: Option<&str>) -> String {
+        match namespace {
+            Some(ns) if self.namespaced => format!("{}/namespaces/{ns}/{}", self.prefix(), self.plural),
+            _ => format!("{}/{}", self.prefix(), self.plural),
+        }
+    }
+
+    /// The path of one object (`namespace` ignored for cluster-scoped types).
+    pub fn object_path(&self, namespace: &str, name: &str) -> String {
+        let ns = if self.namespaced { Some(if namespace.is_empty() { "default" } else { namespace }) } else { None };
+        format!("{}/{name}", self.collection_path(ns))
+    }
+
+    /// Whether `name` (case-insensitive) names this type: kind, plural,
+    /// singular, short name, or `plural.group`.
+    pub fn is_named(&self, name: &str) -> bool {
+        let n = name.to_ascii_lowercase();
+        n == self.kind.to_ascii_lowercase()
+            || n == self.plural
+            || n == self.singular
+            || self.short_names.contains(&n.as_str())
+            || n == self.qualified()
+            || (!self.group.is_empty() && n == format!("{}.{}", self.singular, self.group))
+    }
+}
+
+/// The one type a name denotes (kind, plural, singular, short name or
+/// `plural.group`, case-insensitive). `job`/`jobs` alone mean `batch/v1 Job`
+/// as in `kubectl`; use [`resolve`] for the CLI's group of all job kinds.
+pub fn find(name: &str) -> Option<&'static ResourceType> {
+    RESOURCES.iter().rev().find(|r| r.is_named(name))
+}
+
+/// The types a name on the command line covers: `jobs` (or `job`) is every
+/// job kind, anything else what [`find`] returns.
+pub fn resolve(name: &str) -> Option<Vec<&'static ResourceType>> {
+    let n = name.to_ascii_lowercase();
+    if n == JOBS_GROUP || n == "job" {
+        return Some(job_types().collect());
+    }
+    find(name).map(|r| vec![r])
+}
+
+/// Every job kind.
+pub fn job_types() -> impl Iterator<Item = &'static ResourceType> {
+    RESOURCES.iter().filter(|r| r.job)
+}
+
+/// The type of an object's `apiVersion` and `kind`.
+pub fn by_kind(api_version: &str, kind: &str) -> Option<&'static ResourceType> {
+    RESOURCES.iter().find(|r| r.api_version == api_version && r.kind == kind)
+}
+
+/// The type a path names (`group` `""` for `/api/v1`).
+pub fn by_path(group: &str, version: &str, plural: &str) -> Option<&'static ResourceType> {
+    RESOURCES.iter().find(|r| r.group == group && r.version == version && r.plural == plural)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_named_constants_point_at_their_rows() {
+        assert_eq!(PODS.kind, "Pod");
+        assert_eq!(NODES.kind, "Node");
+        assert_eq!(NODES.api_version, "ringleader.io/v1alpha1");
+        assert_eq!(EVENTS.kind, "Event");
+    }
+
+    #[test]
+    fn every_api_kind_has_a_row() {
+        for (api_version, kind) in ringleader_api::kinds::SUPPORTED {
+            assert!(by_kind(api_version, kind).is_some(), "{api_version} {kind}");
+        }
+        for r in RESOURCES {
+            let expected =
+                if r.group.is_empty() { r.version.to_string() } else { format!("{}/{}", r.group, r.version) };
+            assert_eq!(r.api_version, expected);
+        }
+    }
+
+    #[test]
+    fn names_resolve_case_insensitively() {
+        assert_eq!(find("PO").map(|r| r.kind), Some("Pod"));
+        assert_eq!(find("acjob").map(|r| r.kind), Some("AscendJob"));
+        assert_eq!(find("PyTorchJob").map(|r| r.plural), Some("pytorchjobs"));
+        assert_eq!(find("jobs").map(|r| r.api_version), Some("batch/v1"));
+        assert_eq!(find("jobs.batch.volcano.sh").map(|r| r.api_version), Some("batch.volcano.sh/v1alpha1"));
+        assert_eq!(find("vcjob").map(|r| r.api_version), Some("batch.volcano.sh/v1alpha1"));
+        assert!(find("widgets").is_none());
+        let jobs = resolve("Jobs").unwrap_or_default();
+        assert_eq!(jobs.len(), 7);
+        assert_eq!(resolve("nodes").unwrap_or_default(), vec![NODES]);
+    }
+
+    #[test]
+    fn paths_follow_kubernetes() {
+        assert_eq!(PODS.object_path("ns1", "p"), "/api/v1/namespaces/ns1/pods/p");
+        assert_eq!(PODS.collection_path(None), "/api/v1/pods");
+        assert_eq!(NODES.object_path("ignored", "n1"), "/apis/ringleader.io/v1alpha1/nodes/n1");
+        assert_eq!(by_path("kubeflow.org", "v2beta1", "mpijobs").map(|r| r.kind), Some("MPIJob"));
+    }
+}

@@ -1,0 +1,578 @@
+//! Request routing and the object verbs. Paths are parsed by hand rather than
+//! by the router's pattern table: `/apis/{group}/{version}/{plural}/{name}`
+//! and `/apis/{group}/{version}/namespaces/{ns}/{plural}` overlap, and one
+//! parser gives every unknown path the same `NotFound` Status.
+
+use crate::resources::{self, ResourceType, PODS};
+use crate::selector::ObjectSelector;
+use crate::status::ApiError;
+use crate::{apply, auth, clock, logs, openapi, watch, ServerState};
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::header::{ACCEPT, CONTENT_TYPE};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use ringleader_api::{check_documents, Document};
+use ringleader_store::{merge_patch, ObjectKey, Selector, StoreError};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+
+/// Bodies above this are refused (a large multi-document apply fits).
+const MAX_BODY: usize = 64 << 20;
+
+/// Annotation marking a pod released to start (the agent runs it).
+pub const START_ANNOTATION: &str = "ringleader.io/start";
+/// Grace period when neither the request nor the pod names one.
+const DEFAULT_GRACE_SECONDS: u64 = 30;
+
+/// The whole HTTP API.
+pub fn router(state: ServerState) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(|| async { "ok" }))
+        .route("/metrics", get(metrics))
+        .route("/openapi/v3", get(|| async { axum::Json(openapi::document()) }))
+        .fallback(api)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(state)
+}
+
+async fn metrics(State(state): State<ServerState>) -> Response {
+    let m = state.metrics.clone();
+    match state.blocking(move |store| m.render(store)).await {
+        Ok(text) => ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// What a path addresses.
+#[derive(Debug)]
+enum Target {
+    Collection { rt: &'static ResourceType, ns: Option<String> },
+    Object { rt: &'static ResourceType, ns: String, name: String },
+    Log { ns: String, name: String },
+    BulkApply,
+}
+
+fn parse_path(path: &str) -> Result<Target, ApiError> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let no_route = || ApiError::no_route(path);
+    let (group, version, rest) = match segs.as_slice() {
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return Err(no_route()),
+    };
+    if (group, version, rest) == ("ringleader.io", "v1alpha1", &["apply"][..]) {
+        return Ok(Target::BulkApply);
+    }
+    let lookup = |plural: &str| resources::by_path(group, version, plural).ok_or_else(no_route);
+    let valid = |s: &str| !s.is_empty();
+    match rest {
+        ["namespaces", ns, "pods", name, "log"] if group.is_empty() && valid(ns) && valid(name) => {
+            Ok(Target::Log { ns: ns.to_string(), name: name.to_string() })
+        }
+        ["namespaces", ns, plural] if valid(ns) => {
+            let rt = lookup(plural)?;
+            if !rt.namespaced {
+                return Err(no_route());
+            }
+            Ok(Target::Collection { rt, ns: Some(ns.to_string()) })
+        }
+        ["namespaces", ns, plural, name] if valid(ns) && valid(name) => {
+            let rt = lookup(plural)?;
+            if !rt.namespaced {
+                return Err(no_route());
+            }
+            Ok(Target::Object { rt, ns: ns.to_string(), name: name.to_string() })
+        }
+        [plural] => Ok(Target::Collection { rt: lookup(plural)?, ns: None }),
+        [plural, name] if valid(name) => {
+            let rt = lookup(plural)?;
+            if rt.namespaced {
+                return Err(no_route());
+            }
+            Ok(Target::Object { rt, ns: String::new(), name: name.to_string() })
+        }
+        _ => Err(no_route()),
+    }
+}
+
+/// Everything under `/api` and `/apis`.
+async fn api(State(state): State<ServerState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path().to_string();
+    let query: HashMap<String, String> =
+        axum::extract::Query::<HashMap<String, String>>::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
+    let format = OutputFormat::of(&parts.headers, &query);
+    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(b) => b,
+        Err(e) => return ApiError::bad_request(format!("cannot read the request body: {e}")).into_response(),
+    };
+    let req = Req { method: parts.method, path, query, headers: parts.headers, body: bytes, format };
+    match handle(&state, req).await {
+        Ok(response) => response,
+        Err(e) => e.into_response(),
+    }
+}
+
+struct Req {
+    method: Method,
+    path: String,
+    query: HashMap<String, String>,
+    headers: HeaderMap,
+    body: Bytes,
+    format: OutputFormat,
+}
+
+impl Req {
+    fn param(&self, name: &str) -> Option<&str> {
+        self.query.get(name).map(String::as_str)
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        matches!(self.param(name), Some("true" | "1" | ""))
+    }
+
+    fn content_type(&self) -> &str {
+        self.headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("")
+    }
+
+    fn u64_param(&self, name: &str) -> Result<Option<u64>, ApiError> {
+        match self.param(name) {
+            None | Some("") => Ok(None),
+            Some(v) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| ApiError::bad_field(name, format!("{v:?} is not a non-negative integer"))),
+        }
+    }
+}
+
+async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
+    let target = parse_path(&req.path)?;
+    let m = req.method.clone();
+    match target {
+        Target::BulkApply if m == Method::POST => apply::bulk(state, &req.body, req.param("source")).await,
+        Target::Log { ns, name } if m == Method::GET => {
+            let follow = req.flag("follow");
+            let tail = req.u64_param("tailLines")?;
+            logs::serve(state, &ns, &name, follow, tail).await
+        }
+        Target::Collection { rt, ns } if m == Method::GET => {
+            let selector = ObjectSelector::parse(req.param("labelSelector"), req.param("fieldSelector"))
+                .map_err(ApiError::bad_request)?;
+            if req.flag("watch") {
+                let from = req.u64_param("resourceVersion")?.filter(|v| *v > 0);
+                let timeout = req.u64_param("timeoutSeconds")?.map(std::time::Duration::from_secs);
+                return watch::serve(state, rt, ns, selector, from, timeout).await;
+            }
+            list(state, rt, ns, &selector, req.format).await
+        }
+        Target::Collection { rt, ns } if m == Method::POST => {
+            let object = parse_body(&req)?;
+            let object = prepare(rt, ns.as_deref(), None, object)?;
+            validate(rt, &object)?;
+            let stored = state.blocking(move |s| s.create(object)).await?;
+            Ok(req.format.respond(StatusCode::CREATED, &stored.object))
+        }
+        Target::Object { rt, ns, name } => {
+            let key = ObjectKey::new(rt.api_version, rt.kind, &ns, &name);
+            match m {
+                Method::GET => {
+                    let k = key.clone();
+                    match state.blocking(move |s| s.get(&k)).await? {
+                        Some(stored) => Ok(req.format.respond(StatusCode::OK, &stored.object)),
+                        None => Err(StoreError::NotFound(key).into()),
+                    }
+                }
+                Method::PUT => {
+                    let object = parse_body(&req)?;
+                    let object = prepare(rt, Some(&ns), Some(&name), object)?;
+                    validate(rt, &object)?;
+                    let stored = state.blocking(move |s| s.update(object)).await?;
+                    Ok(req.format.respond(StatusCode::OK, &stored.object))
+                }
+                Method::PATCH => patch(state, rt, key, &req).await,
+                Method::DELETE => delete(state, rt, key, &req).await,
+                _ => Err(ApiError::method(m.as_str(), &req.path)),
+            }
+        }
+        _ => Err(ApiError::method(m.as_str(), &req.path)),
+    }
+}
+
+/// Store selector of a resource type, in one namespace or all.
+pub(crate) fn store_selector(rt: &ResourceType, ns: Option<&str>) -> Selector {
+    let sel = Selector::kind(rt.api_version, rt.kind);
+    match ns {
+        Some(ns) if rt.namespaced => sel.in_namespace(ns),
+        _ => sel,
+    }
+}
+
+async fn list(
+    state: &ServerState,
+    rt: &'static ResourceType,
+    ns: Option<String>,
+    selector: &ObjectSelector,
+    format: OutputFormat,
+) -> Result<Response, ApiError> {
+    let sel = store_selector(rt, ns.as_deref());
+    let (items, version) = state.blocking(move |s| s.list(&sel)).await?;
+    let items: Vec<Value> = items.into_iter().map(|s| s.object).filter(|o| selector.matches(o)).collect();
+    let list = json!({
+        "apiVersion": rt.api_version,
+        "kind": format!("{}List", rt.kind),
+        "metadata": {"resourceVersion": version.to_string()},
+        "items": items,
+    });
+    Ok(format.respond(StatusCode::OK, &list))
+}
+
+/// Whether a body is JSON or YAML.
+fn is_yaml(content_type: &str, body: &[u8]) -> bool {
+    let ct = content_type.to_ascii_lowercase();
+    if ct.contains("yaml") {
+        return true;
+    }
+    if ct.contains("json") {
+        return false;
+    }
+    body.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b != b'{' && *b != b'[')
+}
+
+/// Parses a one-object body, JSON or YAML by Content-Type (sniffed when absent).
+pub(crate) fn parse_value(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_field("body", "required: send the object as JSON or YAML"));
+    }
+    let value: Value = if is_yaml(content_type, body) {
+        let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_field("body", format!("not UTF-8: {e}")))?;
+        serde_yaml_ng::from_str(text).map_err(|e| ApiError::bad_field("body", format!("not valid YAML: {e}")))?
+    } else {
+        serde_json::from_slice(body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?
+    };
+    if !value.is_object() {
+        return Err(ApiError::bad_field("body", "must be an object with apiVersion, kind and metadata"));
+    }
+    Ok(value)
+}
+
+fn parse_body(req: &Req) -> Result<Value, ApiError> {
+    parse_value(req.content_type(), &req.body)
+}
+
+/// Makes an object agree with the path it was sent to: `apiVersion`/`kind`
+/// default to the path's and must match; the path's namespace and name win
+/// over absent ones and must equal present ones; a namespaced object without
+/// a namespace gets `default`; a cluster-scoped one loses its namespace.
+pub(crate) fn prepare(
+    rt: &ResourceType,
+    path_ns: Option<&str>,
+    path_name: Option<&str>,
+    mut object: Value,
+) -> Result<Value, ApiError> {
+    let Some(map) = object.as_object_mut() else {
+        return Err(ApiError::bad_field("body", "must be an object"));
+    };
+    for (field, expected) in [("apiVersion", rt.api_version), ("kind", rt.kind)] {
+        match map.get(field) {
+            None | Some(Value::Null) => {
+                map.insert(field.to_string(), json!(expected));
+            }
+            Some(Value::String(s)) if s == expected => {}
+            Some(other) => {
+                return Err(ApiError::bad_field(
+                    field,
+                    format!("{other} does not match the resource of the path ({} {})", rt.api_version, rt.kind),
+                ))
+            }
+        }
+    }
+    let metadata = map.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+    let Some(meta) = metadata.as_object_mut() else {
+        return Err(ApiError::bad_field("metadata", "must be an object"));
+    };
+    let text_at = |meta: &Map<String, Value>, f: &str| -> Result<Option<String>, ApiError> {
+        match meta.get(f) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) if s.is_empty() => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(ApiError::bad_field(&format!("metadata.{f}"), format!("{other} is not a string"))),
+        }
+    };
+    let body_ns = text_at(meta, "namespace")?;
+    if rt.namespaced {
+        let ns = match (path_ns, body_ns) {
+            (Some(p), Some(b)) if p != b => {
+                return Err(ApiError::bad_field(
+                    "metadata.namespace",
+                    format!("{b:?} does not match the namespace of the path ({p:?})"),
+                ))
+            }
+            (Some(p), _) => p.to_string(),
+            (None, Some(b)) => b,
+            (None, None) => "default".to_string(),
+        };
+        meta.insert("namespace".into(), json!(ns));
+    } else {
+        meta.remove("namespace");
+    }
+    let body_name = text_at(meta, "name")?;
+    match (path_name, body_name) {
+        (Some(p), Some(b)) if p != b => {
+            return Err(ApiError::bad_field(
+                "metadata.name",
+                format!("{b:?} does not match the name of the path ({p:?})"),
+            ))
+        }
+        (Some(p), None) => {
+            meta.insert("name".into(), json!(p));
+        }
+        (_, Some(_)) => {}
+        (None, None) => {
+            let mut e = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", "metadata.name: required");
+            e.causes.push(crate::status::Cause {
+                field: "metadata.name".into(),
+                message: "required".into(),
+                reason: "FieldValueRequired".into(),
+            });
+            return Err(e);
+        }
+    }
+    Ok(object)
+}
+
+/// Job kinds pass the checks of `ringleader validate` before they are stored.
+pub(crate) fn validate(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
+    if !rt.job {
+        return Ok(());
+    }
+    let doc = Document { source: "body".into(), index: 0, value: object.clone() };
+    let reports = check_documents(std::slice::from_ref(&doc));
+    let errors: Vec<_> = reports.into_iter().flat_map(|r| r.errors).collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    Err(ApiError::invalid(rt.kind, name, &errors))
+}
+
+/// Keeps the stored `status` when a replacing object carries none: users
+/// re-apply specs, and must not wipe what the manager wrote.
+pub(crate) fn carry_status(existing: Option<&Value>, object: &mut Value) {
+    let has_status = object.get("status").is_some_and(|s| !s.is_null());
+    if has_status {
+        return;
+    }
+    if let (Some(status), Some(map)) = (existing.and_then(|e| e.get("status")), object.as_object_mut()) {
+        map.insert("status".into(), status.clone());
+    }
+}
+
+async fn patch(
+    state: &ServerState,
+    rt: &'static ResourceType,
+    key: ObjectKey,
+    req: &Req,
+) -> Result<Response, ApiError> {
+    let ct = req.content_type().to_ascii_lowercase();
+    if ct.starts_with("application/apply-patch") {
+        let object = parse_body(req)?;
+        let mut object = prepare(rt, Some(key.namespace.as_str()).filter(|_| rt.namespaced), Some(&key.name), object)?;
+        validate(rt, &object)?;
+        let k = key.clone();
+        let existing = state.blocking(move |s| s.get(&k)).await?;
+        carry_status(existing.as_ref().map(|e| &e.object), &mut object);
+        let stored = state.blocking(move |s| s.apply(object)).await?;
+        let code = if existing.is_some() { StatusCode::OK } else { StatusCode::CREATED };
+        return Ok(req.format.respond(code, &stored.object));
+    }
+    if ct.starts_with("application/json-patch") {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            "JSON patch (RFC 6902) is not supported: send application/merge-patch+json",
+        ));
+    }
+    let mut body: Value = serde_json::from_slice(&req.body)
+        .map_err(|e| ApiError::bad_field("body", format!("not a valid JSON merge patch: {e}")))?;
+    let Some(map) = body.as_object_mut() else {
+        return Err(ApiError::bad_field("body", "a merge patch must be a JSON object"));
+    };
+    // A resourceVersion in the patch is a precondition, as in Kubernetes.
+    let mut expected = None;
+    if let Some(Value::Object(meta)) = map.get_mut("metadata") {
+        if let Some(rv) = meta.remove("resourceVersion") {
+            let text = rv.as_str().map(str::to_string).unwrap_or_else(|| rv.to_string());
+            expected = Some(text.parse::<u64>().map_err(|_| {
+                ApiError::bad_field("metadata.resourceVersion", format!("{text:?} is not a resource version"))
+            })?);
+        }
+    }
+    let touches_spec = map.contains_key("spec") || map.contains_key("metadata");
+    if !(rt.job && touches_spec) {
+        let stored = state.blocking(move |s| s.patch(&key, &body, expected)).await?;
+        return Ok(req.format.respond(StatusCode::OK, &stored.object));
+    }
+    // Validate the patched job, then write only if nothing changed since it was read.
+    for _ in 0..8 {
+        let k = key.clone();
+        let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
+            return Err(StoreError::NotFound(key).into());
+        };
+        let mut merged = current.object.clone();
+        merge_patch(&mut merged, &body);
+        validate(rt, &merged)?;
+        let (k, b) = (key.clone(), body.clone());
+        let version = expected.unwrap_or(current.resource_version);
+        match state.blocking(move |s| s.patch(&k, &b, Some(version))).await {
+            Err(e) if e.reason == "Conflict" && expected.is_none() => continue,
+            other => return other.map(|stored| req.format.respond(StatusCode::OK, &stored.object)),
+        }
+    }
+    Err(ApiError::new(StatusCode::CONFLICT, "Conflict", format!("{key}: changed too often while patching; retry")))
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}
+
+async fn delete(
+    state: &ServerState,
+    rt: &'static ResourceType,
+    key: ObjectKey,
+    req: &Req,
+) -> Result<Response, ApiError> {
+    let mut grace = req.u64_param("gracePeriodSeconds")?;
+    if grace.is_none() && !req.body.is_empty() {
+        // kubectl sends DeleteOptions in the body.
+        if let Ok(opts) = serde_json::from_slice::<Value>(&req.body) {
+            grace = opts.get("gracePeriodSeconds").and_then(Value::as_u64);
+        }
+    }
+    if rt != PODS {
+        let stored = state.blocking(move |s| s.delete(&key, None)).await?;
+        return Ok(req.format.respond(StatusCode::OK, &stored.object));
+    }
+    let k = key.clone();
+    let Some(pod) = state.blocking(move |s| s.get(&k)).await? else {
+        return Err(StoreError::NotFound(key).into());
+    };
+    let node = str_at(&pod.object, "/spec/nodeName").filter(|n| !n.is_empty()).map(str::to_string);
+    let started =
+        str_at(&pod.object, &format!("/metadata/annotations/{}", START_ANNOTATION.replace('/', "~1"))) == Some("true");
+    let node_ready = match (&node, started) {
+        (Some(node), true) => {
+            let nk = ObjectKey::new(resources::NODES.api_version, resources::NODES.kind, "", node);
+            state.blocking(move |s| s.get(&nk)).await?.is_some_and(|n| {
+                n.object.pointer("/spec/stopped").and_then(Value::as_bool) != Some(true)
+                    && n.object.pointer("/status/ready").and_then(Value::as_bool) != Some(false)
+            })
+        }
+        _ => false,
+    };
+    if !node_ready {
+        // Nothing runs it (never started, or its machine is gone): remove it now.
+        let version = pod.resource_version;
+        let stored = state.blocking(move |s| s.delete(&key, Some(version))).await?;
+        return Ok(req.format.respond(StatusCode::OK, &stored.object));
+    }
+    // The agent serving the node stops the process and removes the pod.
+    let current_grace = pod.object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_u64);
+    let marked_at = str_at(&pod.object, "/metadata/deletionTimestamp").map(str::to_string);
+    let grace = match (grace, current_grace) {
+        (Some(g), Some(c)) => g.min(c),
+        (Some(g), None) => g,
+        (None, Some(c)) => c,
+        (None, None) => pod
+            .object
+            .pointer("/spec/terminationGracePeriodSeconds")
+            .and_then(Value::as_u64)
+            .unwrap_or(DEFAULT_GRACE_SECONDS),
+    };
+    let patch = json!({"metadata": {
+        "deletionTimestamp": marked_at.unwrap_or_else(clock::now_rfc3339),
+        "deletionGracePeriodSeconds": grace,
+    }});
+    let stored = state.blocking(move |s| s.patch(&key, &patch, None)).await?;
+    Ok(req.format.respond(StatusCode::OK, &stored.object))
+}
+
+/// JSON, or YAML when asked for with `?output=yaml` or `Accept: application/yaml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutputFormat {
+    Json,
+    Yaml,
+}
+
+impl OutputFormat {
+    fn of(headers: &HeaderMap, query: &HashMap<String, String>) -> OutputFormat {
+        let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+        let yaml = query.get("output").is_some_and(|o| o.eq_ignore_ascii_case("yaml"))
+            || (accept.contains("yaml") && !accept.contains("json"));
+        if yaml {
+            OutputFormat::Yaml
+        } else {
+            OutputFormat::Json
+        }
+    }
+
+    pub(crate) fn respond(self, code: StatusCode, value: &Value) -> Response {
+        match self {
+            OutputFormat::Json => (code, axum::Json(value)).into_response(),
+            OutputFormat::Yaml => match serde_yaml_ng::to_string(value) {
+                Ok(text) => (code, [(CONTENT_TYPE, "application/yaml")], text).into_response(),
+                Err(e) => ApiError::internal(format!("cannot render YAML: {e}")).into_response(),
+            },
+        }
+    }
+}
+
+/// A body for a streamed response.
+pub(crate) fn stream_body<S>(stream: S) -> Body
+where
+    S: futures_util::Stream<Item = Result<Bytes, std::convert::Infallible>> + Send + 'static,
+{
+    Body::from_stream(stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_parse() {
+        assert!(matches!(parse_path("/api/v1/namespaces/a/pods"), Ok(Target::Collection { ns: Some(_), .. })));
+        assert!(matches!(parse_path("/api/v1/pods"), Ok(Target::Collection { ns: None, .. })));
+        assert!(matches!(parse_path("/api/v1/namespaces/a/pods/p/log"), Ok(Target::Log { .. })));
+        assert!(matches!(parse_path("/apis/ringleader.io/v1alpha1/nodes/n1"), Ok(Target::Object { .. })));
+        assert!(matches!(parse_path("/apis/ringleader.io/v1alpha1/apply"), Ok(Target::BulkApply)));
+        assert!(parse_path("/apis/ringleader.io/v1alpha1/namespaces/a/nodes").is_err());
+        assert!(parse_path("/api/v1/pods/p").is_err());
+        assert!(parse_path("/api/v1/widgets").is_err());
+        assert!(parse_path("/nothing").is_err());
+    }
+
+    #[test]
+    fn prepare_defaults_and_checks_namespace_and_name() {
+        let pods = *PODS;
+        let o = prepare(&pods, Some("a"), None, json!({"metadata": {"name": "p"}})).unwrap_or_default();
+        assert_eq!(o["metadata"]["namespace"], "a");
+        assert_eq!(o["kind"], "Pod");
+        let e = prepare(&pods, Some("a"), None, json!({"metadata": {"name": "p", "namespace": "b"}}));
+        assert!(matches!(e, Err(ref e) if e.causes[0].field == "metadata.namespace"));
+        let o = prepare(&pods, None, None, json!({"metadata": {"name": "p"}})).unwrap_or_default();
+        assert_eq!(o["metadata"]["namespace"], "default");
+        let e = prepare(&pods, Some("a"), Some("q"), json!({"metadata": {"name": "p"}}));
+        assert!(matches!(e, Err(ref e) if e.causes[0].field == "metadata.name"));
+        let e = prepare(&pods, Some("a"), None, json!({"kind": "Node", "metadata": {"name": "p"}}));
+        assert!(matches!(e, Err(ref e) if e.causes[0].field == "kind"));
+        let o = prepare(resources::NODES, None, None, json!({"metadata": {"name": "n", "namespace": "x"}}))
+            .unwrap_or_default();
+        assert!(o["metadata"].get("namespace").is_none());
+    }
+}

@@ -1,0 +1,77 @@
+//! A server on 127.0.0.1:0 over a temporary store, shut down when dropped.
+
+#![allow(dead_code)]
+
+use ringleader_server::{serve, Client, Metrics, ServerState, Token};
+use ringleader_store::{Options, Store};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+pub type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+pub struct TestServer {
+    pub url: String,
+    pub token: String,
+    pub client: Client,
+    pub state: ServerState,
+    pub dir: TempDir,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    pub handle: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    pub async fn start() -> Result<TestServer, Box<dyn std::error::Error + Send + Sync>> {
+        TestServer::start_with(Options::default()).await
+    }
+
+    pub async fn start_with(options: Options) -> Result<TestServer, Box<dyn std::error::Error + Send + Sync>> {
+        let dir = tempfile::tempdir()?;
+        let store = Store::open_with(&dir.path().join("store"), options)?;
+        let token = Token::load_or_create(dir.path())?;
+        let state = ServerState::new(store, token.clone(), Metrics::new());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let handle = tokio::spawn(serve(listener, state.clone(), async move {
+            let _ = rx.await;
+        }));
+        let client = Client::from_data_dir(&url, dir.path())?;
+        Ok(TestServer {
+            url,
+            token: token.as_str().to_string(),
+            client,
+            state,
+            dir,
+            shutdown: Some(tx),
+            handle: Some(handle),
+        })
+    }
+
+    /// Asks the server to stop.
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+
+    /// A raw request with the token.
+    pub fn raw(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        reqwest::Client::new().request(method, format!("{}{path}", self.url)).bearer_auth(&self.token)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+pub fn pod(name: &str, labels: Value) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"containers": [{"name": "main", "image": "busybox", "command": ["sleep", "1"]}]},
+        "status": {"phase": "Pending"},
+    })
+}
