@@ -54,7 +54,7 @@ pub struct Counters {
 }
 
 /// Most writes in one transaction.
-const MAX_BATCH: usize = 5000;
+const MAX_BATCH: usize = 1000;
 
 /// Runs until every sender is dropped and all queued writes are flushed.
 pub async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Write>, tick: Duration, counters: Arc<Counters>) {
