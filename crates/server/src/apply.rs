@@ -4,7 +4,7 @@
 //! any error in any document) none of it.
 
 use crate::resources::{self, ResourceType};
-use crate::routes::{carry_status, prepare};
+use crate::routes::{carry_status, check_yaml_depth, prepare};
 use crate::status::{cause_of, ApiError, Cause};
 use crate::ServerState;
 use axum::http::StatusCode;
@@ -78,10 +78,17 @@ fn type_of(value: &Value) -> Option<&'static ResourceType> {
     resources::by_kind(s("apiVersion"), s("kind"))
 }
 
-/// Handles the bulk apply.
-pub async fn bulk(state: &ServerState, body: &[u8], source: Option<&str>) -> Result<Response, ApiError> {
+/// Handles the bulk apply; `namespace` is where documents without one go
+/// (else `default`).
+pub async fn bulk(
+    state: &ServerState,
+    body: &[u8],
+    source: Option<&str>,
+    namespace: Option<&str>,
+) -> Result<Response, ApiError> {
     let source = source.filter(|s| !s.is_empty()).unwrap_or("-");
     let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_field("body", format!("not UTF-8 text: {e}")))?;
+    check_yaml_depth(text)?;
     let docs = parse_str(source, text).map_err(|e| ApiError::bad_field("body", e.to_string()))?;
     if docs.is_empty() {
         return Err(ApiError::bad_field("body", "no documents to apply"));
@@ -97,7 +104,7 @@ pub async fn bulk(state: &ServerState, body: &[u8], source: Option<&str>) -> Res
     let mut objects: Vec<(&'static ResourceType, Value)> = Vec::new();
     for doc in &docs {
         let Some(rt) = type_of(&doc.value) else { continue };
-        match prepare(rt, None, None, doc.value.clone()) {
+        match prepare(rt, namespace, None, doc.value.clone()) {
             Ok(o) => objects.push((rt, o)),
             Err(e) => {
                 let kind = doc.value.get("kind").and_then(Value::as_str).unwrap_or_default();

@@ -97,11 +97,18 @@ impl WatchEvent {
 }
 
 /// HTTP client of the API server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Client {
     base: String,
     token: String,
     http: reqwest::Client,
+}
+
+impl std::fmt::Debug for Client {
+    // The token stays out of debug output and logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").field("base", &self.base).finish_non_exhaustive()
+    }
 }
 
 /// Percent-encodes a query value.
@@ -233,7 +240,22 @@ impl Client {
     /// As [`Client::apply_documents`], naming the source in error messages
     /// (`job.yaml[0] PyTorchJob/default/x: spec...`).
     pub async fn apply_documents_from(&self, source: &str, text: &str) -> Result<Vec<ApplyResult>> {
-        let path = format!("/apis/ringleader.io/v1alpha1/apply?source={}", encode(source));
+        self.apply_documents_with(source, None, text).await
+    }
+
+    /// As [`Client::apply_documents_from`], putting documents without a
+    /// namespace into `namespace` (`apply -n`); a document naming another
+    /// namespace is an error.
+    pub async fn apply_documents_with(
+        &self,
+        source: &str,
+        namespace: Option<&str>,
+        text: &str,
+    ) -> Result<Vec<ApplyResult>> {
+        let mut path = format!("/apis/ringleader.io/v1alpha1/apply?source={}", encode(source));
+        if let Some(ns) = namespace.filter(|n| !n.is_empty()) {
+            path = format!("{path}&namespace={}", encode(ns));
+        }
         let req = self
             .request(reqwest::Method::POST, &path)
             .header(reqwest::header::CONTENT_TYPE, "application/yaml")

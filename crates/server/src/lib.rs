@@ -87,7 +87,7 @@ impl ServerState {
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: ServerState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
+    shutdown: impl Future + Send + 'static,
 ) -> std::io::Result<()> {
     let closer = state.clone();
     axum::serve(listener, router(state))

@@ -112,9 +112,15 @@ async fn api(State(state): State<ServerState>, request: Request) -> Response {
         Err(e) => return ApiError::bad_request(format!("cannot read the request body: {e}")).into_response(),
     };
     let req = Req { method: parts.method, path, query, headers: parts.headers, body: bytes, format };
+    let (method, path) = (req.method.clone(), req.path.clone());
     match handle(&state, req).await {
         Ok(response) => response,
-        Err(e) => e.into_response(),
+        Err(e) => {
+            if e.code.is_server_error() {
+                tracing::warn!(%method, %path, "{}", e.message);
+            }
+            e.into_response()
+        }
     }
 }
 
@@ -155,7 +161,10 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     let target = parse_path(&req.path)?;
     let m = req.method.clone();
     match target {
-        Target::BulkApply if m == Method::POST => apply::bulk(state, &req.body, req.param("source")).await,
+        Target::BulkApply if m == Method::POST => {
+            let namespace = req.param("namespace").filter(|n| !n.is_empty());
+            apply::bulk(state, &req.body, req.param("source"), namespace).await
+        }
         Target::Log { ns, name } if m == Method::GET => {
             let follow = req.flag("follow");
             let tail = req.u64_param("tailLines")?;
@@ -244,6 +253,33 @@ fn is_yaml(content_type: &str, body: &[u8]) -> bool {
     body.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b != b'{' && *b != b'[')
 }
 
+/// Deepest `[`/`{` nesting a YAML body may have.
+const MAX_FLOW_DEPTH: usize = 1000;
+
+/// Refuses YAML nested deeper than [`MAX_FLOW_DEPTH`] before parsing it: the
+/// YAML scanner's time grows with the square of the depth, so a small body of
+/// brackets would otherwise hold a worker for minutes. Brackets inside
+/// strings count too, which only errs on the side of refusing.
+pub(crate) fn check_yaml_depth(text: &str) -> Result<(), ApiError> {
+    let mut depth = 0usize;
+    for b in text.bytes() {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_FLOW_DEPTH {
+                    return Err(ApiError::bad_field(
+                        "body",
+                        format!("nested deeper than {MAX_FLOW_DEPTH} levels of [ and {{"),
+                    ));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Parses a one-object body, JSON or YAML by Content-Type (sniffed when absent).
 pub(crate) fn parse_value(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -251,6 +287,7 @@ pub(crate) fn parse_value(content_type: &str, body: &[u8]) -> Result<Value, ApiE
     }
     let value: Value = if is_yaml(content_type, body) {
         let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_field("body", format!("not UTF-8: {e}")))?;
+        check_yaml_depth(text)?;
         serde_yaml_ng::from_str(text).map_err(|e| ApiError::bad_field("body", format!("not valid YAML: {e}")))?
     } else {
         serde_json::from_slice(body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?

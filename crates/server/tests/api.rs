@@ -201,6 +201,16 @@ async fn malformed_bodies_are_400_and_the_server_keeps_serving() -> TestResult {
     let status: Value = bad_apply.json().await?;
     assert!(status["message"].as_str().unwrap_or_default().contains("document 1"), "{status}");
 
+    let deep = format!("{}{}", "[".repeat(20_000), "]".repeat(20_000));
+    let deep_yaml = format!("a: {}{}", "[".repeat(20_000), "]".repeat(20_000));
+    for (ct, body) in [("application/json", deep.as_str()), ("application/yaml", deep_yaml.as_str())] {
+        let r =
+            s.raw(Method::POST, "/api/v1/namespaces/default/pods").header("Content-Type", ct).body(body.to_string());
+        assert_eq!(r.send().await?.status(), 400, "{ct}");
+    }
+    let r = s.raw(Method::POST, "/apis/ringleader.io/v1alpha1/apply").body(deep_yaml.clone()).send().await?;
+    assert_eq!(r.status(), 400);
+
     for path in ["/api/v1/widgets", "/apis/x/y/z", "/nope", "/api/v1/pods/p"] {
         let r = s.raw(Method::GET, path).send().await?;
         assert_eq!(r.status(), 404, "{path}");
@@ -335,6 +345,14 @@ async fn bulk_apply_is_all_or_nothing() -> TestResult {
     assert!(matches!(&unknown, Err(e) if e.code() == Some(422)), "{unknown:?}");
     let empty = c.apply_documents("---\n").await;
     assert!(matches!(&empty, Err(e) if e.code() == Some(400)), "{empty:?}");
+
+    // `apply -n`: documents without a namespace go there; another namespace is an error.
+    let applied = c.apply_documents_with("job.yaml", Some("team"), GOOD).await?;
+    assert_eq!((applied[1].namespace.as_str(), applied[1].action), ("team", ApplyAction::Created));
+    assert_eq!(applied[0].namespace, "");
+    let elsewhere = GOOD.replace("name: hello\n", "name: hello\n  namespace: prod\n");
+    let r = c.apply_documents_with("job.yaml", Some("team"), &elsewhere).await;
+    assert!(matches!(&r, Err(e) if e.code() == Some(422) && e.to_string().contains("metadata.namespace")), "{r:?}");
 
     // Single-object server-side apply creates, then replaces.
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "1"}});
