@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use ringleader_api::{check_documents, Document};
-use ringleader_store::{merge_patch, ObjectKey, Selector, StoreError};
+use ringleader_store::{merge_patch, ObjectKey, Selector, StoreError, Stored};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
@@ -201,7 +201,7 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                     let object = parse_body(&req)?;
                     let object = prepare(rt, Some(&ns), Some(&name), object)?;
                     validate(rt, &object)?;
-                    let stored = state.blocking(move |s| s.update(object)).await?;
+                    let stored = replace(state, key, object).await?;
                     Ok(req.format.respond(StatusCode::OK, &stored.object))
                 }
                 Method::PATCH => patch(state, rt, key, &req).await,
@@ -408,6 +408,32 @@ pub(crate) fn carry_status(existing: Option<&Value>, object: &mut Value) {
     if let (Some(status), Some(map)) = (existing.and_then(|e| e.get("status")), object.as_object_mut()) {
         map.insert("status".into(), status.clone());
     }
+}
+
+/// PUT: replaces the object, keeping its stored `status` when the body has
+/// none. Without a resourceVersion in the body the write is pinned to the
+/// version whose status was carried over, and retried if that one moved on,
+/// so a status written meanwhile is never rolled back.
+async fn replace(state: &ServerState, key: ObjectKey, object: Value) -> Result<Stored, ApiError> {
+    let pinned = object.pointer("/metadata/resourceVersion").is_some_and(|v| !v.is_null());
+    for _ in 0..8 {
+        let k = key.clone();
+        let Some(existing) = state.blocking(move |s| s.get(&k)).await? else {
+            return Err(StoreError::NotFound(key).into());
+        };
+        let mut object = object.clone();
+        carry_status(Some(&existing.object), &mut object);
+        if !pinned {
+            if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert("resourceVersion".into(), json!(existing.resource_version.to_string()));
+            }
+        }
+        match state.blocking(move |s| s.update(object)).await {
+            Err(e) if e.reason == "Conflict" && !pinned => continue,
+            other => return other,
+        }
+    }
+    Err(ApiError::new(StatusCode::CONFLICT, "Conflict", format!("{key}: changed too often while replacing; retry")))
 }
 
 async fn patch(

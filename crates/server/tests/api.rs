@@ -63,6 +63,7 @@ async fn create_get_list_update_patch_delete() -> TestResult {
     assert_eq!(names(&c.list(PODS, Some("team"), None).await?), ["a", "b"]);
     assert_eq!(names(&c.list(PODS, None, None).await?), ["c", "a", "b"]);
     assert_eq!(names(&c.list(PODS, None, Some("app=x,tier!=web")).await?), ["b"]);
+    assert_eq!(names(&c.list(PODS, None, Some("tier=db")).await?), ["b"]);
     assert_eq!(names(&c.list(PODS, None, Some("app")).await?).len(), 3);
     assert!(names(&c.list(PODS, None, Some("app=z")).await?).is_empty());
     let bad_selector = c.list(PODS, None, Some("app in (x,y)")).await;
@@ -80,6 +81,19 @@ async fn create_get_list_update_patch_delete() -> TestResult {
     fresh["metadata"]["labels"]["tier"] = json!("edge");
     let updated = c.update(PODS, "team", &fresh).await?;
     assert_eq!(updated["metadata"]["labels"]["tier"], "edge");
+
+    // A replace without status keeps the stored one.
+    c.patch_merge(PODS, "team", "b", &json!({"status": {"phase": "Running"}})).await?;
+    let mut b = c.get(PODS, "team", "b").await?;
+    if let Some(m) = b.as_object_mut() {
+        m.remove("status");
+    }
+    b["metadata"]["labels"]["tier"] = json!("cache");
+    let replaced = c.update(PODS, "team", &b).await?;
+    assert_eq!(
+        (replaced["status"]["phase"].as_str(), replaced["metadata"]["labels"]["tier"].as_str()),
+        (Some("Running"), Some("cache"))
+    );
 
     // Merge patch with a stale version as precondition.
     let stale_patch = json!({"metadata": {"resourceVersion": rv1, "labels": {"x": "1"}}});
