@@ -137,7 +137,9 @@ pub async fn start(args: &UpArgs) -> Result<Plane> {
         ..ManagerConfig::default()
     };
     let (mstore, mrx) = (store.clone(), rx.clone());
-    tasks.push(tokio::spawn(async move { ringleader_manager::run(mstore, mconfig, mrx).await.context("manager") }));
+    tasks.push(tokio::spawn(
+        async move { loud(ringleader_manager::run(mstore, mconfig, mrx).await.context("manager")) },
+    ));
     let mut aconfig = AgentConfig::new(&args.data_dir, nodes.clone())
         .with_runtime(if args.runtime == "simulated" { Runtime::Simulated } else { Runtime::Process })
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.max(0.05)));
@@ -146,8 +148,16 @@ pub async fn start(args: &UpArgs) -> Result<Plane> {
         aconfig.path_env = format!("{}:{}", dir.display(), aconfig.path_env);
     }
     let astore = store.clone();
-    tasks.push(tokio::spawn(async move { ringleader_agent::run(astore, aconfig, rx).await.context("agent") }));
+    tasks.push(tokio::spawn(async move { loud(ringleader_agent::run(astore, aconfig, rx).await.context("agent")) }));
     Ok(Plane { url, token: token.as_str().to_string(), nodes, shutdown: tx, tasks })
+}
+
+/// A component that stops on its own says why at once, not at shutdown.
+fn loud(r: Result<()>) -> Result<()> {
+    if let Err(e) = &r {
+        eprintln!("ringleader up: {e:#}");
+    }
+    r
 }
 
 /// Where `up` writes its API address for the other commands.

@@ -138,10 +138,11 @@ pub fn reconcile_job(
     job: &JobObject,
     pods: &[Stored],
     nodes: &[NodeView],
+    held: &Held,
     now: f64,
 ) -> Result<Option<f64>, ManagerError> {
     let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
-    let observed = observe(job, pods, nodes, &by_name, cache);
+    let observed = observe(job, pods, nodes, &by_name, held);
     let actions = reconcile(&job.state, &observed, now as u64);
     let mut state = job.state.clone();
     state.apply(&actions);
@@ -188,7 +189,7 @@ pub fn reconcile_job(
     }
     write(store, cache, ops)?;
     if !state.status.phase.is_finished() {
-        launch(store, cache, job, &state, &by_name, now)?;
+        launch(store, cache, job, pods, &state, &by_name)?;
     }
     Ok(requeue)
 }
@@ -234,24 +235,33 @@ pub fn delete_pod_op(pod: &Stored, force: bool, nodes: &BTreeMap<&str, &NodeView
     Op::Delete { key: pod.key.clone(), expected: None }
 }
 
+/// Devices held by live pods: node → device → owner uid.
+pub type Held = HashMap<String, BTreeMap<u32, String>>;
+
+/// Who holds which device, once per pass.
+pub fn held_devices(cache: &Cache) -> Held {
+    let mut held: Held = HashMap::new();
+    for p in cache.of_kind("v1", "Pod") {
+        if !pods::phase_of(&p.object).is_live() {
+            continue;
+        }
+        let (Some(n), Some(uid)) = (pods::node_of(&p.object), pods::owner_uid(&p.object)) else { continue };
+        let entry = held.entry(n.to_string()).or_default();
+        for d in pods::devices_of(&p.object) {
+            entry.insert(d, uid.to_string());
+        }
+    }
+    held
+}
+
 fn observe(
     job: &JobObject,
     pods: &[Stored],
     nodes: &[NodeView],
     by_name: &BTreeMap<&str, &NodeView>,
-    cache: &Cache,
+    held: &Held,
 ) -> Observed {
     let uid = job.uid();
-    // Devices held by other jobs' pods, per node, for `usable_devices`.
-    let mut others: HashMap<&str, BTreeSet<u32>> = HashMap::new();
-    for p in cache.of_kind("v1", "Pod") {
-        if pods::owner_uid(&p.object) == Some(uid) || !pods::phase_of(&p.object).is_live() {
-            continue;
-        }
-        if let Some(n) = pods::node_of(&p.object) {
-            others.entry(n).or_default().extend(pods::devices_of(&p.object));
-        }
-    }
     let observed_pods = pods
         .iter()
         .filter_map(|p| {
@@ -263,10 +273,12 @@ fn observe(
     let observed_nodes = nodes
         .iter()
         .map(|n| {
-            let busy = others.get(n.name.as_str());
-            let usable =
-                n.devices.iter().filter(|d| !n.unhealthy.contains(d) && !busy.is_some_and(|b| b.contains(d))).count()
-                    as u32;
+            let busy = held.get(n.name.as_str());
+            let usable = n
+                .devices
+                .iter()
+                .filter(|d| !n.unhealthy.contains(d) && !busy.and_then(|b| b.get(d)).is_some_and(|o| o != uid))
+                .count() as u32;
             ObservedNode {
                 name: n.name.clone(),
                 ready: n.ready,
@@ -343,17 +355,17 @@ fn launch(
     store: &Store,
     cache: &mut Cache,
     job: &JobObject,
+    seen: &[Stored],
     state: &JobState,
     nodes: &BTreeMap<&str, &NodeView>,
-    now: f64,
 ) -> Result<(), ManagerError> {
-    let _ = now;
     let uid = job.uid();
-    let pods: Vec<Stored> = cache
-        .of_kind("v1", "Pod")
+    // The pods as they are after this reconcile's own writes.
+    let pods: Vec<Stored> = seen
+        .iter()
+        .filter_map(|p| cache.get(&p.key).cloned())
         .filter(|p| pods::owner_uid(&p.object) == Some(uid) && !pods::deleting(&p.object))
         .filter(|p| pods::phase_of(&p.object).is_live())
-        .cloned()
         .collect();
     let waiting: Vec<&Stored> =
         pods.iter().filter(|p| !pods::started(&p.object) && pods::node_of(&p.object).is_some()).collect();

@@ -76,14 +76,16 @@ pub async fn run(
     cache.load(objects);
     let mut watch = store.watch(&Selector::all(), version)?;
     let mut timers: HashMap<String, f64> = HashMap::new();
+    // Everything is dirty at start: the cache was just rebuilt.
+    let mut dirty = Dirty::All;
     loop {
-        let mut changed = false;
+        let mut changed = matches!(dirty, Dirty::All);
         tokio::select! {
             event = watch.events.recv() => {
                 let Some(event) = event else { return Ok(()) };
-                changed |= cache.apply(&event).is_some();
+                changed |= note(&mut cache, &mut dirty, &event);
                 while let Ok(event) = watch.events.try_recv() {
-                    changed |= cache.apply(&event).is_some();
+                    changed |= note(&mut cache, &mut dirty, &event);
                 }
             }
             _ = tokio::time::sleep(config.resync) => {}
@@ -93,13 +95,61 @@ pub async fn run(
             return Ok(());
         }
         let now = time::now();
-        let due = timers.values().any(|&t| t <= now);
+        for (uid, _) in timers.iter().filter(|(_, &t)| t <= now) {
+            dirty.add(uid);
+            changed = true;
+        }
         // Node lifecycle is checked on every wake-up: it is one pass over nodes.
-        changed |= nodes::mark_not_ready(&store, &mut cache, config.heartbeat_timeout.as_secs_f64(), now)?;
-        if changed || due {
-            pass(&store, &mut cache, &config, &mut timers, now)?;
+        if nodes::mark_not_ready(&store, &mut cache, config.heartbeat_timeout.as_secs_f64(), now)? {
+            dirty = Dirty::All;
+            changed = true;
+        }
+        if changed {
+            let todo = std::mem::replace(&mut dirty, Dirty::Some(BTreeSet::new()));
+            pass_dirty(&store, &mut cache, &config, &mut timers, now, &todo)?;
         }
     }
+}
+
+/// Which jobs a pass must reconcile: those whose object or owned objects
+/// changed, or all of them after a node changed (faults concern everyone).
+#[derive(Debug, Clone)]
+pub enum Dirty {
+    /// Every job.
+    All,
+    /// Jobs by uid.
+    Some(BTreeSet<String>),
+}
+
+impl Dirty {
+    fn add(&mut self, uid: &str) {
+        if let Dirty::Some(set) = self {
+            set.insert(uid.to_string());
+        }
+    }
+
+    fn contains(&self, uid: &str) -> bool {
+        match self {
+            Dirty::All => true,
+            Dirty::Some(set) => set.contains(uid),
+        }
+    }
+}
+
+/// Applies an event and marks what it makes dirty.
+fn note(cache: &mut Cache, dirty: &mut Dirty, event: &ringleader_store::Event) -> bool {
+    let object = &event.object.object;
+    match event.object.key.kind.as_str() {
+        "Node" => *dirty = Dirty::All,
+        _ => {
+            if let Some(uid) = pods::owner_uid(object) {
+                dirty.add(uid);
+            } else if let Some(uid) = object.pointer("/metadata/uid").and_then(serde_json::Value::as_str) {
+                dirty.add(uid);
+            }
+        }
+    }
+    cache.apply(event).is_some()
 }
 
 /// One pass: jobs, then scheduling, then jobs again when something was
@@ -111,7 +161,19 @@ pub fn pass(
     timers: &mut HashMap<String, f64>,
     now: f64,
 ) -> Result<(), ManagerError> {
-    reconcile_all(store, cache, config, timers, now)?;
+    pass_dirty(store, cache, config, timers, now, &Dirty::All)
+}
+
+/// [`pass`] reconciling only the dirty jobs (the scheduler always sees all).
+pub fn pass_dirty(
+    store: &Store,
+    cache: &mut Cache,
+    config: &ManagerConfig,
+    timers: &mut HashMap<String, f64>,
+    now: f64,
+    dirty: &Dirty,
+) -> Result<(), ManagerError> {
+    reconcile_all(store, cache, config, timers, now, dirty)?;
     let all = jobs::jobs(cache, config);
     let by_owner = jobs::pods_by_owner(cache);
     let views = jobs::node_views(cache);
@@ -122,7 +184,8 @@ pub fn pass(
         }
     }
     if result.bound > 0 || result.evicted > 0 {
-        reconcile_all(store, cache, config, timers, now)?;
+        let touched = Dirty::Some(result.jobs.iter().cloned().collect());
+        reconcile_all(store, cache, config, timers, now, &touched)?;
     }
     Ok(())
 }
@@ -133,18 +196,24 @@ fn reconcile_all(
     config: &ManagerConfig,
     timers: &mut HashMap<String, f64>,
     now: f64,
+    dirty: &Dirty,
 ) -> Result<(), ManagerError> {
     let all = jobs::jobs(cache, config);
     let by_owner = jobs::pods_by_owner(cache);
     let views = jobs::node_views(cache);
+    let held = jobs::held_devices(cache);
     let mut live = BTreeSet::new();
-    timers.clear();
     for job in &all {
         live.insert(job.uid().to_string());
+        if !dirty.contains(job.uid()) {
+            continue;
+        }
+        timers.remove(job.uid());
         let pods = by_owner.get(job.uid()).map(Vec::as_slice).unwrap_or_default();
-        if let Some(at) = jobs::reconcile_job(store, cache, job, pods, &views, now)? {
+        if let Some(at) = jobs::reconcile_job(store, cache, job, pods, &views, &held, now)? {
             timers.insert(job.uid().to_string(), at);
         }
     }
+    timers.retain(|uid, _| live.contains(uid));
     jobs::collect_garbage(store, cache, &live, now)
 }

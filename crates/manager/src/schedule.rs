@@ -28,6 +28,8 @@ pub struct Pass {
     pub pending: usize,
     /// Seconds from creation to binding of each bound pod.
     pub latencies: Vec<f64>,
+    /// Uids of the jobs that got bindings or evictions.
+    pub jobs: std::collections::BTreeSet<String>,
 }
 
 /// One job's pods waiting for a node, per role, in index order.
@@ -107,6 +109,7 @@ pub fn schedule(
             pass.latencies.push((now - created).max(0.0));
         }
         pass.bound += 1;
+        pass.jobs.insert(w.job.uid().to_string());
     }
     let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
     for e in &outcome.evictions {
@@ -120,6 +123,9 @@ pub fn schedule(
             }
             other => other,
         };
+        if let Some(uid) = pods::owner_uid(&pod.object) {
+            pass.jobs.insert(uid.to_string());
+        }
         ops.push(op);
         pass.evicted += 1;
     }
