@@ -34,7 +34,10 @@ fn pytorch_job_all_reduces_across_two_h100_nodes_and_succeeds() {
 fn ascend_job_meets_through_the_rank_table() {
     let p = Plane::start(&cluster_yaml(12, &[("a800-1", "atlas-800-910"), ("a800-2", "atlas-800-910")]), &[]);
     p.apply(&example("examples/demo/ascendjob-910.yaml")).expect("apply");
-    p.wait_for(90, "AscendJob Completed", |p| p.phase("ascendjobs", "demo-ascend") == "Completed");
+    // Both pods released with their files (the master may be cleaned up once the job completes).
+    p.wait_for(60, "both pods released", |p| {
+        p.list("pods").iter().filter(|x| x["metadata"]["annotations"]["ringleader.io/start"] == "true").count() == 2
+    });
     let pods = pod_names(&p, "demo-ascend");
     assert_eq!(pods.len(), 2);
     let pod = p.get("pods", &pods[0]).expect("pod");
@@ -67,7 +70,8 @@ fn ascend_job_meets_through_the_rank_table() {
         chips.extend(ids);
     }
     assert_eq!(chips.len(), 16);
-    let logs: String = pods.iter().map(|n| p.log(n)).collect();
+    p.wait_for(90, "AscendJob Completed", |p| p.phase("ascendjobs", "demo-ascend") == "Completed");
+    let logs: String = pod_names(&p, "demo-ascend").iter().map(|n| p.log(n)).collect();
     assert!(logs.contains("16 ranks"), "{logs}");
     assert!(logs.contains("success"), "{logs}");
 }
