@@ -19,7 +19,12 @@ pub fn repo() -> PathBuf {
 pub fn cluster_yaml(block: u8, nodes: &[(&str, &str)]) -> String {
     let mut out = String::new();
     for (i, (name, profile)) in nodes.iter().enumerate() {
-        let labels = if profile.starts_with("atlas") { "{host-arch: huawei-arm}" } else { "{}" };
+        let labels = match *profile {
+            p if p.starts_with("atlas") => "{host-arch: huawei-arm}",
+            "hgx-h100-8" => "{gpu-model: h100}",
+            "pcie-4090-8" => "{gpu-model: rtx4090}",
+            _ => "{}",
+        };
         out.push_str(&format!(
             "apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: {name}, labels: {labels}}}\nspec: {{profile: {profile}, address: 127.0.{block}.{}}}\n---\n",
             i + 1
