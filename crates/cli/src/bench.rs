@@ -25,6 +25,9 @@ enum BenchWhat {
         /// Runs per scenario; the fastest is reported.
         #[arg(long, default_value_t = 3)]
         runs: u32,
+        /// Only this scenario (repeatable); a trailing `*` matches a prefix, as in `session-*`.
+        #[arg(long = "scenario")]
+        scenarios: Vec<String>,
     },
 }
 
@@ -45,9 +48,21 @@ struct Scenario {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
-    let BenchWhat::Scheduler { output, runs } = args.what;
+    let BenchWhat::Scheduler { output, runs, scenarios } = args.what;
+    // The 10,000-node session takes a minute on the per-node path; a filter
+    // lets one scenario be measured (or profiled) on its own.
+    let wanted = |name: &str| {
+        scenarios.is_empty()
+            || scenarios.iter().any(|s| match s.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == s,
+            })
+    };
     let mut results = Vec::new();
     for n in [100usize, 500, 1000, 2000, 5000] {
+        if !wanted(&format!("single-job-{n}")) {
+            continue;
+        }
         // One job of n single-chip pods on n nodes with one free chip each.
         let job = npu_job("single", n as u32, 1);
         let placed = best_of(runs, || {
@@ -60,15 +75,20 @@ pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
     }
     // 100 single-chip jobs submitted at once onto 100 such nodes.
     let jobs: Vec<_> = (0..100).map(|i| npu_job(&format!("job-{i}"), 1, 1)).collect();
-    let placed = best_of(runs, || {
-        let mut cluster = a2_cluster(100, 1);
-        let t = Instant::now();
-        let (p, _) = plan(&mut cluster, &jobs, 0);
-        (t.elapsed().as_secs_f64(), p.len())
-    });
-    results.push(scenario("concurrent-100".to_string(), 100, placed));
+    if wanted("concurrent-100") {
+        let placed = best_of(runs, || {
+            let mut cluster = a2_cluster(100, 1);
+            let t = Instant::now();
+            let (p, _) = plan(&mut cluster, &jobs, 0);
+            (t.elapsed().as_secs_f64(), p.len())
+        });
+        results.push(scenario("concurrent-100".to_string(), 100, placed));
+    }
     // Mixed jobs on mixed hardware; the growth from 100 to 10,000 nodes.
     for (nodes, pods) in [(100usize, 500u32), (1000, 5000), (10_000, 50_000)] {
+        if !wanted(&format!("mixed-{nodes}x{pods}")) {
+            continue;
+        }
         let jobs = mixed_jobs(pods);
         let placed = best_of(if nodes >= 10_000 { 1 } else { runs }, || {
             let mut cluster = mixed_cluster(nodes);
@@ -87,6 +107,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
         ("session-mixed-1000x5000", 1000, mixed_jobs(5000)),
         ("session-mixed-10000x50000", 10_000, mixed_jobs(50_000)),
     ] {
+        if !wanted(name) {
+            continue;
+        }
         let placed = best_of(if nodes >= 10_000 { 1 } else { runs }, || {
             let snapshot = Snapshot {
                 cluster: if name.contains("mixed") { mixed_cluster(nodes) } else { a2_cluster(nodes, 1) },

@@ -21,6 +21,12 @@ impl Explanation {
         *self.reasons.entry(reason.to_string()).or_default() += 1;
     }
 
+    /// Records that `count` nodes were rejected for `reason` (nodes in one
+    /// state, counted at once).
+    pub fn reject_many(&mut self, reason: impl ToString, count: usize) {
+        *self.reasons.entry(reason.to_string()).or_default() += count;
+    }
+
     /// Nodes rejected so far.
     pub fn rejected(&self) -> usize {
         self.reasons.values().sum()

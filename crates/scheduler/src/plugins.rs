@@ -54,9 +54,8 @@ impl Shares {
                 (q.clone(), ss.usage_under(q, &[]).dominant_share(&deserved))
             })
             .collect();
-        let namespaces: BTreeSet<&str> = ss.jobs.iter().map(|j| j.namespace.as_str()).collect();
         let namespace =
-            namespaces.into_iter().map(|n| (n.to_string(), ss.namespace_usage(n).dominant_share(&ss.total))).collect();
+            ss.namespaces.iter().map(|n| (n.clone(), ss.namespace_usage(n).dominant_share(&ss.total))).collect();
         Shares { queue, namespace }
     }
 }
@@ -71,6 +70,12 @@ pub(crate) trait Plugin: Debug {
     /// Orders two jobs of the session (`Less`: `a` first).
     fn order_jobs(&self, _ss: &Session, _shares: &Shares, _a: usize, _b: usize) -> Ordering {
         Ordering::Equal
+    }
+
+    /// Whether `order_jobs` reads the jobs' namespaces (the job order's
+    /// bucketing must then watch for ties between queues).
+    fn orders_by_namespace(&self) -> bool {
+        false
     }
 
     /// Whether job `j`'s queue may take it with `victims` gone and `extra`
@@ -128,6 +133,10 @@ impl Plugin for Gang {}
 struct Drf;
 
 impl Plugin for Drf {
+    fn orders_by_namespace(&self) -> bool {
+        true
+    }
+
     fn order_jobs(&self, ss: &Session, shares: &Shares, a: usize, b: usize) -> Ordering {
         let (ja, jb) = (&ss.jobs[a], &ss.jobs[b]);
         if ja.queue != jb.queue || ja.namespace == jb.namespace {

@@ -16,6 +16,7 @@
 use crate::actions;
 use crate::cluster::{Cluster, Node};
 use crate::conf::SchedulerConf;
+use crate::place::index::{Index, Tried};
 use crate::place::{Pending, PodPlacement};
 use crate::plugins::{self, Plugin, Shares};
 use crate::predicates::Filtered;
@@ -27,6 +28,7 @@ use crate::workload::{Running, RunningPod};
 use ringleader_api::{FieldError, Job, Resource};
 use ringleader_topology::DeviceSet;
 use serde::Serialize;
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What a session starts from.
@@ -243,7 +245,7 @@ pub(crate) struct Reservation {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct GateData {
     only: Option<BTreeSet<usize>>,
-    reserved: BTreeMap<usize, String>,
+    reserved: crate::place::index::Barred,
 }
 
 impl GateData {
@@ -295,22 +297,62 @@ pub struct Session {
     evictions: Vec<Eviction>,
     /// `predicate-time` of the next pod bound.
     pub(crate) time: u64,
+    /// Node groups over `cluster`, kept in step with every change to it;
+    /// `None` places every job node by node (the reference path).
+    groups: Option<Index>,
+    /// Every namespace of the session's jobs, for the DRF shares.
+    pub(crate) namespaces: Vec<String>,
+    /// Pick the next job by a scan of every job (the reference path).
+    scan_jobs: bool,
+}
+
+/// Jobs of one `next_job` loop, bucketed by everything the ordering reads
+/// of a job besides the session's shares (VIP, queue, priority, namespace),
+/// so that inside a bucket only submission order is left and the bucket's
+/// first wanted job stands for it.
+pub(crate) struct JobCursor {
+    buckets: Vec<(Vec<usize>, usize)>,
 }
 
 /// Runs one session with this configuration: the whole cycle in one call.
 pub fn run(snapshot: Snapshot, conf: &SchedulerConf, now: u64) -> Outcome {
+    run_session(Session::open(snapshot, conf, now), conf)
+}
+
+/// [`run`] for tests: the outcome, the device state the session ends with,
+/// and whether its node groups still agree with that state. `per_node` runs
+/// the session the way sessions ran before node groups and job buckets —
+/// every job placed node by node, the next job found by a scan of every
+/// job — the reference the fast path must agree with, decision for decision.
+#[doc(hidden)]
+pub fn run_traced(snapshot: Snapshot, conf: &SchedulerConf, now: u64, per_node: bool) -> (Outcome, Cluster, bool) {
     let mut session = Session::open(snapshot, conf, now);
+    if per_node {
+        session.groups = None;
+        session.scan_jobs = true;
+    }
+    run_actions(&mut session, conf);
+    let agree = session.groups.as_ref().is_none_or(|g| g.agrees(&session.cluster));
+    let cluster = std::mem::take(&mut session.cluster);
+    (session.close(), cluster, agree)
+}
+
+fn run_session(mut session: Session, conf: &SchedulerConf) -> Outcome {
+    run_actions(&mut session, conf);
+    session.close()
+}
+
+fn run_actions(session: &mut Session, conf: &SchedulerConf) {
     for action in conf.actions() {
         match action {
-            "enqueue" => actions::enqueue::run(&mut session),
-            "allocate" => actions::allocate::run(&mut session),
-            "backfill" => actions::backfill::run(&mut session),
-            "preempt" => actions::preempt::run(&mut session),
-            "reclaim" => actions::reclaim::run(&mut session),
+            "enqueue" => actions::enqueue::run(session),
+            "allocate" => actions::allocate::run(session),
+            "backfill" => actions::backfill::run(session),
+            "preempt" => actions::preempt::run(session),
+            "reclaim" => actions::reclaim::run(session),
             _ => {}
         }
     }
-    session.close()
 }
 
 impl Session {
@@ -412,7 +454,12 @@ impl Session {
             queue_usage.entry(j.queue.clone()).or_default().add(&j.request);
             ns_usage.entry(j.namespace.clone()).or_default().add(&j.request);
         }
+        let namespaces: BTreeSet<&str> = jobs.iter().map(|j| j.namespace.as_str()).collect();
+        let namespaces = namespaces.into_iter().map(str::to_string).collect();
         Session {
+            groups: Some(Index::build(&cluster)),
+            namespaces,
+            scan_jobs: false,
             conf: conf.clone(),
             plugins: plugins::from_conf(conf),
             queue_usage,
@@ -522,7 +569,25 @@ impl Session {
     pub(crate) fn allocate(&mut self, j: usize) -> bool {
         let gate = self.gate(j);
         let Some(spec) = self.jobs[j].spec.as_ref() else { return false };
-        match crate::place::place_job_gated(&mut self.cluster, spec, self.time, &|i| gate.check(i)) {
+        // A VIP job's own node list bars nearly every node; such jobs are few,
+        // and the per-node path reads the list directly.
+        let tried = match (&mut self.groups, &gate.only) {
+            (Some(groups), None) => groups.place(&mut self.cluster, spec, self.time, &gate.reserved),
+            _ => Tried::Unsupported,
+        };
+        let placed = match tried {
+            Tried::Placed(p) => Ok(p),
+            Tried::Pending(why) => Err(why),
+            Tried::Unsupported => {
+                let placed = crate::place::place_job_gated(&mut self.cluster, spec, self.time, &|i| gate.check(i));
+                // A job that does not fit leaves the cluster as it was.
+                if let (Ok(_), Some(groups)) = (&placed, &mut self.groups) {
+                    groups.resync(&self.cluster);
+                }
+                placed
+            }
+        };
+        match placed {
             Ok(placements) => {
                 self.bind(j, placements);
                 true
@@ -553,6 +618,9 @@ impl Session {
     /// Commits a statement: its evictions (caused by job `j`, for `why`) and `j`'s placement.
     pub(crate) fn commit(&mut self, j: usize, st: Statement, placements: Vec<PodPlacement>, why: &str) {
         self.cluster = st.cluster;
+        if let Some(groups) = &mut self.groups {
+            groups.resync(&self.cluster);
+        }
         let by = self.jobs[j].key.clone();
         for v in st.evicted {
             self.account(v, false);
@@ -598,19 +666,84 @@ impl Session {
         self.bindings.extend(placements);
     }
 
+    /// A cursor for one loop of [`Session::next_job`].
+    pub(crate) fn job_cursor(&self) -> JobCursor {
+        let mut buckets: BTreeMap<(bool, &str, i32, &str), Vec<usize>> = BTreeMap::new();
+        for (i, j) in self.jobs.iter().enumerate() {
+            buckets.entry((j.is_vip, &j.queue, j.priority, &j.namespace)).or_default().push(i);
+        }
+        JobCursor { buckets: buckets.into_values().map(|jobs| (jobs, 0)).collect() }
+    }
+
     /// Index of the first job, in scheduling order, that `want` accepts.
-    pub(crate) fn next_job(&self, want: impl Fn(&JobInfo) -> bool) -> Option<usize> {
+    ///
+    /// `want` must stay false for a job once it is false within the loop of
+    /// one cursor (every caller marks jobs seen, and no action makes a job
+    /// wait again): the cursor skips such jobs for good.
+    pub(crate) fn next_job(&self, cursor: &mut JobCursor, want: impl Fn(&JobInfo) -> bool) -> Option<usize> {
         let shares = Shares::of(self);
+        if self.scan_jobs {
+            return self.scan(&shares, &want);
+        }
+        let mut heads = Vec::with_capacity(cursor.buckets.len());
+        for (jobs, pos) in &mut cursor.buckets {
+            while jobs.get(*pos).is_some_and(|&i| !want(&self.jobs[i])) {
+                *pos += 1;
+            }
+            heads.extend(jobs.get(*pos).copied());
+        }
+        if !self.ordered_by_key(&shares, &heads) {
+            return self.scan(&shares, &want);
+        }
+        heads.into_iter().reduce(|b, i| if crate::order::compare(self, &shares, b, i).is_le() { b } else { i })
+    }
+
+    /// The scan's answer: the best job in a pass over every job, ties to the earlier.
+    fn scan(&self, shares: &Shares, want: &impl Fn(&JobInfo) -> bool) -> Option<usize> {
         let mut best: Option<usize> = None;
         for (i, j) in self.jobs.iter().enumerate() {
             if !want(j) {
                 continue;
             }
             best = match best {
-                Some(b) if crate::order::compare(self, &shares, b, i).is_le() => Some(b),
+                Some(b) if crate::order::compare(self, shares, b, i).is_le() => Some(b),
                 _ => Some(i),
             };
         }
         best
+    }
+
+    /// Whether the job order is a total order over the buckets of `heads`,
+    /// so the best head is the scan's answer whatever the order of the pass.
+    /// It is unless a plugin orders by namespace inside a queue (DRF) while
+    /// two queues of equal VIP standing tie on queue order: then DRF can
+    /// order `a` before `c` in one queue while a job `b` of the other queue
+    /// sits between them by priority or submission order, a cycle the scan
+    /// settles by its pass order alone.
+    fn ordered_by_key(&self, shares: &Shares, heads: &[usize]) -> bool {
+        if !self.plugins.iter().any(|p| p.orders_by_namespace()) {
+            return true;
+        }
+        let mut namespace_of: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut mixed = false;
+        for j in heads.iter().map(|&h| &self.jobs[h]) {
+            mixed |= *namespace_of.entry(&j.queue).or_insert(&j.namespace) != j.namespace.as_str();
+        }
+        if !mixed {
+            return true;
+        }
+        let queues: BTreeSet<(bool, &str)> =
+            heads.iter().map(|&h| (self.jobs[h].is_vip, self.jobs[h].queue.as_str())).collect();
+        let queues: Vec<(bool, &str)> = queues.into_iter().collect();
+        for (k, (vip, a)) in queues.iter().enumerate() {
+            for (other_vip, b) in &queues[k + 1..] {
+                let order =
+                    self.plugins.iter().fold(Ordering::Equal, |o, p| o.then_with(|| p.order_queues(shares, a, b)));
+                if vip == other_vip && order == Ordering::Equal {
+                    return false;
+                }
+            }
+        }
+        true
     }
 }

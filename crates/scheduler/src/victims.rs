@@ -180,8 +180,9 @@ pub(crate) fn evict_round(ss: &mut Session, kind: Evict) {
         return;
     }
     let mut seen = vec![false; ss.jobs.len()];
-    while let Some(j) =
-        ss.next_job(|job| job.waiting() && !job.best_effort && !seen.get(job.order).copied().unwrap_or(true))
+    let mut cursor = ss.job_cursor();
+    while let Some(j) = ss
+        .next_job(&mut cursor, |job| job.waiting() && !job.best_effort && !seen.get(job.order).copied().unwrap_or(true))
     {
         seen[ss.jobs[j].order] = true;
         let (queue, priority) = (ss.jobs[j].queue.clone(), ss.jobs[j].priority);

@@ -16,7 +16,8 @@ use crate::vip::VipMode;
 pub fn run(ss: &mut Session) {
     let enqueued = ss.conf.runs("enqueue");
     let mut seen = vec![false; ss.jobs.len()];
-    while let Some(j) = ss.next_job(|job| {
+    let mut cursor = ss.job_cursor();
+    while let Some(j) = ss.next_job(&mut cursor, |job| {
         job.waiting()
             && !job.best_effort
             && (job.status == Status::Inqueue || !enqueued)

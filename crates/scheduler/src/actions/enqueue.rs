@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 pub fn run(ss: &mut Session) {
     let mut admitted: BTreeMap<String, Resources> = BTreeMap::new();
     let mut seen = vec![false; ss.jobs.len()];
-    while let Some(j) = ss.next_job(|job| job.waiting() && job.status == Status::Pending && !seen_of(&seen, job.order))
+    let mut cursor = ss.job_cursor();
+    while let Some(j) =
+        ss.next_job(&mut cursor, |job| job.waiting() && job.status == Status::Pending && !seen_of(&seen, job.order))
     {
         seen[ss.jobs[j].order] = true;
         // Jobs let in but not yet placed count against every queue above them too.

@@ -2,7 +2,7 @@
 //! nothing. Tried on a copy of the device state (a statement) and committed
 //! only when at least `minAvailable` pods fit.
 
-mod index;
+pub(crate) mod index;
 pub mod network;
 mod view;
 
@@ -291,13 +291,15 @@ pub fn plan(cluster: &mut Cluster, jobs: &[Job], now: u64) -> (Vec<PodPlacement>
     let mut pending = Vec::new();
     let mut time = now;
     let mut index = index::Index::build(cluster);
+    let unbarred = index::Barred::new();
     for job in jobs {
-        let result = match index.place(cluster, job, time) {
-            Some(p) => Ok(p),
-            None => {
+        let result = match index.place(cluster, job, time, &unbarred) {
+            index::Tried::Placed(p) => Ok(p),
+            index::Tried::Pending(reason) => Err(reason),
+            index::Tried::Unsupported => {
                 let result = place_job(cluster, job, time);
-                // A job that does not fit leaves the cluster as it was; most
-                // jobs that end up here did not fit, and a resync walks every node.
+                // A job that does not fit leaves the cluster as it was, and
+                // a resync walks every node.
                 if result.is_ok() {
                     index.resync(cluster);
                 }
