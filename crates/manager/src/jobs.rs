@@ -277,7 +277,7 @@ fn observe(
             let usable = n
                 .devices
                 .iter()
-                .filter(|d| !n.unhealthy.contains(d) && !busy.and_then(|b| b.get(d)).is_some_and(|o| o != uid))
+                .filter(|d| !n.unhealthy.contains(d) && busy.and_then(|b| b.get(d)).is_none_or(|o| o == uid))
                 .count() as u32;
             ObservedNode {
                 name: n.name.clone(),
