@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 fn node(name: &str, profile: &str, address: &str, now: f64) -> Value {
     json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node",
-           "metadata": {"name": name, "labels": {"host-arch": "huawei-arm"}},
+           "metadata": {"name": name, "labels": {"host-arch": "huawei-arm", "gpu-model": "h100"}},
            "spec": {"profile": profile, "address": address},
            "status": {"ready": true, "lastHeartbeat": now}})
 }
