@@ -375,3 +375,13 @@ impl Seen {
         }
     }
 }
+
+/// The benchmark's 10,000 × 50,000 session, once each way (about a minute
+/// on the per-node path in release): `cargo test --release -p
+/// ringleader-scheduler --test session_index -- --ignored`.
+#[test]
+#[ignore]
+fn full_scale_bench_load_matches_reference() {
+    let snapshot = Snapshot { cluster: mixed_cluster(10_000), pending: mixed_jobs(50_000), ..Snapshot::default() };
+    assert_same(&snapshot, &SchedulerConf::default(), "mixed 10000x50000");
+}
