@@ -25,12 +25,12 @@ pub mod pod;
 pub mod runtime;
 pub mod sandbox;
 pub mod status;
-pub mod time;
 mod writer;
 
 pub use config::{loopback_address, AgentConfig, Runtime, VirtualNode};
 pub use node::node_object;
 
+use ringleader_api::time;
 use ringleader_store::{Selector, Store, StoreError};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

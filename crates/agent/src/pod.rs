@@ -90,7 +90,7 @@ pub fn container_name(pod: &Value) -> String {
 
 /// `status.startTime` as Unix seconds.
 pub fn start_time(pod: &Value) -> Option<f64> {
-    str_at(pod, "/status/startTime").and_then(crate::time::parse_rfc3339)
+    str_at(pod, "/status/startTime").and_then(ringleader_api::time::parse_rfc3339)
 }
 
 /// `ringleader.io/duration`: absent → `Ok(None)` (runs until deleted);

@@ -2,7 +2,7 @@
 //! list, which a merge patch replaces whole, so each patch carries the full
 //! entry.
 
-use crate::time::rfc3339;
+use ringleader_api::time::rfc3339;
 use serde_json::{json, Map, Value};
 
 /// How a container ended.

@@ -411,13 +411,13 @@ async fn restart_fails_orphaned_process_pods_and_kills_leftovers() {
 async fn restart_adopts_simulated_pods() {
     let (dir, store) = open();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
-    let started = ringleader_agent::time::rfc3339(now - 1.0);
+    let started = ringleader_api::time::rfc3339(now - 1.0);
     store.create(running_pod("adopted", &started, json!({ "ringleader.io/duration": "2.5" }))).unwrap();
     store.create(running_pod("endless", &started, json!({}))).unwrap();
     store
         .create(running_pod(
             "overdue",
-            &ringleader_agent::time::rfc3339(now - 100.0),
+            &ringleader_api::time::rfc3339(now - 100.0),
             json!({ "ringleader.io/duration": "1" }),
         ))
         .unwrap();

@@ -16,6 +16,7 @@ pub mod kinds;
 pub mod model;
 pub mod path;
 pub mod roles;
+pub mod time;
 pub mod validate;
 
 pub use devices::{DeviceKind, DeviceRequest};

@@ -189,14 +189,12 @@ fn s<'a>(v: &'a Value, p: &str) -> &'a str {
 }
 
 fn age(v: &Value) -> String {
-    let Some(t) = v
-        .pointer("/metadata/creationTimestamp")
-        .and_then(Value::as_str)
-        .and_then(ringleader_manager::time::parse_rfc3339)
+    let Some(t) =
+        v.pointer("/metadata/creationTimestamp").and_then(Value::as_str).and_then(ringleader_api::time::parse_rfc3339)
     else {
         return "<unknown>".into();
     };
-    let d = (ringleader_manager::time::now() - t).max(0.0) as u64;
+    let d = (ringleader_api::time::now() - t).max(0.0) as u64;
     match d {
         0..=119 => format!("{d}s"),
         120..=7199 => format!("{}m", d / 60),

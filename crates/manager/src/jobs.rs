@@ -6,10 +6,10 @@
 
 use crate::cache::{annotation, str_at, Cache};
 use crate::pods::{self, FILES, START};
-use crate::time::rfc3339;
 use crate::{ManagerConfig, ManagerError};
 use ringleader_api::devices::{classify, Family};
 use ringleader_api::model::JobKind;
+use ringleader_api::time::rfc3339;
 use ringleader_api::{DeviceKind, Job, Resource};
 use ringleader_controller::lifecycle::{status, DeleteMode, JobStatus, ObservedNode, PodPhase};
 use ringleader_controller::placement::{PlacedDevice, Placement, PodPlacement};

@@ -11,7 +11,6 @@ pub mod jobs;
 pub mod nodes;
 pub mod pods;
 pub mod schedule;
-pub mod time;
 
 use cache::Cache;
 use ringleader_controller::lifecycle::ControllerConfig;
@@ -94,7 +93,7 @@ pub async fn run(
         if *shutdown.borrow() {
             return Ok(());
         }
-        let now = time::now();
+        let now = ringleader_api::time::now();
         for (uid, _) in timers.iter().filter(|(_, &t)| t <= now) {
             dirty.add(uid);
             changed = true;

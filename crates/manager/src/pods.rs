@@ -3,7 +3,7 @@
 //! one (see `docs/control-plane.md` for who writes which field).
 
 use crate::cache::{annotation, at, str_at};
-use crate::time::parse_rfc3339;
+use ringleader_api::time::parse_rfc3339;
 use ringleader_controller::lifecycle::{ObservedPod, PodPhase};
 use ringleader_controller::PodPlan;
 use serde::{Deserialize, Serialize};

@@ -6,8 +6,8 @@
 use crate::cache::{str_at, Cache};
 use crate::jobs::{self, JobObject, NodeView};
 use crate::pods::{self, DEVICES, EVICTED};
-use crate::time::{parse_rfc3339, rfc3339};
 use crate::ManagerError;
+use ringleader_api::time::{parse_rfc3339, rfc3339};
 use ringleader_api::{Job, Resource};
 use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::session::{self, PodGroupPhase, Snapshot};

@@ -12,7 +12,6 @@
 pub mod apply;
 pub mod auth;
 pub mod client;
-mod clock;
 mod logs;
 pub mod metrics;
 mod openapi;

@@ -6,7 +6,7 @@
 use crate::resources::{self, ResourceType, PODS};
 use crate::selector::ObjectSelector;
 use crate::status::ApiError;
-use crate::{apply, auth, clock, logs, openapi, watch, ServerState};
+use crate::{apply, auth, logs, openapi, watch, ServerState};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
@@ -14,6 +14,7 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use ringleader_api::time::now_rfc3339;
 use ringleader_api::{check_documents, Document};
 use ringleader_store::{merge_patch, ObjectKey, Selector, StoreError, Stored};
 use serde_json::{json, Map, Value};
@@ -558,7 +559,7 @@ async fn delete(
             .unwrap_or(DEFAULT_GRACE_SECONDS),
     };
     let patch = json!({"metadata": {
-        "deletionTimestamp": marked_at.unwrap_or_else(clock::now_rfc3339),
+        "deletionTimestamp": marked_at.unwrap_or_else(now_rfc3339),
         "deletionGracePeriodSeconds": grace,
     }});
     let stored = state.blocking(move |s| s.patch(&key, &patch, None)).await?;

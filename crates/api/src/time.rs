@@ -1,10 +1,10 @@
-//! Wall-clock reads and RFC 3339 stamps. The agent is the I/O shell around the
-//! pure crates, so it is allowed to read the clock; keeping every read here
-//! makes the rest of the crate testable with explicit times.
+//! RFC 3339 stamps as Kubernetes writes them (`metav1.Time`), and the one
+//! wall-clock read the I/O shells (agent, manager, server) share. Pure crates
+//! only format and parse here; they take "now" as an argument.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Seconds since the Unix epoch, fractional.
+/// Seconds since the Unix epoch, fractional. Not for pure logic.
 pub fn now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
@@ -74,6 +74,11 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// Now as RFC 3339.
+pub fn now_rfc3339() -> String {
+    rfc3339(now())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,6 +93,13 @@ mod tests {
         for t in [0.0, 86_399.0, 951_782_400.0, 4_102_444_800.0] {
             assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
         }
+    }
+
+    #[test]
+    fn offsets_and_leap_days() {
+        assert_eq!(parse_rfc3339("2026-11-23T10:00:00.5Z"), Some(1_795_428_000.5));
+        assert_eq!(parse_rfc3339("2026-11-23T12:00:00+02:00"), Some(1_795_428_000.0));
+        assert_eq!(rfc3339(1_735_689_599.0), "2024-12-31T23:59:59Z");
     }
 
     #[test]
