@@ -123,7 +123,6 @@ fn types(name: &str) -> Result<Vec<&'static ResourceType>> {
 
 pub fn apply(args: ApplyArgs) -> Result<()> {
     let client = args.conn.client()?;
-    let mut text = String::new();
     let mut sources = Vec::new();
     for f in &args.files {
         if f.as_os_str() == "-" {
@@ -146,9 +145,7 @@ pub fn apply(args: ApplyArgs) -> Result<()> {
     }
     rt()?.block_on(async {
         for (source, body) in sources {
-            text.clear();
-            text.push_str(&body);
-            let results = client.apply_documents_from(&source, &text).await.map_err(explain_status)?;
+            let results = client.apply_documents_from(&source, &body).await.map_err(explain_status)?;
             for r in results {
                 let t = ringleader_server::resources::by_kind(&r.api_version, &r.kind);
                 let name = t.map_or(r.kind.to_lowercase(), |t| t.singular.to_string());
@@ -258,7 +255,10 @@ fn row(t: &ResourceType, v: &Value, wide: bool, all_ns: bool) -> Vec<String> {
         "Queue" => {
             r.extend([
                 v.pointer("/spec/weight").map_or("1".into(), |w| w.to_string()),
-                nonempty(s(v, "/status/state")).replace('-', "Open"),
+                match s(v, "/status/state") {
+                    "" => "Open".to_string(),
+                    state => state.to_string(),
+                },
                 age(v),
             ]);
         }
