@@ -3,6 +3,8 @@
 //! reference, and must give exactly the same pods, nodes, devices,
 //! annotations, pending reasons and final device states.
 
+mod rough;
+
 use k8s_openapi::api::core::v1::PodSpec;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -12,8 +14,7 @@ use ringleader_api::{DeviceKind, DeviceRequest};
 use ringleader_scheduler::cluster::Cluster;
 use ringleader_scheduler::place::{place_job, plan, Pending, PodPlacement};
 use ringleader_scheduler::scenarios::{a2_cluster, mixed_cluster, mixed_jobs};
-use ringleader_topology::DeviceSet;
-use std::sync::Arc;
+use rough::rough_cluster;
 
 /// What `plan` did before it kept groups: every job on its own.
 fn reference(cluster: &mut Cluster, jobs: &[Job], now: u64) -> (Vec<PodPlacement>, Vec<Pending>) {
@@ -52,43 +53,6 @@ fn mixed_scenario_matches_reference() {
     assert_same(&mixed_cluster(300), &mixed_jobs(1500), "mixed 300x1500");
     assert_same(&mixed_cluster(100), &mixed_jobs(500), "mixed 100x500");
     assert_same(&a2_cluster(64, 3), &mixed_jobs(400), "a2 64x400");
-}
-
-/// Random bits of a device set of `len` devices.
-fn some_devices(rng: &mut StdRng, len: usize) -> DeviceSet {
-    let mask = if len >= 64 { u64::MAX } else { (1u64 << len) - 1 };
-    DeviceSet(rng.gen::<u64>() & rng.gen::<u64>() & mask)
-}
-
-/// A mixed cluster roughed up: devices in use or broken, nodes without a
-/// ToR or on odd ToRs, extra labels, profiles equal in content but not shared.
-fn rough_cluster(rng: &mut StdRng, n: usize) -> Cluster {
-    let mut cluster = mixed_cluster(n);
-    for node in &mut cluster.nodes {
-        let len = node.profile.devices.len();
-        if rng.gen_bool(0.3) {
-            node.state.allocated = some_devices(rng, len);
-        }
-        if rng.gen_bool(0.05) {
-            node.state.unhealthy = some_devices(rng, len);
-        }
-        if rng.gen_bool(0.05) {
-            node.state.network_unhealthy = some_devices(rng, len);
-        }
-        match rng.gen_range(0..10) {
-            0 => node.network.tor = None,
-            1 => node.network.tor = Some(format!("odd-{}", rng.gen_range(0..3))),
-            _ => {}
-        }
-        if rng.gen_bool(0.3) {
-            let zone = if rng.gen_bool(0.5) { "a" } else { "b" };
-            node.labels.insert("zone".to_string(), zone.to_string());
-        }
-        if rng.gen_bool(0.1) {
-            node.profile = Arc::new((*node.profile).clone());
-        }
-    }
-    cluster
 }
 
 /// Mixed jobs varied in the ways placement reads: minAvailable, device

@@ -12,6 +12,8 @@
 //! jobs, network topology, tor-affinity, second roles, selectors, elastic
 //! gangs; each under several configurations, and for a second cycle.
 
+mod rough;
+
 use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -31,7 +33,7 @@ use ringleader_scheduler::session::{run_traced, Outcome, Snapshot};
 use ringleader_scheduler::vip;
 use ringleader_scheduler::workload::{Running, RunningPod};
 use ringleader_topology::DeviceSet;
-use std::sync::Arc;
+use rough::rough_cluster;
 
 /// Runs the snapshot both ways, asserts they agree, and returns the outcome.
 fn assert_same(snapshot: &Snapshot, conf: &SchedulerConf, what: &str) -> Outcome {
@@ -116,45 +118,6 @@ fn classes() -> PriorityClasses {
     };
     let all = [class("low", 10), class("mid", 50), class("high", 100)];
     PriorityClasses::new(all.iter())
-}
-
-/// Random bits of a device set of `len` devices.
-fn some_devices(rng: &mut StdRng, len: usize) -> DeviceSet {
-    let mask = if len >= 64 { u64::MAX } else { (1u64 << len) - 1 };
-    DeviceSet(rng.gen::<u64>() & rng.gen::<u64>() & mask)
-}
-
-/// A mixed cluster roughed up as in `plan_index.rs`.
-fn rough_cluster(rng: &mut StdRng, n: usize) -> Cluster {
-    let mut cluster = mixed_cluster(n);
-    for node in &mut cluster.nodes {
-        let len = node.profile.devices.len();
-        if rng.gen_bool(0.3) {
-            node.state.allocated = some_devices(rng, len);
-        }
-        if rng.gen_bool(0.05) {
-            node.state.unhealthy = some_devices(rng, len);
-        }
-        if rng.gen_bool(0.05) {
-            node.state.network_unhealthy = some_devices(rng, len);
-        }
-        match rng.gen_range(0..10) {
-            0 => node.network.tor = None,
-            1 => node.network.tor = Some(format!("odd-{}", rng.gen_range(0..3))),
-            _ => {}
-        }
-        if rng.gen_bool(0.5) {
-            node.network.spine = Some(format!("spine-{}", rng.gen_range(0..3)));
-        }
-        if rng.gen_bool(0.3) {
-            let zone = if rng.gen_bool(0.5) { "a" } else { "b" };
-            node.labels.insert("zone".to_string(), zone.to_string());
-        }
-        if rng.gen_bool(0.1) {
-            node.profile = Arc::new((*node.profile).clone());
-        }
-    }
-    cluster
 }
 
 const QUEUES: [&str; 4] = ["default", "qa", "qb", "qc"];
