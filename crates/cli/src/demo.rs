@@ -8,6 +8,8 @@ use clap::Args;
 use futures_util::StreamExt;
 use ringleader_server::{resources, Client};
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The examples the demo applies, in order.
@@ -51,13 +53,13 @@ pub fn run(args: DemoArgs) -> Result<()> {
             println!("   {:<10} {:<14} {}", n.name, n.profile, n.address);
         }
         let client = Client::new(&plane.url, &plane.token);
-        let result = drive(&client, args.timeout).await;
+        let result = drive(&client, &data_dir, args.timeout).await;
         plane.stop().await?;
         result
     })
 }
 
-async fn drive(client: &Client, timeout: u64) -> Result<()> {
+async fn drive(client: &Client, data_dir: &Path, timeout: u64) -> Result<()> {
     println!("\n== applying the bundled examples");
     for (name, text) in DEMO_JOBS {
         for r in client.apply_documents_from(name, text).await? {
@@ -67,7 +69,13 @@ async fn drive(client: &Client, timeout: u64) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(timeout);
     let jobs = [("PyTorchJob", "demo-pytorch"), ("AscendJob", "demo-ascend"), ("MPIJob", "demo-mpi")];
     let pod_t = resources::find("pods").ok_or_else(|| anyhow::anyhow!("pods type"))?;
+    // Every pod as last seen: a finished job stops the pods still running, so some are
+    // gone from the API by the time the demo prints placements and logs.
+    let mut seen: BTreeMap<String, Value> = BTreeMap::new();
     loop {
+        for p in client.list(pod_t, Some("default"), None).await?.items {
+            seen.insert(s(&p, "/metadata/name").to_string(), p);
+        }
         let mut done = 0;
         for (kind, name) in jobs {
             let t = resources::job_types().find(|t| t.kind == kind).ok_or_else(|| anyhow::anyhow!("{kind} type"))?;
@@ -75,7 +83,7 @@ async fn drive(client: &Client, timeout: u64) -> Result<()> {
             match s(&job, "/status/ringleader/phase") {
                 "Completed" => done += 1,
                 p @ ("Failed" | "Aborted" | "Terminated") => {
-                    print_logs(client, name).await;
+                    print_logs(client, data_dir, &seen, name).await;
                     bail!("{kind} {name} ended {p}: {}", s(&job, "/status/ringleader/message"))
                 }
                 _ => {}
@@ -96,9 +104,11 @@ async fn drive(client: &Client, timeout: u64) -> Result<()> {
     }
 
     println!("\n== placements");
-    let pods = client.list(pod_t, Some("default"), None).await?.items;
+    for p in client.list(pod_t, Some("default"), None).await?.items {
+        seen.insert(s(&p, "/metadata/name").to_string(), p);
+    }
     let mut rows = Vec::new();
-    for p in &pods {
+    for p in seen.values() {
         rows.push(vec![
             s(p, "/metadata/name").to_string(),
             s(p, "/status/phase").to_string(),
@@ -110,7 +120,7 @@ async fn drive(client: &Client, timeout: u64) -> Result<()> {
     crate::ctl::print_table(&["POD", "STATUS", "NODE", "ADDRESS", "DEVICES"], &rows);
 
     println!("\n== hccl.json of demo-ascend (as the pods read it through RANK_TABLE_FILE)");
-    if let Some(p) = pods.iter().find(|p| s(p, "/metadata/name").starts_with("demo-ascend")) {
+    if let Some(p) = seen.values().find(|p| s(p, "/metadata/name").starts_with("demo-ascend")) {
         let files: serde_json::Map<String, Value> =
             serde_json::from_str(s(p, "/metadata/annotations/ringleader.io~1files")).unwrap_or_default();
         if let Some(Value::String(t)) = files.get("/user/serverid/devindex/config/hccl.json") {
@@ -119,7 +129,7 @@ async fn drive(client: &Client, timeout: u64) -> Result<()> {
         }
     }
     println!("\n== probe results");
-    print_logs(client, "demo-").await;
+    print_logs(client, data_dir, &seen, "demo-").await;
     Ok(())
 }
 
@@ -139,17 +149,28 @@ async fn log_text(client: &Client, pod: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&text).into_owned())
 }
 
-async fn print_logs(client: &Client, prefix: &str) {
+/// Logs of the pods named `prefix…`: through the API while the pod exists,
+/// else from its sandbox (the agent keeps those after the pod is deleted).
+async fn print_logs(client: &Client, data_dir: &Path, seen: &BTreeMap<String, Value>, prefix: &str) {
     let Some(pod_t) = resources::find("pods") else { return };
-    let Ok(list) = client.list(pod_t, Some("default"), None).await else { return };
-    for p in &list.items {
-        let name = s(p, "/metadata/name");
-        if !name.starts_with(prefix) {
-            continue;
-        }
-        if let Some(text) = log_text(client, name).await {
-            println!("--- {name} ({})", s(p, "/status/phase"));
-            print!("{text}");
+    let live: BTreeMap<String, Value> = match client.list(pod_t, Some("default"), None).await {
+        Ok(list) => list.items.into_iter().map(|p| (s(&p, "/metadata/name").to_string(), p)).collect(),
+        Err(_) => BTreeMap::new(),
+    };
+    let names: std::collections::BTreeSet<&String> = live.keys().chain(seen.keys()).collect();
+    for name in names.into_iter().filter(|n| n.starts_with(prefix)) {
+        if let Some(p) = live.get(name) {
+            if let Some(text) = log_text(client, name).await {
+                println!("--- {name} ({})", s(p, "/status/phase"));
+                print!("{text}");
+            }
+        } else if let Some(p) = seen.get(name) {
+            let node = s(p, "/spec/nodeName");
+            let Ok(dir) = ringleader_agent::sandbox::sandbox_dir(data_dir, node, "default", name) else { continue };
+            if let Ok(text) = std::fs::read_to_string(dir.join(ringleader_agent::sandbox::LOG_FILE)) {
+                println!("--- {name} (stopped with its job; log from its sandbox)");
+                print!("{text}");
+            }
         }
     }
 }

@@ -72,6 +72,22 @@ impl Plane {
         self.dir.path().join("data")
     }
 
+    /// The log a pod wrote, read from its sandboxes on every node rather than through
+    /// the API, so it is still there after the job's cleanup deleted the pod.
+    pub fn sandbox_log(&self, pod: &str) -> String {
+        let mut out = String::new();
+        let Ok(nodes) = std::fs::read_dir(self.data_dir().join("nodes")) else { return out };
+        let mut dirs: Vec<PathBuf> =
+            nodes.flatten().map(|n| n.path().join("pods").join(format!("default_{pod}"))).collect();
+        dirs.sort();
+        for d in dirs {
+            if let Ok(text) = std::fs::read_to_string(d.join("log")) {
+                out.push_str(&text);
+            }
+        }
+        out
+    }
+
     /// (Re)starts the `up` process on the same data directory.
     pub fn spawn(&mut self) {
         let server_file = self.data_dir().join("server");
