@@ -1,6 +1,7 @@
 //! `ringleader bench scheduler`: engine time of the scheduler on the seed's
 //! scenarios (MindCluster's published scheduling-time table) and a mixed
-//! load, without API or runtime in the way.
+//! load, without API or runtime in the way; `ringleader bench e2e`: the
+//! same table through the whole control plane ([`crate::bench_e2e`]).
 
 use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::{place_job, plan};
@@ -29,6 +30,19 @@ enum BenchWhat {
         #[arg(long = "scenario")]
         scenarios: Vec<String>,
     },
+    /// Submission through the API to all pods Running, on an embedded
+    /// control plane with the simulated runtime.
+    E2e {
+        /// Output format.
+        #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+        output: Output,
+        /// Only this scenario (repeatable); a trailing `*` matches a prefix.
+        #[arg(long = "scenario")]
+        scenarios: Vec<String>,
+        /// Length of the steady-5-per-second scenario.
+        #[arg(long, default_value_t = 60)]
+        steady_seconds: u64,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -39,25 +53,45 @@ enum Output {
 
 /// One measured scenario.
 #[derive(Serialize)]
-struct Scenario {
-    name: String,
-    nodes: usize,
-    pods: usize,
-    seconds: f64,
-    pods_per_second: f64,
+pub struct Scenario {
+    pub name: String,
+    pub nodes: usize,
+    pub pods: usize,
+    pub seconds: f64,
+    pub pods_per_second: f64,
+    /// Scenarios of many jobs: submission to all of a job's pods Running.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_latency_p50: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_latency_p99: Option<f64>,
+}
+
+/// Whether `name` is among the `--scenario` filters (all when none given).
+fn matches(filters: &[String], name: &str) -> bool {
+    filters.is_empty()
+        || filters.iter().any(|s| match s.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == s,
+        })
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
-    let BenchWhat::Scheduler { output, runs, scenarios } = args.what;
+    let (output, runs, scenarios) = match args.what {
+        BenchWhat::Scheduler { output, runs, scenarios } => (output, runs, scenarios),
+        BenchWhat::E2e { output, scenarios, steady_seconds } => {
+            let rt = tokio::runtime::Runtime::new()?;
+            let results = rt.block_on(crate::bench_e2e::run(
+                |n| matches(&scenarios, n),
+                steady_seconds,
+                matches!(output, Output::Table),
+            ))?;
+            print(output, &results)?;
+            return Ok(0);
+        }
+    };
     // The 10,000-node session takes a minute on the per-node path; a filter
     // lets one scenario be measured (or profiled) on its own.
-    let wanted = |name: &str| {
-        scenarios.is_empty()
-            || scenarios.iter().any(|s| match s.strip_suffix('*') {
-                Some(prefix) => name.starts_with(prefix),
-                None => name == s,
-            })
-    };
+    let wanted = |name: &str| matches(&scenarios, name);
     let mut results = Vec::new();
     for n in [100usize, 500, 1000, 2000, 5000] {
         if !wanted(&format!("single-job-{n}")) {
@@ -122,22 +156,33 @@ pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
         });
         results.push(scenario(name.to_string(), nodes, placed));
     }
+    print(output, &results)?;
+    Ok(0)
+}
+
+fn print(output: Output, results: &[Scenario]) -> anyhow::Result<()> {
     match output {
         Output::Json => {
             #[derive(Serialize)]
             struct Out<'a> {
                 scenarios: &'a [Scenario],
             }
-            println!("{}", serde_json::to_string_pretty(&Out { scenarios: &results })?);
+            println!("{}", serde_json::to_string_pretty(&Out { scenarios: results })?);
         }
         Output::Table => {
-            println!("{:<27} {:>7} {:>7} {:>12} {:>12}", "SCENARIO", "NODES", "PODS", "SECONDS", "PODS/S");
-            for s in &results {
-                println!("{:<27} {:>7} {:>7} {:>12.6} {:>12.0}", s.name, s.nodes, s.pods, s.seconds, s.pods_per_second);
+            let latency = results.iter().any(|s| s.job_latency_p50.is_some());
+            print!("{:<27} {:>7} {:>7} {:>12} {:>12}", "SCENARIO", "NODES", "PODS", "SECONDS", "PODS/S");
+            println!("{}", if latency { format!(" {:>12} {:>12}", "JOB-P50(S)", "JOB-P99(S)") } else { String::new() });
+            for s in results {
+                print!("{:<27} {:>7} {:>7} {:>12.6} {:>12.0}", s.name, s.nodes, s.pods, s.seconds, s.pods_per_second);
+                match (s.job_latency_p50, s.job_latency_p99) {
+                    (Some(a), Some(b)) => println!(" {a:>12.3} {b:>12.3}"),
+                    _ => println!(),
+                }
             }
         }
     }
-    Ok(0)
+    Ok(())
 }
 
 /// Runs `f` `runs` times and keeps the fastest (seconds, pods placed).
@@ -145,7 +190,7 @@ fn best_of(runs: u32, mut f: impl FnMut() -> (f64, usize)) -> (f64, usize) {
     (0..runs.max(1)).map(|_| f()).min_by(|a, b| a.0.total_cmp(&b.0)).unwrap_or((0.0, 0))
 }
 
-fn scenario(name: String, nodes: usize, (seconds, pods): (f64, usize)) -> Scenario {
+pub fn scenario(name: String, nodes: usize, (seconds, pods): (f64, usize)) -> Scenario {
     let pods_per_second = if seconds > 0.0 { pods as f64 / seconds } else { 0.0 };
-    Scenario { name, nodes, pods, seconds, pods_per_second }
+    Scenario { name, nodes, pods, seconds, pods_per_second, job_latency_p50: None, job_latency_p99: None }
 }

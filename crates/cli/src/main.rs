@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod bench;
+mod bench_e2e;
 mod ctl;
 mod demo;
 mod plan;

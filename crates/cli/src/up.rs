@@ -106,7 +106,12 @@ pub async fn start(args: &UpArgs) -> Result<Plane> {
         Some(p) => (std::fs::read_to_string(p).with_context(|| format!("{}", p.display()))?, p.display().to_string()),
         None => (DEMO_CLUSTER.to_string(), "bundled demo cluster".to_string()),
     };
-    let (nodes, others) = cluster(&text, &source)?;
+    start_with(args, &text, &source).await
+}
+
+/// [`start`] with the cluster file's text given (`args.cluster` is ignored).
+pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane> {
+    let (nodes, others) = cluster(text, source)?;
     std::fs::create_dir_all(&args.data_dir).with_context(|| format!("{}", args.data_dir.display()))?;
     let store = Store::open(&args.data_dir).context("opening the store")?;
     for o in others {

@@ -1,0 +1,351 @@
+//! `ringleader bench e2e`: the seed's scheduling-time table measured the way
+//! a user sees it — jobs submitted through the API of a whole embedded
+//! control plane (store, API server, manager, agent with the simulated
+//! runtime), timed from the first submission until every pod reports
+//! Running on the pods watch.
+
+use crate::bench::Scenario;
+use crate::up::{self, UpArgs};
+use anyhow::{bail, Context, Result};
+use futures_util::StreamExt;
+use ringleader_server::{resources, Client};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// One scenario's shape: nodes, and the jobs with how they are submitted.
+struct Plan {
+    name: String,
+    nodes: usize,
+    jobs: Vec<Value>,
+    /// Time between submissions; `None`: all at once, concurrently.
+    pacing: Option<Duration>,
+}
+
+/// The scenarios by name, in report order.
+fn plans(steady_seconds: u64) -> Vec<Plan> {
+    let mut out = Vec::new();
+    for n in [100usize, 500, 1000, 2000, 5000] {
+        // One gang of n pods, one 8-GPU pod per 8-GPU node.
+        out.push(Plan { name: format!("single-job-{n}"), nodes: n, jobs: vec![job("single", n, 8)], pacing: None });
+    }
+    out.push(Plan {
+        name: "concurrent-100".into(),
+        nodes: 100,
+        jobs: (0..100).map(|i| job(&format!("job-{i}"), 1, 8)).collect(),
+        pacing: None,
+    });
+    let steady = (steady_seconds * 5) as usize;
+    out.push(Plan {
+        name: "steady-5-per-second".into(),
+        nodes: steady,
+        jobs: (0..steady).map(|i| job(&format!("steady-{i}"), 1, 8)).collect(),
+        pacing: Some(Duration::from_millis(200)),
+    });
+    out
+}
+
+/// A PyTorchJob of `pods` pods (one master, the rest workers) with `gpus`
+/// GPUs each, as a user writes it. (A Volcano Job would do for the small
+/// sizes, but vcjobs stop at 1,000 pods.)
+fn job(name: &str, pods: usize, gpus: u32) -> Value {
+    let role = |replicas: usize| {
+        json!({
+            "replicas": replicas,
+            "restartPolicy": "Never",
+            "template": {"spec": {"containers": [{
+                "name": "pytorch",
+                "image": "bench",
+                "command": ["sleep", "infinity"],
+                "resources": {"limits": {"nvidia.com/gpu": gpus}, "requests": {"nvidia.com/gpu": gpus}},
+            }]}},
+        })
+    };
+    let mut specs = json!({"Master": role(1)});
+    if pods > 1 {
+        specs["Worker"] = role(pods - 1);
+    }
+    json!({
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "runPolicy": {"schedulingPolicy": {"minAvailable": pods, "queue": "default"}},
+            "pytorchReplicaSpecs": specs,
+        },
+    })
+}
+
+/// `nodes` H100 nodes and the default queue.
+fn cluster_yaml(nodes: usize) -> String {
+    let mut s = String::from(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1}\n",
+    );
+    for i in 0..nodes {
+        s.push_str(&format!(
+            "---\napiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: bench-{i}}}\nspec: {{profile: hgx-h100-8}}\n"
+        ));
+    }
+    s
+}
+
+/// What one run measured.
+pub struct Measured {
+    /// First submission to the last pod Running.
+    pub seconds: f64,
+    /// Pods that reached Running.
+    pub pods: usize,
+    /// Per job, submission to all of its pods Running (seconds).
+    pub job_latencies: Vec<f64>,
+}
+
+/// Runs the named scenarios (all when `wanted` accepts all).
+pub async fn run(wanted: impl Fn(&str) -> bool, steady_seconds: u64, verbose: bool) -> Result<Vec<Scenario>> {
+    let mut results = Vec::new();
+    for plan in plans(steady_seconds).into_iter().filter(|p| wanted(&p.name)) {
+        if verbose {
+            eprintln!("bench e2e: {} ({} nodes, {} jobs)…", plan.name, plan.nodes, plan.jobs.len());
+        }
+        let m = measure(&plan).await.with_context(|| plan.name.clone())?;
+        let mut s = crate::bench::scenario(plan.name.clone(), plan.nodes, (m.seconds, m.pods));
+        if plan.jobs.len() > 1 {
+            s.job_latency_p50 = Some(percentile(&m.job_latencies, 0.50));
+            s.job_latency_p99 = Some(percentile(&m.job_latencies, 0.99));
+        }
+        results.push(s);
+    }
+    Ok(results)
+}
+
+fn percentile(xs: &[f64], q: f64) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        return 0.0;
+    }
+    let i = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
+    v[i]
+}
+
+async fn measure(plan: &Plan) -> Result<Measured> {
+    let dir = tempfile::tempdir()?;
+    let args = UpArgs {
+        cluster: None,
+        data_dir: dir.path().to_path_buf(),
+        listen: "127.0.0.1:0".into(),
+        runtime: "simulated".into(),
+        // Heartbeats are not what is measured; keep them out of the way.
+        heartbeat_timeout: 3600.0,
+        heartbeat_interval: 600.0,
+    };
+    let plane = up::start_with(&args, &cluster_yaml(plan.nodes), "bench cluster").await?;
+    let client = Client::new(&plane.url, &plane.token);
+    let result = drive(&client, plan).await;
+    plane.stop().await?;
+    result
+}
+
+async fn drive(client: &Client, plan: &Plan) -> Result<Measured> {
+    let node_t = resources::find("nodes").context("nodes type")?;
+    let pod_t = resources::find("pods").context("pods type")?;
+    let job_t = resources::job_types().find(|t| t.kind == "PyTorchJob").context("PyTorchJob type")?;
+    // Every node registered and ready before the clock starts.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let nodes = client.list(node_t, None, None).await?;
+        let ready = nodes.items.iter().filter(|n| n.pointer("/status/ready") == Some(&Value::Bool(true))).count();
+        if ready == plan.nodes {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("only {ready} of {} nodes registered", plan.nodes);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let total: usize = plan.jobs.iter().map(pods_of).sum();
+    let version = client.list(pod_t, None, None).await?.resource_version;
+    let mut watch = client.watch(pod_t, None, Some(version)).await?;
+
+    let start = Instant::now();
+    let mut submitter = {
+        let (client, jobs, pacing) = (client.clone(), plan.jobs.clone(), plan.pacing);
+        tokio::spawn(async move { submit(&client, job_t, jobs, pacing, start).await })
+    };
+    let mut submitted = None;
+    let mut stages = std::env::var_os("RINGLEADER_BENCH_STAGES").map(|_| Stages::default());
+    // Watch until every pod is Running; per job, the time its last pod got there.
+    let mut running: HashSet<String> = HashSet::new();
+    let mut per_job: HashMap<String, (usize, f64)> = HashMap::new();
+    let limit = Duration::from_secs(600).max(plan.pacing.unwrap_or_default() * plan.jobs.len() as u32 * 2);
+    while running.len() < total {
+        let next = tokio::select! {
+            r = &mut submitter, if submitted.is_none() => {
+                // A refused submission ends the run now, not at the time limit.
+                submitted = Some(r.context("submitter")??);
+                continue;
+            }
+            next = tokio::time::timeout_at((start + limit).into(), watch.next()) => next,
+        };
+        let Ok(next) = next else {
+            bail!("only {} of {total} pods Running after {} s", running.len(), limit.as_secs());
+        };
+        let Some(event) = next else { bail!("the pods watch ended with {} of {total} Running", running.len()) };
+        let event = event?;
+        let o = &event.object;
+        if let Some(stages) = stages.as_mut() {
+            stages.see(o, start.elapsed().as_secs_f64());
+        }
+        if o.pointer("/status/phase").and_then(Value::as_str) != Some("Running") {
+            continue;
+        }
+        let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+        if running.insert(name) {
+            let job =
+                o.pointer("/metadata/ownerReferences/0/name").and_then(Value::as_str).unwrap_or_default().to_string();
+            let e = per_job.entry(job).or_default();
+            e.0 += 1;
+            e.1 = start.elapsed().as_secs_f64();
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    if let Some(stages) = &stages {
+        stages.print();
+    }
+    let submitted = match submitted {
+        Some(s) => s,
+        None => submitter.await.context("submitter")??,
+    };
+    let job_latencies = plan
+        .jobs
+        .iter()
+        .filter_map(|j| {
+            let name = j.pointer("/metadata/name").and_then(Value::as_str)?;
+            let (n, done) = per_job.get(name)?;
+            (*n == pods_of(j)).then(|| done - submitted.get(name).copied().unwrap_or(0.0))
+        })
+        .collect();
+    Ok(Measured { seconds, pods: running.len(), job_latencies })
+}
+
+/// When pods first and last reached each stage of their life (set
+/// `RINGLEADER_BENCH_STAGES` to print them): where the time goes.
+#[derive(Default)]
+struct Stages {
+    seen: BTreeMap<&'static str, (f64, f64, usize)>,
+}
+
+impl Stages {
+    fn see(&mut self, pod: &Value, t: f64) {
+        let stage = if pod.pointer("/status/phase").and_then(Value::as_str) == Some("Running") {
+            "4 running"
+        } else if pod.pointer("/metadata/annotations/ringleader.io~1start").is_some() {
+            "3 released"
+        } else if pod.pointer("/spec/nodeName").is_some() {
+            "2 bound"
+        } else {
+            "1 created"
+        };
+        let e = self.seen.entry(stage).or_insert((t, t, 0));
+        e.1 = t;
+        e.2 += 1;
+    }
+
+    fn print(&self) {
+        for (stage, (first, last, n)) in &self.seen {
+            eprintln!("  {stage:<12} first {first:>8.3} s  last {last:>8.3} s  ({n} events)");
+        }
+    }
+}
+
+fn pods_of(job: &Value) -> usize {
+    let specs = job.pointer("/spec/pytorchReplicaSpecs").and_then(Value::as_object);
+    specs.into_iter().flatten().filter_map(|(_, r)| r.get("replicas").and_then(Value::as_u64)).sum::<u64>() as usize
+}
+
+/// Submits the jobs (all at once, or one per `pacing`); returns each job's
+/// submission time in seconds after `start`.
+async fn submit(
+    client: &Client,
+    job_t: &'static ringleader_server::ResourceType,
+    jobs: Vec<Value>,
+    pacing: Option<Duration>,
+    start: Instant,
+) -> Result<BTreeMap<String, f64>> {
+    let name = |j: &Value| j.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let mut at = BTreeMap::new();
+    match pacing {
+        None => {
+            let sends = jobs.iter().map(|j| async move {
+                let t = start.elapsed().as_secs_f64();
+                client.create(job_t, "default", j).await.map(|_| (name(j), t))
+            });
+            for r in futures_util::future::join_all(sends).await {
+                let (n, t) = r?;
+                at.insert(n, t);
+            }
+        }
+        Some(every) => {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+            for j in &jobs {
+                tick.tick().await;
+                at.insert(name(j), start.elapsed().as_secs_f64());
+                client.create(job_t, "default", j).await?;
+            }
+        }
+    }
+    Ok(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenario_names_are_the_issue_s() {
+        let names: Vec<String> = plans(60).into_iter().map(|p| p.name).collect();
+        assert_eq!(
+            names,
+            [
+                "single-job-100",
+                "single-job-500",
+                "single-job-1000",
+                "single-job-2000",
+                "single-job-5000",
+                "concurrent-100",
+                "steady-5-per-second"
+            ]
+        );
+        let steady = plans(60).pop().expect("steady");
+        assert_eq!(steady.jobs.len(), 300, "5 jobs a second for 60 s");
+        assert_eq!(steady.pacing, Some(Duration::from_millis(200)));
+    }
+
+    #[test]
+    fn bench_jobs_validate_like_user_yaml() {
+        // Through the checks the API server applies, at the largest size.
+        for n in [1, 3, 5000] {
+            let resource = ringleader_api::Resource::from_value(&job("x", n, 8)).expect("a PyTorchJob");
+            let errors = ringleader_api::validate::validate(&resource);
+            assert!(errors.is_empty(), "{n} pods: {errors:?}");
+        }
+    }
+
+    #[test]
+    fn percentiles() {
+        let xs = [5.0, 1.0, 3.0, 2.0, 4.0];
+        assert_eq!(percentile(&xs, 0.5), 3.0);
+        assert_eq!(percentile(&xs, 0.99), 5.0);
+        assert_eq!(percentile(&[], 0.5), 0.0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_small_gang_is_measured_through_the_api() {
+        let plan = Plan { name: "t".into(), nodes: 4, jobs: vec![job("g", 4, 8)], pacing: None };
+        let m = measure(&plan).await.expect("measured");
+        assert_eq!(m.pods, 4);
+        assert!(m.seconds > 0.0);
+        assert_eq!(pods_of(&job("g", 4, 8)), 4);
+        assert_eq!(m.job_latencies.len(), 1);
+    }
+}
