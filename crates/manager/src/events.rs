@@ -19,6 +19,7 @@ use crate::ManagerError;
 use ringleader_api::model::JobKind;
 use ringleader_api::time::{parse_rfc3339, rfc3339};
 use ringleader_controller::lifecycle::{JobStatus, Phase};
+use ringleader_controller::Action;
 use ringleader_scheduler::session::Eviction;
 use ringleader_store::{ObjectKey, Op, Store, StoreError, Stored};
 use serde_json::{json, Value};
@@ -374,6 +375,17 @@ pub fn pod_deleted(rec: &mut Recorder, job: &JobObject, pod: &ObjectKey, why: &s
         format!("Deleted pod: {} ({why})", pod.name)
     };
     rec.occurred(&job.stored.object, EventType::Normal, reason, message, Some(pod));
+}
+
+/// The phase transition among a reconcile's actions, if any (see
+/// [`transition`]). Recorded before the actions' own events: the job is
+/// created before its pods, restarts before they are deleted.
+pub fn transitions(rec: &mut Recorder, job: &JobObject, actions: &[Action]) {
+    for a in actions {
+        if let Action::WriteStatus(st) = a {
+            transition(rec, job, st);
+        }
+    }
 }
 
 /// A phase transition of the job (or a new reason within a phase: a pod

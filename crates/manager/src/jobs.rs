@@ -150,6 +150,7 @@ pub fn reconcile_job(
     let mut requeue = None;
     let mut ops = Vec::new();
     let mut recorded = Recorder::new(events::CONTROLLER);
+    events::transitions(&mut recorded, job, &actions);
     for action in actions {
         match action {
             Action::ApplyPodGroup(pg) => {
@@ -170,7 +171,6 @@ pub fn reconcile_job(
                 }
             }
             Action::WriteStatus(st) => {
-                events::transition(&mut recorded, job, &st);
                 let mut s = status::for_kind(&job.state.job, &st);
                 if let Some(obj) = s.as_object_mut() {
                     obj.insert("ringleader".into(), serde_json::to_value(&*st).unwrap_or(Value::Null));
