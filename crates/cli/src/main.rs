@@ -6,6 +6,7 @@ use std::process::ExitCode;
 mod bench;
 mod ctl;
 mod demo;
+mod describe;
 mod plan;
 mod probe;
 mod profiles;
