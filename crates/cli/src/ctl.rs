@@ -6,7 +6,6 @@ use clap::{Args, Subcommand};
 use futures_util::StreamExt;
 use ringleader_server::{resolve, Client, ClientError, ResourceType};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -185,23 +184,105 @@ fn s<'a>(v: &'a Value, p: &str) -> &'a str {
     v.pointer(p).and_then(Value::as_str).unwrap_or("")
 }
 
-fn age(v: &Value) -> String {
-    let Some(t) =
-        v.pointer("/metadata/creationTimestamp").and_then(Value::as_str).and_then(ringleader_api::time::parse_rfc3339)
-    else {
-        return "<unknown>".into();
+/// A duration as kubectl prints ages (apimachinery's `HumanDuration`):
+/// `45s`, `3m20s`, `25m`, `5h12m`, `3d4h`, `1y30d`.
+pub(crate) fn human_duration(secs: f64) -> String {
+    let s = secs as i64;
+    if s < -1 {
+        return "<invalid>".into();
+    }
+    let s = s.max(0);
+    if s < 120 {
+        return format!("{s}s");
+    }
+    let (minutes, hours) = (s / 60, s / 3600);
+    let with = |big: i64, unit: &str, small: i64, small_unit: &str| {
+        if small == 0 {
+            format!("{big}{unit}")
+        } else {
+            format!("{big}{unit}{small}{small_unit}")
+        }
     };
-    let d = (ringleader_api::time::now() - t).max(0.0) as u64;
-    match d {
-        0..=119 => format!("{d}s"),
-        120..=7199 => format!("{}m", d / 60),
-        7200..=172_799 => format!("{}h", d / 3600),
-        _ => format!("{}d", d / 86400),
+    match hours {
+        _ if minutes < 10 => with(minutes, "m", s % 60, "s"),
+        _ if minutes < 180 => format!("{minutes}m"),
+        0..=7 => with(hours, "h", minutes % 60, "m"),
+        8..=47 => format!("{hours}h"),
+        48..=191 => with(hours / 24, "d", hours % 24, "h"),
+        192..=17_519 => format!("{}d", hours / 24),
+        17_520..=70_079 => with(hours / 24 / 365, "y", (hours / 24) % 365, "d"),
+        _ => format!("{}y", hours / 24 / 365),
+    }
+}
+
+/// The age of an RFC 3339 stamp at `now`; `<unknown>` when there is none.
+pub(crate) fn since(stamp: &str, now: f64) -> String {
+    match ringleader_api::time::parse_rfc3339(stamp) {
+        Some(t) => human_duration(now - t),
+        None => "<unknown>".into(),
+    }
+}
+
+fn age(v: &Value, now: f64) -> String {
+    since(s(v, "/metadata/creationTimestamp"), now)
+}
+
+/// `kind/name` of an event's object, as kubectl shows it.
+pub(crate) fn involved(e: &Value) -> String {
+    format!("{}/{}", s(e, "/involvedObject/kind").to_ascii_lowercase(), s(e, "/involvedObject/name"))
+}
+
+/// When an event last happened (Unix seconds; 0 when it does not say).
+fn last_seen(e: &Value) -> f64 {
+    ["/lastTimestamp", "/eventTime", "/firstTimestamp", "/metadata/creationTimestamp"]
+        .iter()
+        .find_map(|p| ringleader_api::time::parse_rfc3339(s(e, p)))
+        .unwrap_or(0.0)
+}
+
+/// Events oldest first, by last occurrence (ties in write order).
+pub(crate) fn sort_events(events: &mut [Value]) {
+    let version = |e: &Value| s(e, "/metadata/resourceVersion").parse::<u64>().unwrap_or(0);
+    events.sort_by(|a, b| last_seen(a).total_cmp(&last_seen(b)).then_with(|| version(a).cmp(&version(b))));
+}
+
+/// kubectl's `get events` columns.
+fn event_row(v: &Value, wide: bool, all_ns: bool, now: f64) -> Vec<String> {
+    let mut r = Vec::new();
+    if all_ns {
+        r.push(s(v, "/metadata/namespace").to_string());
+    }
+    let last = ["/lastTimestamp", "/eventTime", "/firstTimestamp"].iter().map(|p| s(v, p)).find(|t| !t.is_empty());
+    r.push(last.map_or("<unknown>".to_string(), |t| since(t, now)));
+    r.extend([s(v, "/type").to_string(), s(v, "/reason").to_string(), involved(v)]);
+    if wide {
+        r.push(source(v).to_string());
+    }
+    r.push(s(v, "/message").trim().to_string());
+    if wide {
+        r.push(match s(v, "/firstTimestamp") {
+            "" => "<unknown>".to_string(),
+            t => since(t, now),
+        });
+        r.push(v.get("count").and_then(Value::as_u64).unwrap_or(1).to_string());
+        r.push(s(v, "/metadata/name").to_string());
+    }
+    r
+}
+
+/// Who reported an event.
+pub(crate) fn source(e: &Value) -> &str {
+    match s(e, "/source/component") {
+        "" => s(e, "/reportingComponent"),
+        c => c,
     }
 }
 
 /// Columns of one object in `get`'s table.
-fn row(t: &ResourceType, v: &Value, wide: bool, all_ns: bool) -> Vec<String> {
+pub(crate) fn row(t: &ResourceType, v: &Value, wide: bool, all_ns: bool, now: f64) -> Vec<String> {
+    if t.kind == "Event" {
+        return event_row(v, wide, all_ns, now);
+    }
     let mut r = Vec::new();
     if all_ns && t.namespaced {
         r.push(s(v, "/metadata/namespace").to_string());
@@ -219,7 +300,7 @@ fn row(t: &ResourceType, v: &Value, wide: bool, all_ns: bool) -> Vec<String> {
                 phase
             };
             let ready = if phase == "Running" { "1/1" } else { "0/1" };
-            r.extend([ready.to_string(), status.to_string(), age(v)]);
+            r.extend([ready.to_string(), status.to_string(), age(v, now)]);
             if wide {
                 r.push(nonempty(s(v, "/status/podIP")));
                 r.push(nonempty(s(v, "/spec/nodeName")));
@@ -233,7 +314,12 @@ fn row(t: &ResourceType, v: &Value, wide: bool, all_ns: bool) -> Vec<String> {
                 Some(true) => "Ready",
                 None => "Unknown",
             };
-            r.extend([ready.to_string(), s(v, "/spec/profile").to_string(), s(v, "/spec/address").to_string(), age(v)]);
+            r.extend([
+                ready.to_string(),
+                s(v, "/spec/profile").to_string(),
+                s(v, "/spec/address").to_string(),
+                age(v, now),
+            ]);
             if wide {
                 let list = |p: &str| {
                     v.pointer(p)
@@ -249,7 +335,7 @@ fn row(t: &ResourceType, v: &Value, wide: bool, all_ns: bool) -> Vec<String> {
                 nonempty(s(v, "/status/phase")),
                 v.pointer("/spec/minMember").map_or("-".into(), |m| m.to_string()),
                 nonempty(s(v, "/spec/queue")),
-                age(v),
+                age(v, now),
             ]);
         }
         "Queue" => {
@@ -259,15 +345,7 @@ fn row(t: &ResourceType, v: &Value, wide: bool, all_ns: bool) -> Vec<String> {
                     "" => "Open".to_string(),
                     state => state.to_string(),
                 },
-                age(v),
-            ]);
-        }
-        "Event" => {
-            r.extend([
-                s(v, "/type").to_string(),
-                s(v, "/reason").to_string(),
-                format!("{}/{}", s(v, "/involvedObject/kind"), s(v, "/involvedObject/name")),
-                s(v, "/message").to_string(),
+                age(v, now),
             ]);
         }
         _ if t.job => {
@@ -275,12 +353,12 @@ fn row(t: &ResourceType, v: &Value, wide: bool, all_ns: bool) -> Vec<String> {
                 "" => "Pending",
                 p => p,
             };
-            r.extend([t.kind.to_string(), phase.to_string(), age(v)]);
+            r.extend([t.kind.to_string(), phase.to_string(), age(v, now)]);
             if wide {
                 r.push(s(v, "/status/ringleader/reason").to_string());
             }
         }
-        _ => r.push(age(v)),
+        _ => r.push(age(v, now)),
     }
     r
 }
@@ -293,7 +371,19 @@ fn nonempty(x: &str) -> String {
     }
 }
 
-fn header(t: &ResourceType, wide: bool, all_ns: bool) -> Vec<&'static str> {
+pub(crate) fn header(t: &ResourceType, wide: bool, all_ns: bool) -> Vec<&'static str> {
+    if t.kind == "Event" {
+        let mut h = if all_ns { vec!["NAMESPACE"] } else { vec![] };
+        h.extend(["LAST SEEN", "TYPE", "REASON", "OBJECT"]);
+        if wide {
+            h.push("SOURCE");
+        }
+        h.push("MESSAGE");
+        if wide {
+            h.extend(["FIRST SEEN", "COUNT", "NAME"]);
+        }
+        return h;
+    }
     let mut h = Vec::new();
     if all_ns && t.namespaced {
         h.push("NAMESPACE");
@@ -314,7 +404,6 @@ fn header(t: &ResourceType, wide: bool, all_ns: bool) -> Vec<&'static str> {
         }
         "PodGroup" => h.extend(["PHASE", "MINMEMBER", "QUEUE", "AGE"]),
         "Queue" => h.extend(["WEIGHT", "STATE", "AGE"]),
-        "Event" => h.extend(["TYPE", "REASON", "OBJECT", "MESSAGE"]),
         _ if t.job => {
             h.extend(["KIND", "STATUS", "AGE"]);
             if wide {
@@ -326,32 +415,52 @@ fn header(t: &ResourceType, wide: bool, all_ns: bool) -> Vec<&'static str> {
     h
 }
 
-/// Prints rows aligned as kubectl does (columns padded by 3 spaces).
-pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+/// Widths of a table's columns: the widest of header and rows.
+pub(crate) fn column_widths(header: &[&str], rows: &[Vec<String>]) -> Vec<usize> {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
             if i < widths.len() {
-                widths[i] = widths[i].max(c.len());
+                widths[i] = widths[i].max(c.chars().count());
             }
         }
     }
-    let line = |cells: Vec<&str>| {
-        let n = cells.len();
-        let mut out = String::new();
-        for (i, c) in cells.into_iter().enumerate() {
-            if i + 1 == n {
-                out.push_str(c);
-            } else {
-                out.push_str(&format!("{c:<w$}   ", w = widths[i]));
-            }
+    widths
+}
+
+/// One line of a table: every cell but the last padded to its column and
+/// 3 spaces, as kubectl does. Cells wider than their column (a row that
+/// came later, under `-w`) push the rest right rather than being cut.
+pub(crate) fn table_line<S: AsRef<str>>(cells: &[S], widths: &[usize]) -> String {
+    let n = cells.len();
+    let mut out = String::new();
+    for (i, c) in cells.iter().enumerate() {
+        let c = c.as_ref();
+        if i + 1 == n {
+            out.push_str(c);
+        } else {
+            let w = widths.get(i).copied().unwrap_or(0);
+            out.push_str(c);
+            out.extend(std::iter::repeat_n(' ', w.saturating_sub(c.chars().count()) + 3));
         }
-        println!("{}", out.trim_end());
-    };
-    line(header.to_vec());
+    }
+    out.trim_end().to_string()
+}
+
+/// A table as text, one line per row, header first.
+pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let widths = column_widths(header, rows);
+    let mut out = table_line(header, &widths);
     for r in rows {
-        line(r.iter().map(String::as_str).collect());
+        out.push('\n');
+        out.push_str(&table_line(r, &widths));
     }
+    out
+}
+
+/// Prints rows aligned as kubectl does (columns padded by 3 spaces).
+pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
+    println!("{}", table(header, rows));
 }
 
 fn print_objects(items: &[Value], output: Option<&str>) -> Result<()> {
@@ -406,7 +515,13 @@ pub fn get(args: GetArgs) -> Result<()> {
             return print_objects(&items, args.output.as_deref());
         }
         let t0 = types[0];
-        let rows: Vec<Vec<String>> = all_items.iter().map(|(t, v)| row(t, v, wide, args.all_namespaces)).collect();
+        if t0.kind == "Event" {
+            let mut events: Vec<Value> = all_items.drain(..).map(|(_, v)| v).collect();
+            sort_events(&mut events);
+            all_items = events.into_iter().map(|v| (t0, v)).collect();
+        }
+        let now = ringleader_api::time::now();
+        let rows: Vec<Vec<String>> = all_items.iter().map(|(t, v)| row(t, v, wide, args.all_namespaces, now)).collect();
         if rows.is_empty() && !args.watch {
             println!("No resources found{}.", if args.all_namespaces { "" } else { " in this namespace" });
             return Ok(());
@@ -416,6 +531,8 @@ pub fn get(args: GetArgs) -> Result<()> {
         if !args.watch {
             return Ok(());
         }
+        // Later rows keep the columns of the first table, as kubectl does.
+        let widths = column_widths(&header, &rows);
         let mut streams = Vec::new();
         for t in &types {
             let ns = if !t.namespaced || args.all_namespaces { None } else { Some(args.namespace.as_str()) };
@@ -425,11 +542,11 @@ pub fn get(args: GetArgs) -> Result<()> {
         let mut merged = futures_util::stream::select_all(streams);
         while let Some((t, event)) = merged.next().await {
             let event = event.map_err(explain_status)?;
-            let mut r = row(t, &event.object, wide, args.all_namespaces);
+            let mut r = row(t, &event.object, wide, args.all_namespaces, ringleader_api::time::now());
             if event.event_type == "DELETED" {
                 r.push("(deleted)".into());
             }
-            println!("{}", r.join("   "));
+            println!("{}", table_line(&r, &widths));
             std::io::stdout().flush()?;
         }
         Ok(())
@@ -507,7 +624,8 @@ pub fn describe(args: NamedArgs) -> Result<()> {
     let (kind, name) = split_name(&args)?;
     let types = types(&kind)?;
     rt()?.block_on(async {
-        let pod_t = ringleader_server::resources::find("pods").ok_or_else(|| anyhow!("pods type"))?;
+        let pod_t = ringleader_server::resources::PODS;
+        let event_t = ringleader_server::resources::EVENTS;
         for t in &types {
             let ns = if t.namespaced { args.namespace.as_str() } else { "" };
             let v = match client.get(t, ns, &name).await {
@@ -515,44 +633,33 @@ pub fn describe(args: NamedArgs) -> Result<()> {
                 Err(e) if e.is_not_found() => continue,
                 Err(e) => return Err(explain_status(e)),
             };
-            println!("Name:         {}", s(&v, "/metadata/name"));
-            if t.namespaced {
-                println!("Namespace:    {}", s(&v, "/metadata/namespace"));
-            }
-            println!("Kind:         {} ({})", t.kind, t.api_version);
-            println!("Created:      {}", s(&v, "/metadata/creationTimestamp"));
-            if let Some(labels) = v.pointer("/metadata/labels").and_then(Value::as_object) {
-                let l: Vec<String> = labels.iter().map(|(k, x)| format!("{k}={}", x.as_str().unwrap_or(""))).collect();
-                println!("Labels:       {}", l.join(", "));
-            }
-            if t.job {
-                println!("Status:       {} {}", s(&v, "/status/ringleader/phase"), s(&v, "/status/ringleader/message"));
+            // Events of cluster-scoped objects are filed under `default`,
+            // where Kubernetes puts node events: look everywhere for them.
+            let events_ns = if t.namespaced { Some(ns) } else { None };
+            let events = client.list(event_t, events_ns, None).await.map_err(explain_status)?.items;
+            let now = ringleader_api::time::now();
+            let text = if t.job {
                 let pods = client.list(pod_t, Some(ns), None).await.map_err(explain_status)?.items;
-                println!("Pods:");
-                let mut rows = Vec::new();
-                for p in pods_of(&pods, &v) {
-                    rows.push(row(pod_t, p, true, false));
-                }
-                print_table(&header(pod_t, true, false), &rows);
-                if let Some(reason) = pending_reason(&client, ns, &name).await {
-                    println!("Pending because: {reason}");
-                }
+                let podgroup = match ringleader_server::resources::find("podgroups") {
+                    Some(pg_t) => client.get(pg_t, ns, &name).await.ok(),
+                    None => None,
+                };
+                crate::describe::job(t, &v, &pods_of(&pods, &v), podgroup.as_ref(), &events, now)
             } else {
-                if let Some(spec) = v.get("spec") {
-                    println!("Spec:\n{}", indent(&serde_yaml_ng::to_string(spec)?));
+                match t.kind {
+                    "Pod" => crate::describe::pod(&v, &events, now),
+                    "Node" => {
+                        let pods = client.list(pod_t, None, None).await.map_err(explain_status)?.items;
+                        crate::describe::node(&v, &pods, &events, now)
+                    }
+                    _ => crate::describe::other(t, &v, &events, now),
                 }
-                if let Some(st) = v.get("status") {
-                    println!("Status:\n{}", indent(&serde_yaml_ng::to_string(st)?));
-                }
-            }
+            };
+            print!("{text}");
             return Ok(());
         }
         bail!("{kind} {name:?} not found in namespace {}", args.namespace)
     })
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
 }
 
 async fn pending_reason(client: &Client, ns: &str, job: &str) -> Option<String> {
@@ -588,39 +695,15 @@ pub fn top_nodes(conn: Conn) -> Result<()> {
         let pod_t = ringleader_server::resources::find("pods").ok_or_else(|| anyhow!("pods type"))?;
         let nodes = client.list(node_t, None, None).await.map_err(explain_status)?.items;
         let pods = client.list(pod_t, None, None).await.map_err(explain_status)?.items;
-        let mut held: BTreeMap<(String, u32), String> = BTreeMap::new();
-        for p in &pods {
-            if matches!(s(p, "/status/phase"), "Succeeded" | "Failed") {
-                continue;
-            }
-            let node = s(p, "/spec/nodeName");
-            for d in s(p, "/metadata/annotations/ringleader.io~1devices").split(',').filter_map(|d| d.parse().ok()) {
-                held.insert((node.to_string(), d), s(p, "/metadata/name").to_string());
-            }
-        }
+        let held = crate::describe::held_devices(&pods);
         let mut rows = Vec::new();
         for n in &nodes {
             let name = s(n, "/metadata/name");
             let Some(profile) = ringleader_topology::builtin(s(n, "/spec/profile")) else { continue };
-            let unhealthy: Vec<u64> = n
-                .pointer("/status/unhealthyDevices")
-                .and_then(Value::as_array)
-                .map_or(vec![], |a| a.iter().filter_map(Value::as_u64).collect());
-            let mut map = String::new();
-            let mut used = 0;
-            for d in &profile.devices {
-                let c = if unhealthy.contains(&u64::from(d.id)) {
-                    'x'
-                } else if held.contains_key(&(name.to_string(), d.id)) {
-                    used += 1;
-                    '#'
-                } else {
-                    '.'
-                };
-                map.push(c);
-            }
+            let unhealthy = crate::describe::device_list(n, "/status/unhealthyDevices");
+            let (map, used) = crate::describe::device_map(name, profile, &unhealthy, &held);
             let mut holders: Vec<&str> =
-                held.iter().filter(|((nn, _), _)| nn == name).map(|(_, p)| p.as_str()).collect();
+                held.iter().filter(|((nn, _), _)| nn == name).map(|(_, (_, p))| p.as_str()).collect();
             holders.dedup();
             rows.push(vec![
                 name.to_string(),
@@ -670,4 +753,98 @@ pub fn node(args: NodeArgs) -> Result<()> {
         println!("node/{name} patched");
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2026-11-23T10:00:00Z.
+    const NOW: f64 = 1_795_428_000.0;
+
+    #[test]
+    fn ages_read_as_kubectl_prints_them() {
+        let cases = [
+            (-5.0, "<invalid>"),
+            (-1.0, "0s"),
+            (0.0, "0s"),
+            (45.0, "45s"),
+            (119.0, "119s"),
+            (120.0, "2m"),
+            (200.0, "3m20s"),
+            (600.0, "10m"),
+            (10_799.0, "179m"),
+            (10_800.0, "3h"),
+            (5.0 * 3600.0 + 12.0 * 60.0, "5h12m"),
+            (8.0 * 3600.0 + 59.0, "8h"),
+            (47.0 * 3600.0, "47h"),
+            (48.0 * 3600.0, "2d"),
+            (76.0 * 3600.0, "3d4h"),
+            (8.0 * 86_400.0, "8d"),
+            (2.0 * 365.0 * 86_400.0, "2y"),
+            (2.0 * 365.0 * 86_400.0 + 30.0 * 86_400.0, "2y30d"),
+            (9.0 * 365.0 * 86_400.0, "9y"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(human_duration(secs), want, "{secs} s");
+        }
+        assert_eq!(since("2026-11-23T09:57:00Z", NOW), "3m");
+        assert_eq!(since("", NOW), "<unknown>");
+    }
+
+    fn event(ns: &str, kind: &str, name: &str, reason: &str, last: &str, version: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Event",
+               "metadata": {"name": format!("{name}.abc"), "namespace": ns, "resourceVersion": version},
+               "involvedObject": {"kind": kind, "name": name}, "type": "Normal", "reason": reason,
+               "message": format!("{reason} of {name} "), "count": 2,
+               "firstTimestamp": "2026-11-23T09:00:00Z", "lastTimestamp": last,
+               "source": {"component": "ringleader-scheduler"}})
+    }
+
+    fn events_table(events: &[Value], wide: bool, all_ns: bool) -> String {
+        let mut events = events.to_vec();
+        sort_events(&mut events);
+        let rows: Vec<Vec<String>> = events.iter().map(|e| row(resources::EVENTS, e, wide, all_ns, NOW)).collect();
+        table(&header(resources::EVENTS, wide, all_ns), &rows)
+    }
+
+    use ringleader_server::resources;
+
+    #[test]
+    fn events_are_listed_oldest_first_with_kubectl_columns() {
+        let events = vec![
+            event("default", "PyTorchJob", "demo", "PyTorchJobCreated", "2026-11-23T09:59:55Z", "9"),
+            event("default", "Pod", "demo-master-0", "Scheduled", "2026-11-23T09:55:00Z", "7"),
+            event("team", "PodGroup", "demo", "Unschedulable", "2026-11-23T09:55:00Z", "3"),
+        ];
+        assert_eq!(
+            events_table(&events, false, false),
+            "LAST SEEN   TYPE     REASON              OBJECT              MESSAGE\n\
+             5m          Normal   Unschedulable       podgroup/demo       Unschedulable of demo\n\
+             5m          Normal   Scheduled           pod/demo-master-0   Scheduled of demo-master-0\n\
+             5s          Normal   PyTorchJobCreated   pytorchjob/demo     PyTorchJobCreated of demo"
+        );
+        let wide = events_table(&events[..1], true, true);
+        assert_eq!(
+            wide,
+            "NAMESPACE   LAST SEEN   TYPE     REASON              OBJECT            SOURCE                 MESSAGE                     FIRST SEEN   COUNT   NAME\n\
+             default     5s          Normal   PyTorchJobCreated   pytorchjob/demo   ringleader-scheduler   PyTorchJobCreated of demo   60m          2       demo.abc"
+        );
+        // No timestamps at all: still a row.
+        let bare = json!({"kind": "Event", "metadata": {"name": "x"}});
+        assert_eq!(row(resources::EVENTS, &bare, false, false, NOW), ["<unknown>", "", "", "/", ""]);
+    }
+
+    #[test]
+    fn watched_rows_keep_the_columns_of_the_first_table() {
+        let header = ["NAME", "STATUS", "AGE"];
+        let rows = vec![vec!["demo-master-0".to_string(), "Pending".into(), "1s".into()]];
+        let widths = column_widths(&header, &rows);
+        assert_eq!(table(&header, &rows), "NAME            STATUS    AGE\ndemo-master-0   Pending   1s");
+        let later = ["demo-worker-10".to_string(), "Running".into(), "5s".into()];
+        assert_eq!(table_line(&later, &widths), "demo-worker-10   Running   5s", "wider: pushed, not cut");
+        let short = ["a", "Succeeded", "9s", "(deleted)"];
+        assert_eq!(table_line(&short, &widths), "a               Succeeded   9s    (deleted)");
+        assert_eq!(table_line(&["x", "Running", "2s"], &widths), "x               Running   2s");
+    }
 }

@@ -7,6 +7,7 @@ mod bench;
 mod bench_e2e;
 mod ctl;
 mod demo;
+mod describe;
 mod plan;
 mod probe;
 mod profiles;

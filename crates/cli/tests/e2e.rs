@@ -18,6 +18,24 @@ fn pytorch_job_all_reduces_across_two_h100_nodes_and_succeeds() {
     let master = p.get("pods", "demo-pytorch-master-0").expect("master");
     let worker = p.get("pods", "demo-pytorch-worker-0").expect("worker");
     assert_ne!(master["spec"]["nodeName"], worker["spec"]["nodeName"]);
+    // The bindings came with their events, in the same store batch.
+    let events = p.list("events");
+    for pod in [&master, &worker] {
+        let node = pod["spec"]["nodeName"].as_str().expect("bound");
+        assert!(
+            events.iter().any(|e| e["reason"] == "Scheduled"
+                && e["involvedObject"]["uid"] == pod["metadata"]["uid"]
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.ends_with(&format!(" to {node} (devices 0,1,2,3,4,5,6,7)")))),
+            "{events:#?}"
+        );
+    }
+    let table = p.ctl(&["get", "events"]);
+    assert!(table.starts_with("LAST SEEN"), "{table}");
+    assert!(table.lines().any(|l| l.contains("Scheduled") && l.contains("pod/demo-pytorch-master-0")), "{table}");
+    let described = p.ctl(&["describe", "pod", "demo-pytorch-master-0"]);
+    assert!(described.contains("Events:") && described.contains("ringleader-scheduler"), "{described}");
     p.wait_for(90, "PyTorchJob Completed", |p| p.phase("pytorchjobs", "demo-pytorch") == "Completed");
     for pod in ["demo-pytorch-master-0", "demo-pytorch-worker-0"] {
         let log = p.sandbox_log(pod);

@@ -5,6 +5,7 @@
 //! the start mark the node agent waits for.
 
 use crate::cache::{annotation, str_at, Cache};
+use crate::events::{self, Recorder};
 use crate::pods::{self, FILES, START};
 use crate::{ManagerConfig, ManagerError};
 use ringleader_api::devices::{classify, Family};
@@ -148,6 +149,8 @@ pub fn reconcile_job(
     state.apply(&actions);
     let mut requeue = None;
     let mut ops = Vec::new();
+    let mut recorded = Recorder::new(events::CONTROLLER);
+    events::transitions(&mut recorded, job, &actions);
     for action in actions {
         match action {
             Action::ApplyPodGroup(pg) => {
@@ -157,12 +160,14 @@ pub fn reconcile_job(
             }
             Action::CreatePod(plan) => {
                 let v = pods::pod_object(&plan, &job.state.job.namespace, &job.stored.object, state.status.version);
+                events::pod_created(&mut recorded, job, &plan.name);
                 ops.push(Op::Create(v));
             }
-            Action::DeletePod { name, mode, .. } => {
+            Action::DeletePod { name, mode, reason } => {
                 let key = ObjectKey::new("v1", "Pod", &job.state.job.namespace, &name);
                 if let Some(pod) = cache.get(&key) {
                     ops.push(delete_pod_op(pod, mode == DeleteMode::Force, &by_name, now));
+                    events::pod_deleted(&mut recorded, job, &key, &reason);
                 }
             }
             Action::WriteStatus(st) => {
@@ -187,7 +192,7 @@ pub fn reconcile_job(
             Action::RequeueAfter(secs) => requeue = Some(now + secs as f64),
         }
     }
-    write(store, cache, ops)?;
+    events::write(store, cache, ops, recorded, now)?;
     if !state.status.phase.is_finished() {
         launch(store, cache, job, pods, &state, &by_name)?;
     }

@@ -7,6 +7,7 @@
 //! Who writes which field is in `docs/control-plane.md`.
 
 pub mod cache;
+pub mod events;
 pub mod jobs;
 pub mod nodes;
 pub mod pods;
@@ -47,6 +48,8 @@ pub struct ManagerConfig {
     pub controller: ControllerConfig,
     /// Called with scheduling latencies (the API server's histogram).
     pub observe_latency: Option<LatencyObserver>,
+    /// Events last seen longer ago than this are deleted (Kubernetes: 1 h).
+    pub event_ttl: Duration,
 }
 
 impl Default for ManagerConfig {
@@ -60,6 +63,7 @@ impl Default for ManagerConfig {
             scheduler: SchedulerConf::default().without("drf"),
             controller,
             observe_latency: None,
+            event_ttl: Duration::from_secs(3600),
         }
     }
 }
@@ -77,6 +81,7 @@ pub async fn run(
     let mut timers: HashMap<String, f64> = HashMap::new();
     // Everything is dirty at start: the cache was just rebuilt.
     let mut dirty = Dirty::All;
+    let mut next_expiry = 0.0;
     loop {
         let mut changed = matches!(dirty, Dirty::All);
         tokio::select! {
@@ -106,6 +111,10 @@ pub async fn run(
         if changed {
             let todo = std::mem::replace(&mut dirty, Dirty::Some(BTreeSet::new()));
             pass_dirty(&store, &mut cache, &config, &mut timers, now, &todo)?;
+        }
+        if now >= next_expiry {
+            events::expire(&store, &mut cache, config.event_ttl.as_secs_f64(), now)?;
+            next_expiry = now + events::EXPIRY_INTERVAL;
         }
     }
 }
@@ -140,6 +149,12 @@ fn note(cache: &mut Cache, dirty: &mut Dirty, event: &ringleader_store::Event) -
     let object = &event.object.object;
     match event.object.key.kind.as_str() {
         "Node" => *dirty = Dirty::All,
+        // Events describe work, they never call for any: one that made its
+        // object dirty could be answered by another event, without end.
+        "Event" => {
+            cache.apply(event);
+            return false;
+        }
         _ => {
             if let Some(uid) = pods::owner_uid(object) {
                 dirty.add(uid);

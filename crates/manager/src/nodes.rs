@@ -3,6 +3,7 @@
 //! (which leaves NotReady nodes out) act upon.
 
 use crate::cache::{at, Cache};
+use crate::events::{self, Recorder};
 use crate::ManagerError;
 use ringleader_store::{Op, Store};
 use serde_json::{json, Value};
@@ -26,6 +27,12 @@ pub fn mark_not_ready(store: &Store, cache: &mut Cache, timeout: f64, now: f64) 
     if ops.is_empty() {
         return Ok(false);
     }
-    crate::jobs::write(store, cache, ops)?;
+    let mut recorded = Recorder::new(events::CONTROLLER);
+    for key in ops.iter().filter_map(|op| if let Op::Patch { key, .. } = op { Some(key) } else { None }) {
+        if let Some(n) = cache.get(key) {
+            events::node_not_ready(&mut recorded, n, timeout);
+        }
+    }
+    events::write(store, cache, ops, recorded, now)?;
     Ok(true)
 }

@@ -4,6 +4,7 @@
 //! and PodGroup phases and "why pending" explanations written back.
 
 use crate::cache::{str_at, Cache};
+use crate::events::{self, Recorder};
 use crate::jobs::{self, JobObject, NodeView};
 use crate::pods::{self, DEVICES, EVICTED};
 use crate::ManagerError;
@@ -92,6 +93,7 @@ pub fn schedule(
     let by_key: HashMap<String, &Waiting<'_>> = waiting.iter().map(|w| (w.job.state.job.key(), w)).collect();
     let mut pass = Pass::default();
     let mut ops = Vec::new();
+    let mut recorded = Recorder::new(events::SCHEDULER);
     for b in &outcome.bindings {
         let Some(w) = by_key.get(&b.job) else { continue };
         let Some(pod) = pod_for(w, &b.pod) else { continue };
@@ -100,6 +102,7 @@ pub fn schedule(
         let ids: Vec<String> = b.devices.iter().map(u32::to_string).collect();
         annotations.insert(DEVICES.into(), json!(ids.join(",")));
         annotations.insert("ringleader.io/scheduled-at".into(), json!(rfc3339(now)));
+        events::scheduled(&mut recorded, pod, &b.node, &ids);
         ops.push(Op::Patch {
             key: pod.key.clone(),
             patch: json!({"spec": {"nodeName": b.node}, "metadata": {"annotations": annotations}}),
@@ -126,6 +129,7 @@ pub fn schedule(
         if let Some(uid) = pods::owner_uid(&pod.object) {
             pass.jobs.insert(uid.to_string());
         }
+        events::evicted(&mut recorded, pod, e);
         ops.push(op);
         pass.evicted += 1;
     }
@@ -142,8 +146,11 @@ pub fn schedule(
         if let Some(op) = podgroup_status(cache, &w.job.state.job, phase, reasons.get(key.as_str()).copied(), now) {
             ops.push(op);
         }
+        if let Some(why) = reasons.get(key.as_str()) {
+            events::unschedulable(&mut recorded, cache, w.job, why);
+        }
     }
-    jobs::write(store, cache, ops)?;
+    events::write(store, cache, ops, recorded, now)?;
     Ok(pass)
 }
 

@@ -174,6 +174,18 @@ impl Plane {
         }
     }
 
+    /// Runs a `ringleader` CLI command against this plane; its stdout.
+    pub fn ctl(&self, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+            .args(args)
+            .arg("--data-dir")
+            .arg(self.data_dir())
+            .output()
+            .expect("ringleader");
+        assert!(out.status.success(), "ringleader {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     pub fn log(&self, pod: &str) -> String {
         use futures_util::StreamExt;
         self.rt.block_on(async {
