@@ -5,11 +5,13 @@
 use ringleader_store::{Event, EventType, ObjectKey, Stored};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
-/// Objects by key, with the version each was last seen at.
+/// Objects by key, with the version each was last seen at. Shared with the
+/// watch events they came from, so taking a job's pods is no deep copy.
 #[derive(Default)]
 pub struct Cache {
-    objects: BTreeMap<ObjectKey, Stored>,
+    objects: BTreeMap<ObjectKey, Arc<Stored>>,
     /// Deleted keys and the version of their deletion, so a late event of an
     /// older write cannot bring them back.
     tombstones: HashMap<ObjectKey, u64>,
@@ -18,7 +20,7 @@ pub struct Cache {
 impl Cache {
     /// Replaces the content with a list.
     pub fn load(&mut self, objects: Vec<Stored>) {
-        self.objects = objects.into_iter().map(|o| (o.key.clone(), o)).collect();
+        self.objects = objects.into_iter().map(|o| (o.key.clone(), Arc::new(o))).collect();
         self.tombstones.clear();
     }
 
@@ -28,12 +30,16 @@ impl Cache {
         let rv = event.object.resource_version;
         match event.kind {
             EventType::Deleted => self.remove(key, rv),
-            EventType::Added | EventType::Modified => self.put(event.object.clone()),
+            EventType::Added | EventType::Modified => self.put_shared(event.object.clone()),
         }
     }
 
     /// Records an object written by the manager itself.
     pub fn put(&mut self, object: Stored) -> Option<ObjectKey> {
+        self.put_shared(Arc::new(object))
+    }
+
+    fn put_shared(&mut self, object: Arc<Stored>) -> Option<ObjectKey> {
         let key = object.key.clone();
         if self.tombstones.get(&key).is_some_and(|&dead| dead >= object.resource_version) {
             return None;
@@ -52,16 +58,30 @@ impl Cache {
             return None;
         }
         self.tombstones.insert(key.clone(), rv);
-        self.objects.remove(key).map(|o| o.key)
+        self.objects.remove(key).map(|o| o.key.clone())
     }
 
     /// One object.
     pub fn get(&self, key: &ObjectKey) -> Option<&Stored> {
-        self.objects.get(key)
+        self.objects.get(key).map(|o| &**o)
+    }
+
+    /// One object, shared.
+    pub fn get_shared(&self, key: &ObjectKey) -> Option<Arc<Stored>> {
+        self.objects.get(key).cloned()
     }
 
     /// Objects of one kind, ordered by key.
     pub fn of_kind<'a>(&'a self, api_version: &'a str, kind: &'a str) -> impl Iterator<Item = &'a Stored> + 'a {
+        self.of_kind_shared(api_version, kind).map(|o| &**o)
+    }
+
+    /// [`Cache::of_kind`], shared.
+    pub fn of_kind_shared<'a>(
+        &'a self,
+        api_version: &'a str,
+        kind: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<Stored>> + 'a {
         let start = ObjectKey::new(api_version, kind, "", "");
         self.objects
             .range(start..)
@@ -71,7 +91,7 @@ impl Cache {
 
     /// Every object.
     pub fn all(&self) -> impl Iterator<Item = &Stored> {
-        self.objects.values()
+        self.objects.values().map(|o| &**o)
     }
 }
 

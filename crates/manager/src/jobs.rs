@@ -19,6 +19,7 @@ use ringleader_controller::{env, reconcile, Action, JobState, Observed};
 use ringleader_store::{ObjectKey, Op, Store, StoreError, Stored};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Kinds that are never jobs, skipped without parsing.
 const NOT_JOBS: &[&str] = &["Pod", "Node", "Event", "ConfigMap", "PodGroup", "Queue", "PriorityClass", "Workload"];
@@ -99,9 +100,9 @@ pub fn jobs(cache: &Cache, config: &ManagerConfig) -> Vec<JobObject> {
 }
 
 /// Pods by owner uid.
-pub fn pods_by_owner(cache: &Cache) -> HashMap<String, Vec<Stored>> {
-    let mut by: HashMap<String, Vec<Stored>> = HashMap::new();
-    for p in cache.of_kind("v1", "Pod") {
+pub fn pods_by_owner(cache: &Cache) -> HashMap<String, Vec<Arc<Stored>>> {
+    let mut by: HashMap<String, Vec<Arc<Stored>>> = HashMap::new();
+    for p in cache.of_kind_shared("v1", "Pod") {
         if let Some(uid) = pods::owner_uid(&p.object) {
             by.entry(uid.to_string()).or_default().push(p.clone());
         }
@@ -137,7 +138,7 @@ pub fn reconcile_job(
     store: &Store,
     cache: &mut Cache,
     job: &JobObject,
-    pods: &[Stored],
+    pods: &[Arc<Stored>],
     nodes: &[NodeView],
     held: &Held,
     now: f64,
@@ -261,7 +262,7 @@ pub fn held_devices(cache: &Cache) -> Held {
 
 fn observe(
     job: &JobObject,
-    pods: &[Stored],
+    pods: &[Arc<Stored>],
     nodes: &[NodeView],
     by_name: &BTreeMap<&str, &NodeView>,
     held: &Held,
@@ -360,20 +361,20 @@ fn launch(
     store: &Store,
     cache: &mut Cache,
     job: &JobObject,
-    seen: &[Stored],
+    seen: &[Arc<Stored>],
     state: &JobState,
     nodes: &BTreeMap<&str, &NodeView>,
 ) -> Result<(), ManagerError> {
     let uid = job.uid();
     // The pods as they are after this reconcile's own writes.
-    let pods: Vec<Stored> = seen
+    let pods: Vec<Arc<Stored>> = seen
         .iter()
-        .filter_map(|p| cache.get(&p.key).cloned())
+        .filter_map(|p| cache.get_shared(&p.key))
         .filter(|p| pods::owner_uid(&p.object) == Some(uid) && !pods::deleting(&p.object))
         .filter(|p| pods::phase_of(&p.object).is_live())
         .collect();
     let waiting: Vec<&Stored> =
-        pods.iter().filter(|p| !pods::started(&p.object) && pods::node_of(&p.object).is_some()).collect();
+        pods.iter().filter(|p| !pods::started(&p.object) && pods::node_of(&p.object).is_some()).map(|p| &**p).collect();
     if waiting.is_empty() {
         return Ok(());
     }

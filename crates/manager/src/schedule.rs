@@ -17,6 +17,7 @@ use ringleader_store::{ObjectKey, Op, Store, Stored};
 use ringleader_topology::DeviceSet;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// What one pass did.
 #[derive(Debug, Default)]
@@ -44,7 +45,7 @@ pub fn schedule(
     store: &Store,
     cache: &mut Cache,
     all_jobs: &[JobObject],
-    pods_by_owner: &HashMap<String, Vec<Stored>>,
+    pods_by_owner: &HashMap<String, Vec<Arc<Stored>>>,
     nodes: &[NodeView],
     conf: &SchedulerConf,
     now: f64,
@@ -53,8 +54,9 @@ pub fn schedule(
     let mut pending_jobs: Vec<(f64, String, Job)> = Vec::new();
     for job in all_jobs.iter().filter(|j| !j.state.status.phase.is_finished()) {
         let pods = pods_by_owner.get(job.uid()).map(Vec::as_slice).unwrap_or_default();
-        let live = |p: &&Stored| !pods::deleting(&p.object) && pods::phase_of(&p.object).is_live();
-        let unbound: Vec<&Stored> = pods.iter().filter(live).filter(|p| pods::node_of(&p.object).is_none()).collect();
+        let live = |p: &&Arc<Stored>| !pods::deleting(&p.object) && pods::phase_of(&p.object).is_live();
+        let unbound: Vec<&Stored> =
+            pods.iter().filter(live).filter(|p| pods::node_of(&p.object).is_none()).map(|p| &**p).collect();
         if unbound.is_empty() {
             continue;
         }
@@ -191,7 +193,11 @@ fn snapshot(cache: &Cache, nodes: &[NodeView], pending: Vec<Job>) -> Result<Snap
 }
 
 /// Gangs holding devices: every live pod bound to a ready node, grouped by job.
-fn running(all_jobs: &[JobObject], pods_by_owner: &HashMap<String, Vec<Stored>>, snapshot: &Snapshot) -> Vec<Running> {
+fn running(
+    all_jobs: &[JobObject],
+    pods_by_owner: &HashMap<String, Vec<Arc<Stored>>>,
+    snapshot: &Snapshot,
+) -> Vec<Running> {
     let index: HashMap<&str, usize> =
         snapshot.cluster.nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
     let mut out = Vec::new();

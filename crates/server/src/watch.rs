@@ -20,15 +20,22 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
 /// One line of the stream.
-fn line(kind: &str, stored: Stored) -> Bytes {
-    let mut object = stored.object;
-    // A deletion's version is not in the last stored state.
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.insert("resourceVersion".into(), json!(stored.resource_version.to_string()));
-    }
-    let mut text = json!({"type": kind, "object": object}).to_string();
-    text.push('\n');
-    Bytes::from(text)
+fn line(kind: &str, stored: &Stored) -> Bytes {
+    let version = stored.resource_version.to_string();
+    let current = stored.object.pointer("/metadata/resourceVersion").and_then(Value::as_str);
+    let text = if current == Some(version.as_str()) {
+        // The usual case: written without copying the object.
+        serde_json::to_string(&stored.object)
+    } else {
+        // A deletion's version may not be in the last stored state.
+        let mut object = stored.object.clone();
+        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), json!(version));
+        }
+        serde_json::to_string(&object)
+    };
+    let text = text.unwrap_or_else(|_| "null".to_string());
+    Bytes::from(format!("{{\"type\":\"{kind}\",\"object\":{text}}}\n"))
 }
 
 struct WatchStream {
@@ -59,7 +66,7 @@ impl WatchStream {
                 event = self.events.recv() => {
                     let event = event?;
                     if self.selector.matches(&event.object.object) {
-                        return Some(line(event.kind.as_str(), event.object));
+                        return Some(line(event.kind.as_str(), &event.object));
                     }
                 }
                 changed = self.closing.changed() => {
@@ -95,7 +102,7 @@ pub async fn serve(
     let initial = initial
         .into_iter()
         .filter(|s| selector.matches(&s.object))
-        .map(|s| line(EventType::Added.as_str(), s))
+        .map(|s| line(EventType::Added.as_str(), &s))
         .collect();
     let stream = WatchStream {
         initial,

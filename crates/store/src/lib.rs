@@ -129,8 +129,9 @@ impl EventType {
 pub struct Event {
     /// What happened.
     pub kind: EventType,
-    /// The object after the change (before it, for a deletion).
-    pub object: Stored,
+    /// The object after the change (before it, for a deletion); shared by
+    /// every watch it goes to, so publishing does not copy it per watcher.
+    pub object: std::sync::Arc<Stored>,
 }
 
 /// Which objects a list or watch covers.

@@ -317,7 +317,7 @@ impl Tx<'_> {
     fn finish(&mut self, key: ObjectKey, object: Value, kind: EventType) -> Result<Stored, StoreError> {
         let stored = Stored { key, resource_version: self.version, object };
         if let Some(events) = &mut self.events {
-            events.push(Event { kind, object: stored.clone() });
+            events.push(Event { kind, object: std::sync::Arc::new(stored.clone()) });
         }
         Ok(stored)
     }
@@ -398,7 +398,7 @@ impl Writer {
                 let kind: String = row.get(1).map_err(io)?;
                 let event = Event {
                     kind: event_type(&kind)?,
-                    object: Stored {
+                    object: std::sync::Arc::new(Stored {
                         key: ObjectKey {
                             api_version: row.get(2).map_err(io)?,
                             kind: row.get(3).map_err(io)?,
@@ -407,7 +407,7 @@ impl Writer {
                         },
                         resource_version: row.get(0).map_err(io)?,
                         object: serde_json::from_str(&text).map_err(corrupt)?,
-                    },
+                    }),
                 };
                 // The receiver is still in hand, so this cannot fail.
                 let _ = sender.send(event);
