@@ -162,6 +162,20 @@ async fn drive(client: &Client, plan: &Plan) -> Result<Measured> {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // And the control plane idle: registration's writes all handled, so the
+    // clock measures the jobs alone.
+    let mut last = client.list(node_t, None, None).await?.resource_version;
+    let mut quiet_since = Instant::now();
+    while quiet_since.elapsed() < Duration::from_millis(500) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = client.list(node_t, None, None).await?.resource_version;
+        if now != last {
+            (last, quiet_since) = (now, Instant::now());
+        }
+        if Instant::now() > deadline {
+            bail!("the control plane did not settle after registering {} nodes", plan.nodes);
+        }
+    }
     let total: usize = plan.jobs.iter().map(pods_of).sum();
     let version = client.list(pod_t, None, None).await?.resource_version;
     let mut watch = client.watch(pod_t, None, Some(version)).await?;
@@ -208,20 +222,22 @@ async fn drive(client: &Client, plan: &Plan) -> Result<Measured> {
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    if let Some(stages) = &stages {
-        stages.print();
-    }
     let submitted = match submitted {
         Some(s) => s,
         None => submitter.await.context("submitter")??,
     };
+    if let Some(stages) = &stages {
+        let (first, last) = submitted.values().fold((f64::MAX, 0f64), |(a, b), &(s, e)| (a.min(s), b.max(e)));
+        eprintln!("  0 submitted  first {first:>8.3} s  last {last:>8.3} s  (acknowledged)");
+        stages.print();
+    }
     let job_latencies = plan
         .jobs
         .iter()
         .filter_map(|j| {
             let name = j.pointer("/metadata/name").and_then(Value::as_str)?;
             let (n, done) = per_job.get(name)?;
-            (*n == pods_of(j)).then(|| done - submitted.get(name).copied().unwrap_or(0.0))
+            (*n == pods_of(j)).then(|| done - submitted.get(name).map_or(0.0, |t| t.0))
         })
         .collect();
     Ok(Measured { seconds, pods: running.len(), job_latencies })
@@ -263,23 +279,29 @@ fn pods_of(job: &Value) -> usize {
 }
 
 /// Submits the jobs (all at once, or one per `pacing`); returns each job's
-/// submission time in seconds after `start`.
+/// submission and acknowledgement times in seconds after `start`.
 async fn submit(
     client: &Client,
     job_t: &'static ringleader_server::ResourceType,
     jobs: Vec<Value>,
     pacing: Option<Duration>,
     start: Instant,
-) -> Result<BTreeMap<String, f64>> {
+) -> Result<BTreeMap<String, (f64, f64)>> {
     let name = |j: &Value| j.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let send = |j: &Value| {
+        let t = start.elapsed().as_secs_f64();
+        let name = name(j);
+        let client = client.clone();
+        let j = j.clone();
+        async move {
+            client.create(job_t, "default", &j).await?;
+            anyhow::Ok((name, (t, start.elapsed().as_secs_f64())))
+        }
+    };
     let mut at = BTreeMap::new();
     match pacing {
         None => {
-            let sends = jobs.iter().map(|j| async move {
-                let t = start.elapsed().as_secs_f64();
-                client.create(job_t, "default", j).await.map(|_| (name(j), t))
-            });
-            for r in futures_util::future::join_all(sends).await {
+            for r in futures_util::future::join_all(jobs.iter().map(send)).await {
                 let (n, t) = r?;
                 at.insert(n, t);
             }
@@ -289,8 +311,8 @@ async fn submit(
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
             for j in &jobs {
                 tick.tick().await;
-                at.insert(name(j), start.elapsed().as_secs_f64());
-                client.create(job_t, "default", j).await?;
+                let (n, t) = send(j).await?;
+                at.insert(n, t);
             }
         }
     }

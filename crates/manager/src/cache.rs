@@ -39,7 +39,8 @@ impl Cache {
         self.put_shared(Arc::new(object))
     }
 
-    fn put_shared(&mut self, object: Arc<Stored>) -> Option<ObjectKey> {
+    /// [`Cache::put`] of an object shared with the store's watch events.
+    pub fn put_shared(&mut self, object: Arc<Stored>) -> Option<ObjectKey> {
         let key = object.key.clone();
         if self.tombstones.get(&key).is_some_and(|&dead| dead >= object.resource_version) {
             return None;

@@ -616,7 +616,10 @@ mod tests {
         let stored = Stored { key: ObjectKey::of(&event).expect("key"), resource_version: 7, object: event };
         let mut cache = Cache::default();
         let mut dirty = crate::Dirty::Some(BTreeSet::new());
-        let watched = ringleader_store::Event { kind: ringleader_store::EventType::Added, object: stored.clone() };
+        let watched = ringleader_store::Event {
+            kind: ringleader_store::EventType::Added,
+            object: std::sync::Arc::new(stored.clone()),
+        };
         assert!(!crate::note(&mut cache, &mut dirty, &watched), "no pass for an event");
         assert!(matches!(&dirty, crate::Dirty::Some(s) if s.is_empty()), "{dirty:?}");
         assert!(cache.get(&stored.key).is_some(), "but the cache knows it (for aggregation)");

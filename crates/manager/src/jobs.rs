@@ -310,12 +310,12 @@ pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<(), Manag
             _ => None,
         })
         .collect();
-    match store.batch(ops.clone()) {
+    match store.batch_shared(ops.clone()) {
         Ok(results) => {
             for (r, d) in results.into_iter().zip(deletes) {
                 match d {
                     Some(key) => cache.remove(&key, r.resource_version),
-                    None => cache.put(r),
+                    None => cache.put_shared(r),
                 };
             }
             Ok(())

@@ -331,6 +331,12 @@ impl Store {
     /// All writes in one transaction (one fsync): all take effect or none
     /// does (the first failure is returned). Each write gets its own version.
     pub fn batch(&self, ops: Vec<Op>) -> Result<Vec<Stored>, StoreError> {
+        Ok(self.batch_shared(ops)?.into_iter().map(Arc::unwrap_or_clone).collect())
+    }
+
+    /// [`Store::batch`] returning the results as shared with the watch
+    /// events, without a copy (for writers that keep them, like a cache).
+    pub fn batch_shared(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, StoreError> {
         if ops.is_empty() {
             return Ok(Vec::new());
         }

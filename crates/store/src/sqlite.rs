@@ -8,6 +8,7 @@ use crate::{clock, Event, EventType, ObjectKey, Op, Selector, StoreError, Stored
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -182,7 +183,7 @@ impl Tx<'_> {
         .transpose()
     }
 
-    fn op(&mut self, op: Op) -> Result<Stored, StoreError> {
+    fn op(&mut self, op: Op) -> Result<Arc<Stored>, StoreError> {
         match op {
             Op::Create(object) => {
                 let (key, _) = validate(&object)?;
@@ -209,7 +210,7 @@ impl Tx<'_> {
         }
     }
 
-    fn create(&mut self, key: ObjectKey, mut object: Value) -> Result<Stored, StoreError> {
+    fn create(&mut self, key: ObjectKey, mut object: Value) -> Result<Arc<Stored>, StoreError> {
         let meta = metadata_mut(&mut object).ok_or_else(no_metadata)?;
         meta.insert("uid".into(), Value::String(clock::new_uid()));
         meta.insert("creationTimestamp".into(), Value::String(clock::now_rfc3339()));
@@ -219,7 +220,7 @@ impl Tx<'_> {
     /// Writes `object` over `current`, keeping the store-owned metadata. A
     /// replacement that changes nothing is no write (as in Kubernetes), so
     /// controllers that re-assert their state do not wake their own watches.
-    fn replace(&mut self, key: ObjectKey, mut object: Value, current: Stored) -> Result<Stored, StoreError> {
+    fn replace(&mut self, key: ObjectKey, mut object: Value, current: Stored) -> Result<Arc<Stored>, StoreError> {
         for field in ["uid", "creationTimestamp"] {
             restore(&mut object, &current.object, &["metadata", field]);
         }
@@ -232,12 +233,12 @@ impl Tx<'_> {
         }
         set_version(&mut object, current.resource_version)?;
         if object == current.object {
-            return Ok(current);
+            return Ok(Arc::new(current));
         }
         self.put(key, object, EventType::Modified)
     }
 
-    fn patch(&mut self, key: ObjectKey, patch: &Value, expected: Option<u64>) -> Result<Stored, StoreError> {
+    fn patch(&mut self, key: ObjectKey, patch: &Value, expected: Option<u64>) -> Result<Arc<Stored>, StoreError> {
         if !patch.is_object() {
             return Err(StoreError::Invalid("patch: must be a JSON object".to_string()));
         }
@@ -259,7 +260,7 @@ impl Tx<'_> {
         self.replace(key, object, current)
     }
 
-    fn delete(&mut self, key: ObjectKey, expected: Option<u64>) -> Result<Stored, StoreError> {
+    fn delete(&mut self, key: ObjectKey, expected: Option<u64>) -> Result<Arc<Stored>, StoreError> {
         let current = self.load(&key)?.ok_or_else(|| StoreError::NotFound(key.clone()))?;
         check_expected(&key, expected, current.resource_version)?;
         self.version += 1;
@@ -274,7 +275,7 @@ impl Tx<'_> {
         self.finish(key, object, EventType::Deleted)
     }
 
-    fn put(&mut self, key: ObjectKey, mut object: Value, kind: EventType) -> Result<Stored, StoreError> {
+    fn put(&mut self, key: ObjectKey, mut object: Value, kind: EventType) -> Result<Arc<Stored>, StoreError> {
         self.version += 1;
         set_version(&mut object, self.version)?;
         let text = serde_json::to_string(&object).map_err(corrupt)?;
@@ -314,10 +315,11 @@ impl Tx<'_> {
             .map_err(io)
     }
 
-    fn finish(&mut self, key: ObjectKey, object: Value, kind: EventType) -> Result<Stored, StoreError> {
-        let stored = Stored { key, resource_version: self.version, object };
+    fn finish(&mut self, key: ObjectKey, object: Value, kind: EventType) -> Result<Arc<Stored>, StoreError> {
+        // One allocation shared by the caller and every watch.
+        let stored = Arc::new(Stored { key, resource_version: self.version, object });
         if let Some(events) = &mut self.events {
-            events.push(Event { kind, object: std::sync::Arc::new(stored.clone()) });
+            events.push(Event { kind, object: stored.clone() });
         }
         Ok(stored)
     }
@@ -350,7 +352,7 @@ impl Writer {
 
     /// Runs `ops` in one transaction; publishes their events once it committed.
     /// Returns the results and the store version after it.
-    pub fn write(&mut self, ops: Vec<Op>) -> Result<(Vec<Stored>, u64), StoreError> {
+    pub fn write(&mut self, ops: Vec<Op>) -> Result<(Vec<Arc<Stored>>, u64), StoreError> {
         let events = (!self.watchers.is_empty()).then(|| Vec::with_capacity(ops.len()));
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(io)?;
         // Read inside the write lock rather than cached, so that a second
@@ -398,7 +400,7 @@ impl Writer {
                 let kind: String = row.get(1).map_err(io)?;
                 let event = Event {
                     kind: event_type(&kind)?,
-                    object: std::sync::Arc::new(Stored {
+                    object: Arc::new(Stored {
                         key: ObjectKey {
                             api_version: row.get(2).map_err(io)?,
                             kind: row.get(3).map_err(io)?,

@@ -44,7 +44,7 @@ fn history_then_live() {
     for w in [&mut w, &mut from_now, &mut from_one] {
         let e = next(w);
         assert_eq!(e.kind, EventType::Deleted);
-        assert_eq!(e.object, gone);
+        assert_eq!(*e.object, gone);
         assert_eq!(e.object.resource_version, 3);
         assert_eq!(e.object.object["spec"]["x"], 1);
         quiet(w);
@@ -80,7 +80,7 @@ fn selectors_filter_history_and_live() {
     store.create(obj("ConfigMap", "b", "c2")).unwrap();
 
     let names = |w: &mut Watch| -> Vec<String> {
-        std::iter::from_fn(|| w.recv_timeout(Duration::from_millis(50)).ok()).map(|e| e.object.key.name).collect()
+        std::iter::from_fn(|| w.recv_timeout(Duration::from_millis(50)).ok()).map(|e| e.object.key.name.clone()).collect()
     };
     assert_eq!(names(&mut pods), ["p1", "p2", "p3"]);
     assert_eq!(names(&mut pods_a), ["p1", "p3"]);

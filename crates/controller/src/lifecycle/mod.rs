@@ -370,6 +370,9 @@ fn expansion(job: &Job, extras: &JobExtras, st: &JobStatus) -> Expansion {
     expand(&job, extras, &opts)
 }
 
+/// What an expansion depends on besides the job: the incarnation.
+type ExpansionKey = (Option<Scale>, BTreeMap<String, u32>, u32);
+
 /// Accumulates the outcome of one reconcile.
 struct Run<'a> {
     state: &'a JobState,
@@ -378,9 +381,26 @@ struct Run<'a> {
     requeue: Option<u64>,
     now: u64,
     deleted: BTreeSet<String>,
+    /// The last expansion and the incarnation it was made for: the steps of
+    /// one reconcile ask for it several times, and for a job of thousands of
+    /// pods building it is most of a reconcile's cost.
+    expanded: std::cell::RefCell<Option<(ExpansionKey, std::rc::Rc<Expansion>)>>,
 }
 
 impl Run<'_> {
+    /// The expansion of the current incarnation (`self.st`), built once.
+    fn expansion(&self) -> std::rc::Rc<Expansion> {
+        let key = (self.st.scale, self.st.generations.clone(), self.st.version);
+        if let Some((k, exp)) = self.expanded.borrow().as_ref() {
+            if *k == key {
+                return exp.clone();
+            }
+        }
+        let exp = std::rc::Rc::new(expansion(&self.state.job, &self.state.extras, &self.st));
+        *self.expanded.borrow_mut() = Some((key, exp.clone()));
+        exp
+    }
+
     fn requeue_at(&mut self, at: u64) {
         let after = at.saturating_sub(self.now).max(1);
         self.requeue = Some(self.requeue.map_or(after, |r| r.min(after)));
@@ -452,18 +472,25 @@ impl Run<'_> {
 
 /// Reconciles one job: see the module doc.
 pub fn reconcile(state: &JobState, observed: &Observed, now: u64) -> Vec<Action> {
-    let mut run =
-        Run { state, st: state.status.clone(), actions: Vec::new(), requeue: None, now, deleted: BTreeSet::new() };
+    let mut run = Run {
+        state,
+        st: state.status.clone(),
+        actions: Vec::new(),
+        requeue: None,
+        now,
+        deleted: BTreeSet::new(),
+        expanded: Default::default(),
+    };
     if run.st.created_at.is_none() {
         run.st.created_at = Some(now);
         run.transition(Phase::Pending, "Created", "job created");
-        let exp = state.expansion();
+        let exp = run.expansion();
         if state.job.kind == JobKind::MpiJob {
             let hostfile = env::mpi::hostfile_for(&state.job, &state.extras, &exp.pods, None, &state.config.env);
             let cm = env::mpi::hostfile_config_map(&state.job.namespace, &state.job.name, &hostfile);
             run.actions.push(Action::WriteConfigMap(Box::new(cm)));
         }
-        run.actions.push(Action::ApplyPodGroup(Box::new(exp.pod_group)));
+        run.actions.push(Action::ApplyPodGroup(Box::new(exp.pod_group.clone())));
     }
     step(&mut run, observed);
     if run.st.phase.is_finished() {
@@ -496,7 +523,7 @@ fn step(run: &mut Run<'_>, observed: &Observed) {
     }
     let state = run.state;
     let job = effective_job(&state.job, &run.st);
-    let exp = expansion(&state.job, &state.extras, &run.st);
+    let exp = run.expansion();
     let slots: BTreeSet<&str> = exp.pods.iter().map(|p| p.slot.as_str()).collect();
     let (stale, current): (Vec<&ObservedPod>, Vec<&ObservedPod>) =
         observed.pods.iter().partition(|p| is_stale(&run.st, &slots, p));
@@ -942,7 +969,7 @@ fn finished(run: &mut Run<'_>, observed: &Observed) {
 
 fn count_replicas(run: &mut Run<'_>, observed: &Observed) {
     let job = effective_job(&run.state.job, &run.st);
-    let exp = expansion(&run.state.job, &run.state.extras, &run.st);
+    let exp = run.expansion();
     let slots: BTreeSet<&str> = exp.pods.iter().map(|p| p.slot.as_str()).collect();
     let mut out: BTreeMap<String, ReplicaStatus> =
         job.roles.iter().map(|r| (r.name.clone(), ReplicaStatus::default())).collect();
@@ -961,7 +988,7 @@ fn count_replicas(run: &mut Run<'_>, observed: &Observed) {
 /// Drops policy timers of pods this reconcile made stale, so the next
 /// reconcile on the same observations finds nothing to change.
 fn prune_timers(run: &mut Run<'_>, observed: &Observed) {
-    let exp = expansion(&run.state.job, &run.state.extras, &run.st);
+    let exp = run.expansion();
     let slots: BTreeSet<&str> = exp.pods.iter().map(|p| p.slot.as_str()).collect();
     let stale: BTreeSet<&str> =
         observed.pods.iter().filter(|p| is_stale(&run.st, &slots, p)).map(|p| p.name.as_str()).collect();
@@ -972,7 +999,7 @@ fn prune_timers(run: &mut Run<'_>, observed: &Observed) {
 /// (after every other decision, so one reconcile reaches a fixed point).
 fn write_rank_table(run: &mut Run<'_>, observed: &Observed) {
     let job = effective_job(&run.state.job, &run.st);
-    let exp = expansion(&run.state.job, &run.state.extras, &run.st);
+    let exp = run.expansion();
     let slots: BTreeSet<&str> = exp.pods.iter().map(|p| p.slot.as_str()).collect();
     let current: Vec<&ObservedPod> = observed.pods.iter().filter(|p| !is_stale(&run.st, &slots, p)).collect();
     let npu = job.roles.iter().any(|r| {
