@@ -32,14 +32,15 @@ fn plans(steady_seconds: u64) -> Vec<Plan> {
     out.push(Plan {
         name: "concurrent-100".into(),
         nodes: 100,
-        jobs: (0..100).map(|i| job(&format!("job-{i}"), 1, 8)).collect(),
+        // The seed's "single-node single-chip jobs".
+        jobs: (0..100).map(|i| job(&format!("job-{i}"), 1, 1)).collect(),
         pacing: None,
     });
     let steady = (steady_seconds * 5) as usize;
     out.push(Plan {
         name: "steady-5-per-second".into(),
         nodes: steady,
-        jobs: (0..steady).map(|i| job(&format!("steady-{i}"), 1, 8)).collect(),
+        jobs: (0..steady).map(|i| job(&format!("steady-{i}"), 1, 1)).collect(),
         pacing: Some(Duration::from_millis(200)),
     });
     out

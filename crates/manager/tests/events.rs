@@ -214,6 +214,13 @@ fn the_running_manager_reaches_a_quiet_state_with_a_pending_job() {
     let settled = store.version();
     std::thread::sleep(Duration::from_millis(2000));
     assert_eq!(store.version(), settled, "{:#?}", events(&store));
+    // The status counts the pods the manager itself created after computing it:
+    // the echo of its own creates brought one more reconcile.
+    let key = ringleader_store::ObjectKey::new("kubeflow.org/v1", "PyTorchJob", "default", "demo-pytorch");
+    let job = store.get(&key).expect("read").expect("job");
+    let replicas = &job.object["status"]["ringleader"]["replica_statuses"];
+    let pending: u64 = ["Master", "Worker"].iter().filter_map(|r| replicas[r]["pending"].as_u64()).sum();
+    assert_eq!(pending, 2, "{replicas:#?}");
     tx.send(true).expect("shutdown");
     rt.block_on(manager).expect("join").expect("manager");
 }

@@ -80,7 +80,9 @@ fn selectors_filter_history_and_live() {
     store.create(obj("ConfigMap", "b", "c2")).unwrap();
 
     let names = |w: &mut Watch| -> Vec<String> {
-        std::iter::from_fn(|| w.recv_timeout(Duration::from_millis(50)).ok()).map(|e| e.object.key.name.clone()).collect()
+        std::iter::from_fn(|| w.recv_timeout(Duration::from_millis(50)).ok())
+            .map(|e| e.object.key.name.clone())
+            .collect()
     };
     assert_eq!(names(&mut pods), ["p1", "p2", "p3"]);
     assert_eq!(names(&mut pods_a), ["p1", "p3"]);
