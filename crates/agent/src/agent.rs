@@ -13,10 +13,10 @@ use crate::status::{self, Exit};
 use crate::writer::Write;
 use crate::{command, AgentError};
 use ringleader_api::time;
-use ringleader_store::{Event, EventType, ObjectKey, Stored, Watch};
+use ringleader_store::{Event, EventType, ObjectKey, Store, Stored, Watch};
 use serde_json::Value;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::path::Path;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -88,6 +88,8 @@ pub(crate) struct Agent {
     next_timer: u64,
     writes: mpsc::UnboundedSender<Write>,
     exits_tx: mpsc::UnboundedSender<Exited>,
+    /// Read (never written) for the ConfigMaps a starting pod takes files from.
+    store: Store,
 }
 
 fn uid_of(obj: &Value) -> &str {
@@ -99,6 +101,7 @@ impl Agent {
         cfg: AgentConfig,
         writes: mpsc::UnboundedSender<Write>,
         exits_tx: mpsc::UnboundedSender<Exited>,
+        store: Store,
     ) -> Agent {
         let nodes = cfg
             .nodes
@@ -118,7 +121,32 @@ impl Agent {
             next_timer: 0,
             writes,
             exits_tx,
+            store,
         }
+    }
+
+    /// The files a pod takes from ConfigMaps, read as the pod starts (the
+    /// manager wrote them before it released the pod); a missing one stops
+    /// the start, as `CreateContainerConfigError` does in Kubernetes.
+    fn config_files(&self, ns: &str, obj: &Value) -> Result<BTreeMap<String, String>, (&'static str, String)> {
+        let wanted = pod::config_files(obj).map_err(|m| ("InvalidPod", m))?;
+        let mut out = BTreeMap::new();
+        let ns = if ns.is_empty() { "default" } else { ns };
+        for (path, (map, key)) in wanted {
+            let stored = self
+                .store
+                .get(&ObjectKey::new("v1", "ConfigMap", ns, &map))
+                .map_err(|e| ("CreateContainerConfigError", format!("reading configmap {ns}/{map}: {e}")))?;
+            let content = stored
+                .as_ref()
+                .and_then(|cm| cm.object.pointer("/data").and_then(|d| d.get(&key)).and_then(Value::as_str))
+                .ok_or_else(|| {
+                    let what = if stored.is_some() { format!("has no key {key:?}") } else { "not found".to_string() };
+                    ("CreateContainerConfigError", format!("{path}: configmap {ns}/{map} {what}"))
+                })?;
+            out.insert(path, content.to_string());
+        }
+        Ok(out)
     }
 
     fn write(&self, w: Write) {
@@ -549,7 +577,8 @@ impl Agent {
         let invalid = |m: String| ("InvalidPod", m);
         let (ns, name) = (info.key.namespace.as_str(), info.key.name.as_str());
         let container = pod::first_container(obj, &pod::Placement { node, address }).map_err(invalid)?;
-        let files = pod::files(obj).map_err(invalid)?;
+        let mut files = pod::files(obj).map_err(invalid)?;
+        files.extend(self.config_files(ns, obj)?);
         let dir = sandbox::sandbox_dir(&self.cfg.data_dir, node, ns, name).map_err(invalid)?;
         for path in files.keys() {
             sandbox::in_sandbox(&dir, path).map_err(|e| invalid(format!("annotation {}: {e}", pod::FILES)))?;

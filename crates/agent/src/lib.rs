@@ -143,10 +143,10 @@ pub async fn start(store: Store, config: AgentConfig) -> Result<AgentHandle, Age
 
     let counters = Arc::new(writer::Counters::default());
     let (write_tx, write_rx) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(writer::run(store, write_rx, config.flush_interval, counters.clone()));
+    let writer = tokio::spawn(writer::run(store.clone(), write_rx, config.flush_interval, counters.clone()));
     let (exit_tx, exit_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = watch::channel(false);
-    let mut agent = agent::Agent::new(config, write_tx, exit_tx);
+    let mut agent = agent::Agent::new(config, write_tx, exit_tx, store);
     agent.initial(&feeds.nodes, &feeds.pods);
     tracing::info!(pods = feeds.pods.len(), "agent running");
     let task = tokio::spawn(async move {

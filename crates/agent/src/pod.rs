@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 pub const START: &str = "ringleader.io/start";
 /// JSON object, pod-visible path → content, written into the sandbox.
 pub const FILES: &str = "ringleader.io/files";
+/// Written by the manager: files to take from ConfigMaps of the pod's
+/// namespace, JSON pod path → `<configmap>/<key>` (the rank table).
+pub const CONFIG_FILES: &str = "ringleader.io/config-files";
 /// Simulated runtime: seconds the pod runs.
 pub const DURATION: &str = "ringleader.io/duration";
 /// Written by the agent: the pod's log file.
@@ -206,6 +209,26 @@ pub fn files(pod: &Value) -> Result<BTreeMap<String, String>, String> {
         .map(|(path, content)| match content {
             Value::String(s) => Ok((path.clone(), s.clone())),
             _ => Err(format!("annotation {FILES}: the content of {path:?} must be a string")),
+        })
+        .collect()
+}
+
+/// `ringleader.io/config-files`: pod path → (ConfigMap name, key).
+pub fn config_files(pod: &Value) -> Result<BTreeMap<String, (String, String)>, String> {
+    let Some(raw) = annotation(pod, CONFIG_FILES) else { return Ok(BTreeMap::new()) };
+    let parsed: Value = serde_json::from_str(raw).map_err(|e| format!("annotation {CONFIG_FILES}: not JSON: {e}"))?;
+    let obj = parsed
+        .as_object()
+        .ok_or_else(|| format!("annotation {CONFIG_FILES}: must be a JSON object (path → \"<configmap>/<key>\")"))?;
+    obj.iter()
+        .map(|(path, source)| {
+            let pair = source.as_str().and_then(|s| s.split_once('/')).filter(|(m, k)| !m.is_empty() && !k.is_empty());
+            match pair {
+                Some((map, key)) => Ok((path.clone(), (map.to_string(), key.to_string()))),
+                None => {
+                    Err(format!("annotation {CONFIG_FILES}: {path:?} must name \"<configmap>/<key>\", not {source}"))
+                }
+            }
         })
         .collect()
 }

@@ -136,6 +136,45 @@ async fn env_and_files_point_into_the_sandbox() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_from_configmaps_are_mounted_and_a_missing_one_stops_the_start() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    store
+        .create(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": "rings-config-j", "namespace": NS},
+                       "data": {"hccl.json": "{\"status\":\"completed\",\"server_count\":\"2\"}"}}))
+        .unwrap();
+    let mounted = |name: &str, source: &str| {
+        let mut p = pod(name, "n-0", json!(["/bin/sh", "-c"]));
+        p["spec"]["containers"][0]["args"] = json!([r#"cat "$RANK_TABLE_FILE""#]);
+        p["spec"]["containers"][0]["env"] =
+            json!([{ "name": "RANK_TABLE_FILE", "value": "/user/serverid/devindex/config/hccl.json" }]);
+        let from = json!({ "/user/serverid/devindex/config/hccl.json": source });
+        p["metadata"]["annotations"]["ringleader.io/config-files"] = json!(from.to_string());
+        p
+    };
+    store.create(mounted("p", "rings-config-j/hccl.json")).unwrap();
+    let p = wait_phase(&store, "p", "Succeeded").await;
+    assert_eq!(log_of(&p), "{\"status\":\"completed\",\"server_count\":\"2\"}");
+
+    for (name, source, says) in [
+        ("gone", "rings-config-nope/hccl.json", "configmap ns/rings-config-nope not found"),
+        ("nokey", "rings-config-j/other.json", "has no key \"other.json\""),
+    ] {
+        store.create(mounted(name, source)).unwrap();
+        let p = wait_phase(&store, name, "Failed").await;
+        assert_eq!(p["status"]["reason"], "CreateContainerConfigError");
+        let message = p["status"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{message}");
+    }
+    store.create(mounted("bad", "no-slash")).unwrap();
+    let p = wait_phase(&store, "bad", "Failed").await;
+    assert_eq!(p["status"]["reason"], "InvalidPod");
+    assert!(p["status"]["message"].as_str().unwrap_or_default().contains("ringleader.io/config-files"));
+    agent.stop().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hosts_file_resolves_the_mpi_hostfile_names() {
     let (dir, store) = open();
     let agent = start(&store, config(&dir, 2, Runtime::Process)).await;

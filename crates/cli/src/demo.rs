@@ -119,12 +119,10 @@ async fn drive(client: &Client, data_dir: &Path, timeout: u64) -> Result<()> {
     }
     crate::ctl::print_table(&["POD", "STATUS", "NODE", "ADDRESS", "DEVICES"], &rows);
 
-    println!("\n== hccl.json of demo-ascend (as the pods read it through RANK_TABLE_FILE)");
-    if let Some(p) = seen.values().find(|p| s(p, "/metadata/name").starts_with("demo-ascend")) {
-        let files: serde_json::Map<String, Value> =
-            serde_json::from_str(s(p, "/metadata/annotations/ringleader.io~1files")).unwrap_or_default();
-        if let Some(Value::String(t)) = files.get("/user/serverid/devindex/config/hccl.json") {
-            let v: Value = serde_json::from_str(t)?;
+    println!("\n== hccl.json of demo-ascend (rings-config-demo-ascend; the pods read it through RANK_TABLE_FILE)");
+    if let Some(cm_t) = resources::find("configmaps") {
+        if let Ok(cm) = client.get(cm_t, "default", "rings-config-demo-ascend").await {
+            let v: Value = serde_json::from_str(s(&cm, "/data/hccl.json"))?;
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
     }

@@ -62,12 +62,16 @@ fn ascend_job_meets_through_the_rank_table() {
     let pods: Vec<String> =
         snapshot.iter().filter_map(|x| x["metadata"]["name"].as_str().map(str::to_string)).collect();
     assert_eq!(pods.len(), 2);
-    let pod = &snapshot[0];
-    let files: serde_json::Map<String, Value> =
-        serde_json::from_str(pod["metadata"]["annotations"]["ringleader.io/files"].as_str().expect("files"))
-            .expect("json");
-    let table: Value = serde_json::from_str(files["/user/serverid/devindex/config/hccl.json"].as_str().expect("hccl"))
-        .expect("hccl json");
+    // Each pod takes hccl.json from the job's rings-config ConfigMap.
+    for pod in &snapshot {
+        let from: serde_json::Map<String, Value> = serde_json::from_str(
+            pod["metadata"]["annotations"]["ringleader.io/config-files"].as_str().expect("config-files"),
+        )
+        .expect("json");
+        assert_eq!(from["/user/serverid/devindex/config/hccl.json"], "rings-config-demo-ascend/hccl.json");
+    }
+    let cm = p.get("configmaps", "rings-config-demo-ascend").expect("rings-config ConfigMap");
+    let table: Value = serde_json::from_str(cm["data"]["hccl.json"].as_str().expect("hccl")).expect("hccl json");
     assert_eq!(table["status"], "completed");
     let mut chips = Vec::new();
     for server in table["server_list"].as_array().expect("servers") {

@@ -6,7 +6,7 @@
 
 use crate::cache::{annotation, str_at, Cache};
 use crate::events::{self, Recorder};
-use crate::pods::{self, FILES, START};
+use crate::pods::{self, CONFIG_FILES, FILES, START};
 use crate::{ManagerConfig, ManagerError};
 use ringleader_api::devices::{classify, Family};
 use ringleader_api::model::JobKind;
@@ -399,6 +399,14 @@ fn launch(
         let version = hccl::HcclVersion::for_job(&effective);
         hccl::render(hccl::table(&effective, &exp.pods, &placement, version).as_ref())
     });
+    // The pods read the rank table from the ConfigMap the controller keeps,
+    // when that holds this very table (it is written earlier in the same
+    // reconcile); otherwise each pod gets its own copy, as a fallback.
+    let table_map = hccl::config_map_name(&effective.name);
+    let shared_table = rank_table.as_ref().is_some_and(|table| {
+        let key = ObjectKey::new("v1", "ConfigMap", &effective.namespace, &table_map);
+        cache.get(&key).and_then(|cm| str_at(&cm.object, &["data", "hccl.json"])) == Some(table.as_str())
+    });
     let mut ops = Vec::new();
     for pod in waiting {
         let name = str_at(&pod.object, &["metadata", "name"]).unwrap_or_default();
@@ -407,12 +415,17 @@ fn launch(
             .map(|e| e.env.iter().map(|v| (v.name.clone(), v.value.clone())).collect())
             .unwrap_or_default();
         let mut files: BTreeMap<String, String> = full.get(name).map(|e| e.files.clone()).unwrap_or_default();
+        let mut annotations = serde_json::Map::new();
         if let Some(table) = &rank_table {
-            files.insert(hccl::POD_PATH.to_string(), table.clone());
+            if shared_table {
+                let from = BTreeMap::from([(hccl::POD_PATH, format!("{table_map}/hccl.json"))]);
+                annotations.insert(CONFIG_FILES.into(), json!(serde_json::to_string(&from).unwrap_or_default()));
+            } else {
+                files.insert(hccl::POD_PATH.to_string(), table.clone());
+            }
             vars.push(("RANK_TABLE_FILE".to_string(), hccl::POD_PATH.to_string()));
         }
         let containers = with_env(&pod.object, &vars, effective.kind == JobKind::AscendJob);
-        let mut annotations = serde_json::Map::new();
         annotations.insert(FILES.into(), json!(serde_json::to_string(&files).unwrap_or_default()));
         annotations.insert(START.into(), json!("true"));
         ops.push(Op::Patch {

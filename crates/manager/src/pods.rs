@@ -15,6 +15,11 @@ pub const DEVICES: &str = "ringleader.io/devices";
 pub const START: &str = "ringleader.io/start";
 /// Pod-visible path → content of the files the agent writes in the sandbox.
 pub const FILES: &str = "ringleader.io/files";
+/// Files the agent takes from ConfigMaps of the pod's namespace, as a
+/// ConfigMap volume mount would: JSON, pod path → `<configmap>/<key>`.
+/// The rank table goes this way: one copy in `rings-config-<job>` instead of
+/// one per pod (a 5,000-pod job's table is megabytes).
+pub const CONFIG_FILES: &str = "ringleader.io/config-files";
 /// The job controller's identity of the pod (slot, role, index, generation, version).
 pub const PLAN: &str = "ringleader.io/plan";
 /// Set on pods the scheduler evicted.

@@ -100,11 +100,21 @@ fn ascend_gang_gets_a_completed_rank_table_with_the_chosen_chips() {
     run_pass(&store, now);
     let pods = pods(&store);
     assert_eq!(pods.len(), 2);
+    // One copy of the table, in the ConfigMap; each pod names it instead of carrying it.
+    let cm = store
+        .get(&ObjectKey::new("v1", "ConfigMap", "default", "rings-config-demo-ascend"))
+        .expect("get")
+        .expect("rings-config ConfigMap");
+    let table: Value = serde_json::from_str(cm.object["data"]["hccl.json"].as_str().expect("hccl.json")).expect("json");
     for p in &pods {
         let files: HashMap<String, String> =
             serde_json::from_str(p["metadata"]["annotations"]["ringleader.io/files"].as_str().expect("files"))
                 .expect("json");
-        let table: Value = serde_json::from_str(&files["/user/serverid/devindex/config/hccl.json"]).expect("hccl.json");
+        assert!(!files.contains_key("/user/serverid/devindex/config/hccl.json"), "no per-pod copy");
+        let from: HashMap<String, String> =
+            serde_json::from_str(p["metadata"]["annotations"]["ringleader.io/config-files"].as_str().expect("config"))
+                .expect("json");
+        assert_eq!(from["/user/serverid/devindex/config/hccl.json"], "rings-config-demo-ascend/hccl.json");
         assert_eq!(table["status"], "completed");
         let ranks: usize = table["server_list"]
             .as_array()
