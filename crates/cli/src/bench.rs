@@ -42,6 +42,9 @@ enum BenchWhat {
         /// Length of the steady-5-per-second scenario.
         #[arg(long, default_value_t = 60)]
         steady_seconds: u64,
+        /// Jobs to submit: AscendJobs on Atlas 800T A2 nodes (the seed's), or PyTorchJobs on H100 nodes.
+        #[arg(long, value_enum, default_value = "ascend")]
+        jobs: crate::bench_e2e::JobKind,
     },
 }
 
@@ -78,10 +81,11 @@ fn matches(filters: &[String], name: &str) -> bool {
 pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
     let (output, runs, scenarios) = match args.what {
         BenchWhat::Scheduler { output, runs, scenarios } => (output, runs, scenarios),
-        BenchWhat::E2e { output, scenarios, steady_seconds } => {
+        BenchWhat::E2e { output, scenarios, steady_seconds, jobs } => {
             let rt = tokio::runtime::Runtime::new()?;
             let results = rt.block_on(crate::bench_e2e::run(
                 |n| matches(&scenarios, n),
+                jobs,
                 steady_seconds,
                 matches!(output, Output::Table),
             ))?;

@@ -13,9 +13,43 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+/// The jobs the scenarios submit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum JobKind {
+    /// MindCluster `AscendJob`s on Atlas 800T A2 nodes, as in the seed's table.
+    Ascend,
+    /// Kubeflow `PyTorchJob`s on HGX H100 nodes.
+    Pytorch,
+}
+
+impl JobKind {
+    fn profile(self) -> &'static str {
+        match self {
+            JobKind::Ascend => "atlas-800t-a2",
+            JobKind::Pytorch => "hgx-h100-8",
+        }
+    }
+
+    fn kind(self) -> &'static str {
+        match self {
+            JobKind::Ascend => "AscendJob",
+            JobKind::Pytorch => "PyTorchJob",
+        }
+    }
+
+    /// A job of `pods` pods (one master, the rest workers), `devices` each.
+    fn job(self, name: &str, pods: usize, devices: u32) -> Value {
+        match self {
+            JobKind::Ascend => ascend_job(name, pods, devices),
+            JobKind::Pytorch => job(name, pods, devices),
+        }
+    }
+}
+
 /// One scenario's shape: nodes, and the jobs with how they are submitted.
 struct Plan {
     name: String,
+    kind: JobKind,
     nodes: usize,
     jobs: Vec<Value>,
     /// Time between submissions; `None`: all at once, concurrently.
@@ -23,27 +57,67 @@ struct Plan {
 }
 
 /// The scenarios by name, in report order.
-fn plans(steady_seconds: u64) -> Vec<Plan> {
+fn plans(kind: JobKind, steady_seconds: u64) -> Vec<Plan> {
     let mut out = Vec::new();
     for n in [100usize, 500, 1000, 2000, 5000] {
-        // One gang of n pods, one 8-GPU pod per 8-GPU node.
-        out.push(Plan { name: format!("single-job-{n}"), nodes: n, jobs: vec![job("single", n, 8)], pacing: None });
+        // One gang of n pods, one 8-device pod per 8-device node.
+        let jobs = vec![kind.job("single", n, 8)];
+        out.push(Plan { name: format!("single-job-{n}"), kind, nodes: n, jobs, pacing: None });
     }
     out.push(Plan {
         name: "concurrent-100".into(),
+        kind,
         nodes: 100,
         // The seed's "single-node single-chip jobs".
-        jobs: (0..100).map(|i| job(&format!("job-{i}"), 1, 1)).collect(),
+        jobs: (0..100).map(|i| kind.job(&format!("job-{i}"), 1, 1)).collect(),
         pacing: None,
     });
     let steady = (steady_seconds * 5) as usize;
     out.push(Plan {
         name: "steady-5-per-second".into(),
+        kind,
         nodes: steady,
-        jobs: (0..steady).map(|i| job(&format!("steady-{i}"), 1, 1)).collect(),
+        jobs: (0..steady).map(|i| kind.job(&format!("steady-{i}"), 1, 1)).collect(),
         pacing: Some(Duration::from_millis(200)),
     });
     out
+}
+
+/// An AscendJob of `pods` pods (one Master, the rest Workers) with `chips`
+/// NPUs each, shaped as the Ascend operator requires (container `ascend`,
+/// port `ascendjob-port`, the `ring-controller.atlas` label).
+fn ascend_job(name: &str, pods: usize, chips: u32) -> Value {
+    let role = |replicas: usize| {
+        json!({
+            "replicas": replicas,
+            "restartPolicy": "Never",
+            "template": {
+                "metadata": {"labels": {"ring-controller.atlas": "ascend-910b"}},
+                "spec": {"containers": [{
+                    "name": "ascend",
+                    "image": "bench",
+                    "command": ["sleep", "infinity"],
+                    "ports": [{"containerPort": 2222, "name": "ascendjob-port"}],
+                    "resources": {"limits": {"huawei.com/Ascend910": chips}, "requests": {"huawei.com/Ascend910": chips}},
+                }]},
+            },
+        })
+    };
+    let mut specs = json!({"Master": role(1)});
+    if pods > 1 {
+        specs["Worker"] = role(pods - 1);
+    }
+    json!({
+        "apiVersion": "mindxdl.gitee.com/v1",
+        "kind": "AscendJob",
+        "metadata": {"name": name, "namespace": "default",
+                     "labels": {"framework": "pytorch", "ring-controller.atlas": "ascend-910b"}},
+        "spec": {
+            "schedulerName": "volcano",
+            "runPolicy": {"schedulingPolicy": {"minAvailable": pods, "queue": "default"}},
+            "replicaSpecs": specs,
+        },
+    })
 }
 
 /// A PyTorchJob of `pods` pods (one master, the rest workers) with `gpus`
@@ -77,14 +151,14 @@ fn job(name: &str, pods: usize, gpus: u32) -> Value {
     })
 }
 
-/// `nodes` H100 nodes and the default queue.
-fn cluster_yaml(nodes: usize) -> String {
+/// `nodes` nodes of `profile` and the default queue.
+fn cluster_yaml(nodes: usize, profile: &str) -> String {
     let mut s = String::from(
         "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1}\n",
     );
     for i in 0..nodes {
         s.push_str(&format!(
-            "---\napiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: bench-{i}}}\nspec: {{profile: hgx-h100-8}}\n"
+            "---\napiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: bench-{i}}}\nspec: {{profile: {profile}}}\n"
         ));
     }
     s
@@ -101,9 +175,14 @@ pub struct Measured {
 }
 
 /// Runs the named scenarios (all when `wanted` accepts all).
-pub async fn run(wanted: impl Fn(&str) -> bool, steady_seconds: u64, verbose: bool) -> Result<Vec<Scenario>> {
+pub async fn run(
+    wanted: impl Fn(&str) -> bool,
+    kind: JobKind,
+    steady_seconds: u64,
+    verbose: bool,
+) -> Result<Vec<Scenario>> {
     let mut results = Vec::new();
-    for plan in plans(steady_seconds).into_iter().filter(|p| wanted(&p.name)) {
+    for plan in plans(kind, steady_seconds).into_iter().filter(|p| wanted(&p.name)) {
         if verbose {
             eprintln!("bench e2e: {} ({} nodes, {} jobs)…", plan.name, plan.nodes, plan.jobs.len());
         }
@@ -139,7 +218,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         heartbeat_timeout: 3600.0,
         heartbeat_interval: 600.0,
     };
-    let plane = up::start_with(&args, &cluster_yaml(plan.nodes), "bench cluster").await?;
+    let plane = up::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
     let client = Client::new(&plane.url, &plane.token);
     let result = drive(&client, plan).await;
     plane.stop().await?;
@@ -149,7 +228,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
 async fn drive(client: &Client, plan: &Plan) -> Result<Measured> {
     let node_t = resources::find("nodes").context("nodes type")?;
     let pod_t = resources::find("pods").context("pods type")?;
-    let job_t = resources::job_types().find(|t| t.kind == "PyTorchJob").context("PyTorchJob type")?;
+    let job_t = resources::job_types().find(|t| t.kind == plan.kind.kind()).context("job type")?;
     // Every node registered and ready before the clock starts.
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -275,7 +354,7 @@ impl Stages {
 }
 
 fn pods_of(job: &Value) -> usize {
-    let specs = job.pointer("/spec/pytorchReplicaSpecs").and_then(Value::as_object);
+    let specs = ["/spec/pytorchReplicaSpecs", "/spec/replicaSpecs"].iter().find_map(|p| job.pointer(p)?.as_object());
     specs.into_iter().flatten().filter_map(|(_, r)| r.get("replicas").and_then(Value::as_u64)).sum::<u64>() as usize
 }
 
@@ -326,7 +405,7 @@ mod tests {
 
     #[test]
     fn scenario_names_are_the_issue_s() {
-        let names: Vec<String> = plans(60).into_iter().map(|p| p.name).collect();
+        let names: Vec<String> = plans(JobKind::Ascend, 60).into_iter().map(|p| p.name).collect();
         assert_eq!(
             names,
             [
@@ -339,18 +418,22 @@ mod tests {
                 "steady-5-per-second"
             ]
         );
-        let steady = plans(60).pop().expect("steady");
+        let steady = plans(JobKind::Ascend, 60).pop().expect("steady");
         assert_eq!(steady.jobs.len(), 300, "5 jobs a second for 60 s");
         assert_eq!(steady.pacing, Some(Duration::from_millis(200)));
     }
 
     #[test]
     fn bench_jobs_validate_like_user_yaml() {
-        // Through the checks the API server applies, at the largest size.
-        for n in [1, 3, 5000] {
-            let resource = ringleader_api::Resource::from_value(&job("x", n, 8)).expect("a PyTorchJob");
-            let errors = ringleader_api::validate::validate(&resource);
-            assert!(errors.is_empty(), "{n} pods: {errors:?}");
+        // Through the checks the API server applies, from one chip to the largest gang.
+        for kind in [JobKind::Ascend, JobKind::Pytorch] {
+            for (n, devices) in [(1, 1), (3, 8), (5000, 8)] {
+                let job = kind.job("x", n, devices);
+                assert_eq!(pods_of(&job), n);
+                let resource = ringleader_api::Resource::from_value(&job).expect("a job");
+                let errors = ringleader_api::validate::validate(&resource);
+                assert!(errors.is_empty(), "{kind:?} {n} pods: {errors:?}");
+            }
         }
     }
 
@@ -363,12 +446,13 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_small_gang_is_measured_through_the_api() {
-        let plan = Plan { name: "t".into(), nodes: 4, jobs: vec![job("g", 4, 8)], pacing: None };
-        let m = measure(&plan).await.expect("measured");
-        assert_eq!(m.pods, 4);
-        assert!(m.seconds > 0.0);
-        assert_eq!(pods_of(&job("g", 4, 8)), 4);
-        assert_eq!(m.job_latencies.len(), 1);
+    async fn small_gangs_of_both_kinds_are_measured_through_the_api() {
+        for kind in [JobKind::Ascend, JobKind::Pytorch] {
+            let plan = Plan { name: "t".into(), kind, nodes: 4, jobs: vec![kind.job("g", 4, 8)], pacing: None };
+            let m = measure(&plan).await.expect("measured");
+            assert_eq!(m.pods, 4, "{kind:?}");
+            assert!(m.seconds > 0.0);
+            assert_eq!(m.job_latencies.len(), 1);
+        }
     }
 }

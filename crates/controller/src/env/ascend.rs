@@ -23,10 +23,6 @@ fn coordinator<'a>(ctx: &Ctx<'a>) -> Option<&'a PodPlan> {
     ctx.pods.iter().find(|p| p.role == role)
 }
 
-fn npu_pods(ctx: &Ctx<'_>) -> u32 {
-    ctx.pods.iter().filter(|p| ctx.device_count(p) > 0).count() as u32
-}
-
 fn is_mindie(ctx: &Ctx<'_>) -> bool {
     ctx.job.labels.get("app").is_some_and(|a| a.starts_with("mindie-ms-"))
 }
@@ -35,7 +31,7 @@ fn is_mindie(ctx: &Ctx<'_>) -> bool {
 /// (`sp-block` defaults to the job's chip count, giving 0).
 fn logic_super_pod_id(ctx: &Ctx<'_>, pod: &PodPlan) -> u32 {
     let chips = ctx.device_count(pod);
-    let total = chips.saturating_mul(npu_pods(ctx));
+    let total = chips.saturating_mul(ctx.device_pods());
     let block = ctx.job.topology.sp_block.unwrap_or(total);
     if block == 0 {
         return 0;
@@ -65,7 +61,7 @@ pub(crate) fn common(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
 pub(crate) fn static_env(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
     common(ctx, pod, env);
     let chips = ctx.device_count(pod);
-    let world = chips.saturating_mul(npu_pods(ctx)).to_string();
+    let world = chips.saturating_mul(ctx.device_pods()).to_string();
     let port = ctx.named_port("ascendjob-port").unwrap_or(DEFAULT_PORT).to_string();
     let coord = coordinator(ctx).map(|p| p.name.clone()).unwrap_or_default();
     match ctx.job.framework {

@@ -147,9 +147,27 @@ pub(crate) struct Ctx<'a> {
     pub pods: &'a [PodPlan],
     pub opts: &'a EnvOptions,
     pub placement: Option<&'a Placement>,
+    /// Pods with devices, counted once: every pod's env needs it, and
+    /// counting per pod made a large job's env quadratic.
+    pub device_pods: std::cell::OnceCell<u32>,
 }
 
 impl<'a> Ctx<'a> {
+    pub fn new(
+        job: &'a Job,
+        extras: &'a JobExtras,
+        pods: &'a [PodPlan],
+        opts: &'a EnvOptions,
+        placement: Option<&'a Placement>,
+    ) -> Ctx<'a> {
+        Ctx { job, extras, pods, opts, placement, device_pods: std::cell::OnceCell::new() }
+    }
+
+    /// How many pods of the job have devices.
+    pub fn device_pods(&self) -> u32 {
+        *self.device_pods.get_or_init(|| self.pods.iter().filter(|p| self.device_count(p) > 0).count() as u32)
+    }
+
     pub fn role(&self, pod: &PodPlan) -> Option<&'a Role> {
         self.job.roles.iter().find(|r| r.name == pod.role)
     }
@@ -201,7 +219,7 @@ impl<'a> Ctx<'a> {
 
 /// Env and files that do not depend on placement, per pod name.
 pub fn static_env(job: &Job, extras: &JobExtras, pods: &[PodPlan], opts: &EnvOptions) -> BTreeMap<String, PodEnv> {
-    let ctx = Ctx { job, extras, pods, opts, placement: None };
+    let ctx = Ctx::new(job, extras, pods, opts, None);
     pods.iter().map(|p| (p.name.clone(), one_pod(&ctx, p))).collect()
 }
 
@@ -214,7 +232,7 @@ pub fn placed_env(
     placement: &Placement,
     opts: &EnvOptions,
 ) -> BTreeMap<String, PodEnv> {
-    let ctx = Ctx { job, extras, pods, opts, placement: Some(placement) };
+    let ctx = Ctx::new(job, extras, pods, opts, Some(placement));
     pods.iter()
         .map(|p| {
             let mut env = PodEnv::default();

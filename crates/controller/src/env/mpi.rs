@@ -20,7 +20,7 @@ pub fn hostfile_for(
     placement: Option<&crate::Placement>,
     opts: &super::EnvOptions,
 ) -> String {
-    hostfile(&Ctx { job, extras, pods, opts, placement })
+    hostfile(&Ctx::new(job, extras, pods, opts, placement))
 }
 
 /// The hostfile: one line per worker, `<job>-worker-<i>.<job>.<ns>.svc
