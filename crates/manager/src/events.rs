@@ -253,27 +253,18 @@ pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>, events: Recorder, n
         all.push(op);
         subjects.push(subject);
     }
-    let deleted: Vec<Option<ObjectKey>> = all
-        .iter()
-        .map(|o| match o {
-            Op::Delete { key, .. } => Some(key.clone()),
-            _ => None,
-        })
-        .collect();
-    match store.batch(all.clone()) {
-        Ok(results) => {
-            for (r, d) in results.into_iter().zip(deleted) {
-                match d {
-                    Some(key) => cache.remove(&key, r.resource_version),
-                    None => cache.put(r),
-                };
-            }
-            Ok(())
-        }
+    match jobs::batch(store, cache, all.clone()) {
+        Ok(()) => Ok(()),
         Err(StoreError::Io(e)) => Err(ManagerError::Store(StoreError::Io(e))),
         Err(_) => {
             let event_ops = all.split_off(decisions);
-            let gone: BTreeSet<ObjectKey> = deleted.into_iter().take(decisions).flatten().collect();
+            let gone: BTreeSet<ObjectKey> = all
+                .iter()
+                .filter_map(|o| match o {
+                    Op::Delete { key, .. } => Some(key.clone()),
+                    _ => None,
+                })
+                .collect();
             let before = store.version();
             jobs::write(store, cache, all)?;
             let took_effect = |key: &ObjectKey| {

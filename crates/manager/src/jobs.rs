@@ -303,23 +303,8 @@ pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<(), Manag
     if ops.is_empty() {
         return Ok(());
     }
-    let deletes: Vec<Option<ObjectKey>> = ops
-        .iter()
-        .map(|o| match o {
-            Op::Delete { key, .. } => Some(key.clone()),
-            _ => None,
-        })
-        .collect();
-    match store.batch_shared(ops.clone()) {
-        Ok(results) => {
-            for (r, d) in results.into_iter().zip(deletes) {
-                match d {
-                    Some(key) => cache.remove(&key, r.resource_version),
-                    None => cache.put_shared(r),
-                };
-            }
-            Ok(())
-        }
+    match batch(store, cache, ops.clone()) {
+        Ok(()) => Ok(()),
         Err(StoreError::Io(e)) => Err(ManagerError::Store(StoreError::Io(e))),
         Err(_) => {
             for op in ops {
@@ -343,6 +328,25 @@ pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<(), Manag
             Ok(())
         }
     }
+}
+
+/// One transaction, its results recorded in the cache (shared with the
+/// watch events, not copied); on error nothing was written.
+pub(crate) fn batch(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<(), StoreError> {
+    let deletes: Vec<Option<ObjectKey>> = ops
+        .iter()
+        .map(|o| match o {
+            Op::Delete { key, .. } => Some(key.clone()),
+            _ => None,
+        })
+        .collect();
+    for (r, d) in store.batch_shared(ops)?.into_iter().zip(deletes) {
+        match d {
+            Some(key) => cache.remove(&key, r.resource_version),
+            None => cache.put_shared(r),
+        };
+    }
+    Ok(())
 }
 
 fn is_npu_job(job: &Job) -> bool {
