@@ -5,16 +5,13 @@
 
 mod rough;
 
-use k8s_openapi::api::core::v1::PodSpec;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use ringleader_api::ascend as keys;
 use ringleader_api::model::Job;
-use ringleader_api::{DeviceKind, DeviceRequest};
 use ringleader_scheduler::cluster::Cluster;
 use ringleader_scheduler::place::{place_job, plan, Pending, PodPlacement};
 use ringleader_scheduler::scenarios::{a2_cluster, mixed_cluster, mixed_jobs};
-use rough::rough_cluster;
+use rough::{rough_cluster, rough_min_available, rough_policy, rough_role};
 
 /// What `plan` did before it kept groups: every job on its own.
 fn reference(cluster: &mut Cluster, jobs: &[Job], now: u64) -> (Vec<PodPlacement>, Vec<Pending>) {
@@ -61,52 +58,9 @@ fn mixed_scenario_matches_reference() {
 fn rough_jobs(rng: &mut StdRng, pods: u32) -> Vec<Job> {
     let mut jobs = mixed_jobs(pods);
     for job in &mut jobs {
-        let replicas = job.total_replicas();
-        if rng.gen_bool(0.3) {
-            job.scheduling.min_available = rng.gen_range(0..=replicas);
-        }
-        if let Some(role) = job.roles.first_mut() {
-            if let Some(dev) = role.device.as_mut() {
-                match rng.gen_range(0..20) {
-                    0..=2 => dev.count = rng.gen_range(1..=8),
-                    3 if dev.resource == "nvidia.com/gpu" => {
-                        dev.kind = DeviceKind::GpuShare { milli: rng.gen_range(100..=1000) }
-                    }
-                    4 if dev.resource != "nvidia.com/gpu" => {
-                        *dev = DeviceRequest {
-                            resource: "huawei.com/npu-core".to_string(),
-                            count: rng.gen_range(1..=8),
-                            kind: DeviceKind::DynamicVnpu,
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            if rng.gen_bool(0.2) {
-                let zone = if rng.gen_bool(0.5) { "a" } else { "b" };
-                let selector = [("zone".to_string(), zone.to_string())].into();
-                role.template.spec = Some(PodSpec { node_selector: Some(selector), ..Default::default() });
-            }
-        }
-        match rng.gen_range(0..40) {
-            0 => {
-                job.annotations.insert(keys::SCHEDULE_POLICY.to_string(), "chip4-node8".to_string());
-            }
-            1 => {
-                job.labels.insert(keys::TOR_AFFINITY.to_string(), "large-model-schema".to_string());
-            }
-            2 => {
-                job.labels.insert(keys::TOR_AFFINITY.to_string(), "normal-schema".to_string());
-            }
-            3 => {
-                if let Some(mut second) = job.roles.first().cloned() {
-                    second.name = "extra".to_string();
-                    second.pod_prefix = format!("{}-extra", job.name);
-                    job.roles.push(second);
-                }
-            }
-            _ => {}
-        }
+        rough_min_available(rng, job);
+        rough_role(rng, job, 0.0);
+        rough_policy(job, rng.gen_range(0..40));
     }
     jobs
 }

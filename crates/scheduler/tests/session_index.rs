@@ -14,15 +14,12 @@
 
 mod rough;
 
-use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use ringleader_api::ascend as keys;
 use ringleader_api::model::{Job, NetworkTopologyConstraint};
-use ringleader_api::{DeviceKind, DeviceRequest};
 use ringleader_scheduler::cluster::Cluster;
 use ringleader_scheduler::conf::{Argument, SchedulerConf};
 use ringleader_scheduler::priority::PriorityClasses;
@@ -33,7 +30,7 @@ use ringleader_scheduler::session::{run_traced, Outcome, Snapshot};
 use ringleader_scheduler::vip;
 use ringleader_scheduler::workload::{Running, RunningPod};
 use ringleader_topology::DeviceSet;
-use rough::rough_cluster;
+use rough::{rough_cluster, rough_min_available, rough_policy, rough_role};
 
 /// Runs the snapshot both ways, asserts they agree, and returns the outcome.
 fn assert_same(snapshot: &Snapshot, conf: &SchedulerConf, what: &str) -> Outcome {
@@ -188,10 +185,7 @@ fn rough_running(rng: &mut StdRng, cluster: &Cluster) -> Vec<Running> {
 fn rough_jobs(rng: &mut StdRng, pods: u32, cluster: &Cluster) -> Vec<Job> {
     let mut jobs = mixed_jobs(pods);
     for job in &mut jobs {
-        let replicas = job.total_replicas();
-        if rng.gen_bool(0.3) {
-            job.scheduling.min_available = rng.gen_range(0..=replicas);
-        }
+        rough_min_available(rng, job);
         job.namespace = NAMESPACES.choose(rng).copied().unwrap_or("default").to_string();
         job.scheduling.queue = match rng.gen_range(0..30) {
             0 => "nowhere".to_string(),
@@ -204,49 +198,12 @@ fn rough_jobs(rng: &mut StdRng, pods: u32, cluster: &Cluster) -> Vec<Job> {
             17..=24 => Some("low".to_string()),
             _ => None,
         };
-        if let Some(role) = job.roles.first_mut() {
-            if let Some(dev) = role.device.as_mut() {
-                match rng.gen_range(0..20) {
-                    0..=2 => dev.count = rng.gen_range(1..=8),
-                    3 if dev.resource == "nvidia.com/gpu" => {
-                        dev.kind = DeviceKind::GpuShare { milli: rng.gen_range(100..=1000) }
-                    }
-                    4 if dev.resource != "nvidia.com/gpu" => {
-                        *dev = DeviceRequest {
-                            resource: "huawei.com/npu-core".to_string(),
-                            count: rng.gen_range(1..=8),
-                            kind: DeviceKind::DynamicVnpu,
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            if rng.gen_bool(0.05) {
-                role.device = None;
-            }
-            if rng.gen_bool(0.2) {
-                let zone = if rng.gen_bool(0.5) { "a" } else { "b" };
-                let selector = [("zone".to_string(), zone.to_string())].into();
-                role.template.spec = Some(PodSpec { node_selector: Some(selector), ..Default::default() });
-            }
+        rough_role(rng, job, 0.05);
+        let roll = rng.gen_range(0..60);
+        if rough_policy(job, roll) {
+            continue;
         }
-        match rng.gen_range(0..60) {
-            0 => {
-                job.annotations.insert(keys::SCHEDULE_POLICY.to_string(), "chip4-node8".to_string());
-            }
-            1 => {
-                job.labels.insert(keys::TOR_AFFINITY.to_string(), "large-model-schema".to_string());
-            }
-            2 => {
-                job.labels.insert(keys::TOR_AFFINITY.to_string(), "normal-schema".to_string());
-            }
-            3 => {
-                if let Some(mut second) = job.roles.first().cloned() {
-                    second.name = "extra".to_string();
-                    second.pod_prefix = format!("{}-extra", job.name);
-                    job.roles.push(second);
-                }
-            }
+        match roll {
             4 | 5 => {
                 job.topology.network_topology = Some(NetworkTopologyConstraint {
                     hard: rng.gen_bool(0.5),
