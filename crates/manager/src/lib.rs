@@ -219,10 +219,12 @@ pub fn pass_dirty(
     now: f64,
     dirty: &Dirty,
 ) -> Result<(), ManagerError> {
-    reconcile_all(store, cache, config, timers, now, dirty)?;
+    // Nodes are read once a pass: neither the job controller nor the
+    // scheduler writes them.
+    let views = jobs::node_views(cache);
+    reconcile_all(store, cache, config, timers, now, dirty, &views)?;
     let all = jobs::jobs(cache, config);
     let by_owner = jobs::pods_by_owner(cache);
-    let views = jobs::node_views(cache);
     let result = schedule::schedule(store, cache, &all, &by_owner, &views, &config.scheduler, now)?;
     if let Some(observe) = &config.observe_latency {
         for l in &result.latencies {
@@ -231,7 +233,7 @@ pub fn pass_dirty(
     }
     if result.bound > 0 || result.evicted > 0 {
         let touched = Dirty::Some(result.jobs.iter().cloned().collect());
-        reconcile_all(store, cache, config, timers, now, &touched)?;
+        reconcile_all(store, cache, config, timers, now, &touched, &views)?;
     }
     Ok(())
 }
@@ -243,10 +245,10 @@ fn reconcile_all(
     timers: &mut HashMap<String, f64>,
     now: f64,
     dirty: &Dirty,
+    views: &[jobs::NodeView],
 ) -> Result<(), ManagerError> {
     let all = jobs::jobs(cache, config);
     let by_owner = jobs::pods_by_owner(cache);
-    let views = jobs::node_views(cache);
     let held = jobs::held_devices(cache);
     let mut live = BTreeSet::new();
     for job in &all {
@@ -256,7 +258,7 @@ fn reconcile_all(
         }
         timers.remove(job.uid());
         let pods = by_owner.get(job.uid()).map(Vec::as_slice).unwrap_or_default();
-        if let Some(at) = jobs::reconcile_job(store, cache, job, pods, &views, &held, now)? {
+        if let Some(at) = jobs::reconcile_job(store, cache, job, pods, views, &held, now)? {
             timers.insert(job.uid().to_string(), at);
         }
     }
