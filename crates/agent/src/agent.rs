@@ -47,7 +47,7 @@ enum PodState {
 struct PodEntry {
     uid: String,
     node: String,
-    container: String,
+    container: status::Containers,
     started: Option<f64>,
     state: PodState,
 }
@@ -153,6 +153,15 @@ impl Agent {
         // The writer only stops after the agent does; a failed send means
         // the agent is shutting down and the write no longer matters.
         let _ = self.writes.send(w);
+    }
+
+    /// The containers of a pod as this agent's runtime reports them.
+    fn containers(&self, obj: &Value) -> status::Containers {
+        let runtime = match self.cfg.runtime {
+            Runtime::Process => "process",
+            Runtime::Simulated => "simulated",
+        };
+        status::Containers::of(obj, runtime)
     }
 
     fn write_pod(&self, key: &ObjectKey, uid: &str, patch: Value) {
@@ -437,13 +446,8 @@ impl Agent {
     }
 
     fn track(&mut self, info: &PodInfo, obj: &Value, node: &str, started: Option<f64>, state: PodState) {
-        let entry = PodEntry {
-            uid: info.uid.clone(),
-            node: node.to_string(),
-            container: pod::container_name(obj),
-            started,
-            state,
-        };
+        let entry =
+            PodEntry { uid: info.uid.clone(), node: node.to_string(), container: self.containers(obj), started, state };
         self.pods.insert(info.key.clone(), entry);
     }
 
@@ -479,7 +483,7 @@ impl Agent {
                 Runtime::Process => {
                     let exit = Exit::agent(137, "AgentRestarted", "the agent restarted while the pod ran");
                     let address = self.address_of(node);
-                    let patch = status::terminated(&pod::container_name(obj), &address, started, time::now(), &exit);
+                    let patch = status::terminated(&self.containers(obj), &address, started, time::now(), &exit);
                     self.write_pod(&info.key, &info.uid, patch);
                     self.track(info, obj, node, started, PodState::Finished { delete_sent: false });
                 }
@@ -521,14 +525,14 @@ impl Agent {
         tracing::warn!(pod = %info.key, reason, %message, "pod cannot start");
         let address = self.address_of(node);
         let exit = Exit::agent(128, reason, message);
-        let patch = status::terminated(&pod::container_name(obj), &address, None, time::now(), &exit);
+        let patch = status::terminated(&self.containers(obj), &address, None, time::now(), &exit);
         self.write_pod(&info.key, &info.uid, patch);
         self.track(info, obj, node, None, PodState::Finished { delete_sent: false });
     }
 
     fn start(&mut self, info: &PodInfo, obj: &Value, node: &str) {
         let address = self.address_of(node);
-        let container = pod::container_name(obj);
+        let container = self.containers(obj);
         match self.cfg.runtime {
             Runtime::Simulated => match pod::duration(obj) {
                 Ok(d) => {
@@ -573,7 +577,7 @@ impl Agent {
         obj: &Value,
         node: &str,
         address: &str,
-    ) -> Result<(tokio::process::Child, std::path::PathBuf), (&'static str, String)> {
+    ) -> Result<(process::Running, std::path::PathBuf), (&'static str, String)> {
         let invalid = |m: String| ("InvalidPod", m);
         let (ns, name) = (info.key.namespace.as_str(), info.key.name.as_str());
         let container = pod::first_container(obj, &pod::Placement { node, address }).map_err(invalid)?;

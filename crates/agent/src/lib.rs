@@ -4,11 +4,13 @@
 //!
 //! * registration of the `ringleader.io/v1alpha1 Node` objects and the
 //!   agent's fields in them: heartbeats (`status.ready`,
-//!   `status.lastHeartbeat`) and device health from the faults the CLI
+//!   `status.lastHeartbeat`), the machine's `status.nodeInfo` (served as
+//!   the core v1 Node's) and device health from the faults the CLI
 //!   injects (`status.unhealthyDevices`, `status.networkUnhealthyDevices`);
 //! * the life of every pod bound to those nodes once the job controller
 //!   releases it (`ringleader.io/start`): sandbox, files, hosts file, env,
-//!   process group, log, phase and exit code, graceful deletion — or, with
+//!   process group, log (with a stamp per line), phase, container statuses,
+//!   conditions and exit code, graceful deletion — or, with
 //!   the simulated runtime, a timer per pod with batched status writes;
 //! * node stop/start as a power switch, and the restart rule for pods a
 //!   previous agent left Running.
@@ -118,8 +120,12 @@ async fn blocking<T: Send + 'static>(
 /// existing Node), lists nodes and pods, applies the restart rule to pods
 /// left Running, and starts following the store. Returns once the agent is
 /// running.
-pub async fn start(store: Store, config: AgentConfig) -> Result<AgentHandle, AgentError> {
+pub async fn start(store: Store, mut config: AgentConfig) -> Result<AgentHandle, AgentError> {
     config.validate()?;
+    // Pods run in their sandbox and get its paths in their env: a relative
+    // data dir would name paths that do not exist from there.
+    config.data_dir = std::path::absolute(&config.data_dir)
+        .map_err(|source| AgentError::Io { path: config.data_dir.to_string_lossy().into_owned(), source })?;
     for n in &config.nodes {
         let dir = config.data_dir.join("nodes").join(&n.name);
         std::fs::create_dir_all(&dir)
@@ -127,9 +133,13 @@ pub async fn start(store: Store, config: AgentConfig) -> Result<AgentHandle, Age
     }
     let nodes = config.nodes.clone();
     let s = store.clone();
+    let info = node::system_info_patch(match config.runtime {
+        Runtime::Process => "process",
+        Runtime::Simulated => "simulated",
+    });
     let feeds = blocking(move || {
         for n in &nodes {
-            register(&s, n)?;
+            register(&s, n, &info)?;
         }
         let node_sel = Selector::kind(node::API_VERSION, node::KIND);
         let (node_list, node_version) = s.list(&node_sel)?;
@@ -161,12 +171,13 @@ pub async fn start(store: Store, config: AgentConfig) -> Result<AgentHandle, Age
 }
 
 /// Creates the node's object, or re-registers it keeping what others own.
-fn register(store: &Store, n: &VirtualNode) -> Result<(), AgentError> {
+fn register(store: &Store, n: &VirtualNode, info: &serde_json::Value) -> Result<(), AgentError> {
     let key = node::node_key(&n.name);
     let now = time::now();
     if store.get(&key)?.is_none() {
         let mut obj = node::node_object(n);
         agent::merge(&mut obj, node::heartbeat_patch(now));
+        agent::merge(&mut obj, info.clone());
         match store.create(obj) {
             Ok(_) => return Ok(()),
             Err(StoreError::AlreadyExists(_)) => {}
@@ -175,6 +186,7 @@ fn register(store: &Store, n: &VirtualNode) -> Result<(), AgentError> {
     }
     let existing = store.get(&key)?;
     let mut patch = node::registration_patch(n);
+    agent::merge(&mut patch, info.clone());
     if !existing.as_ref().is_some_and(|s| node::is_stopped(&s.object)) {
         agent::merge(&mut patch, node::heartbeat_patch(now));
     }

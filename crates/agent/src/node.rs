@@ -1,7 +1,7 @@
 //! The `ringleader.io/v1alpha1 Node` objects the agent registers, and the
 //! fields it owns in them (see docs/control-plane.md): `spec.profile`,
 //! `spec.network`, `spec.address`, `metadata.labels`, `status.ready=true`,
-//! `status.lastHeartbeat`, `status.unhealthyDevices`,
+//! `status.lastHeartbeat`, `status.nodeInfo`, `status.unhealthyDevices`,
 //! `status.networkUnhealthyDevices`. `spec.stopped` and
 //! `spec.injectedFaults` belong to the CLI and are only read.
 
@@ -63,6 +63,47 @@ pub fn registration_patch(node: &VirtualNode) -> Value {
 /// Merge patch of one heartbeat at `now` (Unix seconds).
 pub fn heartbeat_patch(now: f64) -> Value {
     json!({ "status": { "ready": true, "lastHeartbeat": now } })
+}
+
+/// One line of a system file, trimmed; empty when unreadable.
+fn read_line(path: &str) -> String {
+    std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// `PRETTY_NAME` of an os-release file's text.
+fn pretty_name(os_release: &str) -> Option<String> {
+    os_release
+        .lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+        .map(|v| v.trim().trim_matches('"').to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// Merge patch of `status.nodeInfo`: what the agent knows of the machine it
+/// runs on and of itself, in the fields of a Kubernetes `NodeSystemInfo`
+/// (the core v1 Node view serves them). The agent stands in for the kubelet
+/// and `runtime` for the container runtime.
+pub fn system_info_patch(runtime: &str) -> Value {
+    let version = env!("CARGO_PKG_VERSION");
+    let os_image = pretty_name(&std::fs::read_to_string("/etc/os-release").unwrap_or_default())
+        .unwrap_or_else(|| std::env::consts::OS.to_string());
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    json!({ "status": { "nodeInfo": {
+        "machineID": read_line("/etc/machine-id"),
+        "systemUUID": read_line("/sys/class/dmi/id/product_uuid"),
+        "bootID": read_line("/proc/sys/kernel/random/boot_id"),
+        "kernelVersion": read_line("/proc/sys/kernel/osrelease"),
+        "osImage": os_image,
+        "containerRuntimeVersion": format!("{runtime}://{version}"),
+        "kubeletVersion": format!("v{version}"),
+        "kubeProxyVersion": "",
+        "operatingSystem": std::env::consts::OS,
+        "architecture": arch,
+    }}})
 }
 
 /// Devices reported broken: (unhealthy, network-unhealthy), sorted, unique.
@@ -150,6 +191,20 @@ mod tests {
         assert!(p["spec"].get("injectedFaults").is_none());
         assert_eq!(p["spec"]["network"]["spine"], Value::Null);
         assert!(p.get("status").is_none());
+    }
+
+    #[test]
+    fn system_info_names_the_agent_and_runtime() {
+        let p = system_info_patch("process");
+        let info = &p["status"]["nodeInfo"];
+        assert_eq!(info["kubeletVersion"], format!("v{}", env!("CARGO_PKG_VERSION")));
+        assert_eq!(info["containerRuntimeVersion"], format!("process://{}", env!("CARGO_PKG_VERSION")));
+        assert!(info["osImage"].as_str().is_some_and(|s| !s.is_empty()));
+        assert_eq!(
+            pretty_name("NAME=x\nPRETTY_NAME=\"Debian GNU/Linux 12\"\n").as_deref(),
+            Some("Debian GNU/Linux 12")
+        );
+        assert_eq!(pretty_name("NAME=x\n"), None);
     }
 
     #[test]

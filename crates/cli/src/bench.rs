@@ -1,7 +1,8 @@
 //! `ringleader bench scheduler`: engine time of the scheduler on the seed's
 //! scenarios (MindCluster's published scheduling-time table) and a mixed
 //! load, without API or runtime in the way; `ringleader bench e2e`: the
-//! same table through the whole control plane ([`crate::bench_e2e`]).
+//! same table through the whole control plane ([`crate::bench_e2e`]);
+//! `ringleader bench api`: list latency over 50,000 pods ([`crate::bench_api`]).
 
 use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::{place_job, plan};
@@ -46,6 +47,9 @@ enum BenchWhat {
         #[arg(long, value_enum, default_value = "ascend")]
         jobs: crate::bench_e2e::JobKind,
     },
+    /// List latency over a large collection (50,000 pods): limit=500 paging,
+    /// kubectl's Table list, an unpaged list.
+    Api(crate::bench_api::BenchApiArgs),
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -81,6 +85,7 @@ fn matches(filters: &[String], name: &str) -> bool {
 pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
     let (output, runs, scenarios) = match args.what {
         BenchWhat::Scheduler { output, runs, scenarios } => (output, runs, scenarios),
+        BenchWhat::Api(args) => return crate::bench_api::run(args),
         BenchWhat::E2e { output, scenarios, steady_seconds, jobs } => {
             let rt = tokio::runtime::Runtime::new()?;
             let results = rt.block_on(crate::bench_e2e::run(

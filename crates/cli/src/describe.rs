@@ -5,7 +5,7 @@
 //! exit codes; nodes their health and who holds which device; everything
 //! ends with the `Events:` about it. Missing fields print as `<none>`.
 
-use crate::ctl::{self, human_duration, since, sort_events, source, table};
+use crate::ctl::{human_duration, since, sort_events, source, table};
 use ringleader_server::ResourceType;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -202,8 +202,26 @@ pub fn job(
         field(&mut out, "Pods", "<none>");
     } else {
         let pod_t = ringleader_server::resources::PODS;
-        let rows: Vec<Vec<String>> = pods.iter().map(|p| ctl::row(pod_t, p, true, false, now)).collect();
-        let _ = writeln!(out, "Pods:\n{}", indent(&table(&ctl::header(pod_t, true, false), &rows), 2));
+        // The server Table's pod columns, wide, so `describe` shows what `get pods -o wide` does.
+        // Plus the devices each pod holds, which is what a topology-aware placement is about.
+        let mut header: Vec<String> =
+            ringleader_server::table::columns(pod_t).iter().map(|c| c.name.to_uppercase()).collect();
+        header.push("DEVICES".into());
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let rows: Vec<Vec<String>> = pods
+            .iter()
+            .map(|p| {
+                let cells = ringleader_server::table::cells(pod_t, p, now);
+                let mut row: Vec<String> =
+                    cells.iter().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_string)).collect();
+                row.push(match s(p, "/metadata/annotations/ringleader.io~1devices") {
+                    "" => "<none>".to_string(),
+                    d => d.to_string(),
+                });
+                row
+            })
+            .collect();
+        let _ = writeln!(out, "Pods:\n{}", indent(&table(&header, &rows), 2));
     }
     let mut about = vec![job];
     about.extend(podgroup);

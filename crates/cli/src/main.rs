@@ -1,19 +1,26 @@
 //! The `ringleader` command: a thin shell over the library crates.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod bench;
+mod bench_api;
 mod bench_e2e;
 mod ctl;
 mod demo;
 mod describe;
+mod get;
+mod jsonpath;
+mod logs;
 mod plan;
+mod printer;
 mod probe;
 mod profiles;
+mod remove;
 mod sim;
 mod up;
 mod validate;
+mod version;
 
 #[derive(Parser)]
 #[command(
@@ -45,32 +52,56 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Create or update objects from files (validated first: all or nothing).
     Apply(ctl::ApplyArgs),
-    /// List objects: jobs, pods, nodes, queues, podgroups, events …
-    Get(ctl::GetArgs),
+    /// List objects: jobs, pods, nodes, queues, podgroups, events … (`get pods,nodes`, `-o jsonpath=…`).
+    Get(get::GetArgs),
     /// Show one object in detail.
-    Describe(ctl::NamedArgs),
-    /// Print a pod's log.
-    Logs(ctl::NamedArgs),
-    /// Delete an object.
-    Delete(ctl::NamedArgs),
+    Describe(ctl::DescribeArgs),
+    /// Print a pod's log (`-c`, `--previous`, `--tail`, `--since`, `-f`, `-l`).
+    Logs(logs::LogsArgs),
+    /// Delete objects by name, by file (`-f`), by selector (`-l`) or all of a type (`--all`).
+    Delete(remove::DeleteArgs),
     /// Per-device allocation of every node (`top nodes`).
-    Top {
-        /// Only `nodes`.
-        #[arg(value_parser = ["nodes"])]
-        what: String,
-        #[command(flatten)]
-        conn: ctl::Conn,
-    },
+    Top(ctl::TopArgs),
     /// Why a job is pending.
-    Explain(ctl::NamedArgs),
+    Explain(ctl::ExplainArgs),
     /// Stop, start or inject faults into a virtual node.
     Node(ctl::NodeArgs),
     /// The probe workload: a real TCP ring all-reduce across a job's ranks.
     Probe(probe::ProbeArgs),
+    /// The client's version and the server's.
+    Version(version::VersionArgs),
+    /// A shell completion script (`source <(ringleader completion bash)`).
+    Completion {
+        /// bash, zsh or fish.
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// The completion script of a shell.
+fn completion(shell: CompletionShell) -> Vec<u8> {
+    let shell = match shell {
+        CompletionShell::Bash => clap_complete::Shell::Bash,
+        CompletionShell::Zsh => clap_complete::Shell::Zsh,
+        CompletionShell::Fish => clap_complete::Shell::Fish,
+    };
+    // Into memory first: the generator panics on a failed write, and stdout may be a closed pipe.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "ringleader", &mut script);
+    script
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `validate` documents 2 for sources it cannot read; every other command fails with 1, as kubectl.
+    let failure = if matches!(cli.command, Command::Validate(_)) { 2 } else { 1 };
     let result = match cli.command {
         Command::Validate(args) => validate::run(args),
         Command::Plan(args) => plan::run(args),
@@ -80,20 +111,27 @@ fn main() -> ExitCode {
         Command::Up(args) => up::run(args).map(|_| 0),
         Command::Demo(args) => demo::run(args).map(|_| 0),
         Command::Apply(args) => ctl::apply(args).map(|_| 0),
-        Command::Get(args) => ctl::get(args).map(|_| 0),
+        Command::Get(args) => get::get(args).map(|_| 0),
         Command::Describe(args) => ctl::describe(args).map(|_| 0),
-        Command::Logs(args) => ctl::logs(args).map(|_| 0),
-        Command::Delete(args) => ctl::delete(args).map(|_| 0),
-        Command::Top { conn, .. } => ctl::top_nodes(conn).map(|_| 0),
+        Command::Logs(args) => logs::logs(args).map(|_| 0),
+        Command::Delete(args) => remove::delete(args).map(|_| 0),
+        Command::Top(args) => ctl::top_nodes(args).map(|_| 0),
         Command::Explain(args) => ctl::explain(args).map(|_| 0),
         Command::Node(args) => ctl::node(args).map(|_| 0),
+        Command::Version(args) => version::version(args).map(|_| 0),
+        Command::Completion { shell } => {
+            let script = completion(shell);
+            printer::emit(&String::from_utf8_lossy(&script)).map(|_| 0)
+        }
         Command::Probe(args) => probe::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
+        // The reader went away (`| head`): a quiet end, as for any filter.
+        Err(err) if printer::is_closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(2)
+            eprintln!("{}", ctl::error_line(&err));
+            ExitCode::from(failure)
         }
     }
 }

@@ -126,7 +126,7 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
 
     let (tx, rx) = tokio::sync::watch::channel(false);
     let mut tasks: Vec<JoinHandle<Result<()>>> = Vec::new();
-    let state = ServerState::new(store.clone(), token.clone(), metrics.clone());
+    let state = ServerState::new(store.clone(), token.clone(), metrics.clone()).with_data_dir(&args.data_dir);
     let mut srx = rx.clone();
     tasks.push(tokio::spawn(async move {
         ringleader_server::serve(listener, state, async move {

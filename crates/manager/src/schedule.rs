@@ -107,7 +107,11 @@ pub fn schedule(
         events::scheduled(&mut recorded, pod, &b.node, &ids);
         ops.push(Op::Patch {
             key: pod.key.clone(),
-            patch: json!({"spec": {"nodeName": b.node}, "metadata": {"annotations": annotations}}),
+            patch: json!({
+                "spec": {"nodeName": b.node},
+                "metadata": {"annotations": annotations},
+                "status": {"conditions": [pod_scheduled(true, None, now)]},
+            }),
             expected: Some(pod.resource_version),
         });
         if let Some(created) = str_at(&pod.object, &["metadata", "creationTimestamp"]).and_then(parse_rfc3339) {
@@ -150,10 +154,46 @@ pub fn schedule(
         }
         if let Some(why) = reasons.get(key.as_str()) {
             events::unschedulable(&mut recorded, cache, w.job, why);
+            ops.extend(w.by_role.values().flatten().filter_map(|p| unschedulable_op(p, why, now)));
         }
     }
     events::write(store, cache, ops, recorded, now)?;
     Ok(pass)
+}
+
+/// A pod's `PodScheduled` condition, as kube-scheduler writes it.
+fn pod_scheduled(bound: bool, why: Option<&str>, now: f64) -> Value {
+    let mut c = json!({"type": "PodScheduled", "status": if bound { "True" } else { "False" },
+                       "lastProbeTime": null, "lastTransitionTime": rfc3339(now)});
+    if let Some(why) = why {
+        c["reason"] = json!("Unschedulable");
+        c["message"] = json!(why);
+    }
+    c
+}
+
+/// Marks a waiting pod unschedulable with the scheduler's explanation, when
+/// that is news (the same message is not written again).
+fn unschedulable_op(pod: &Stored, why: &str, now: f64) -> Option<Op> {
+    if str_at(&pod.object, &["spec", "nodeName"]).is_some_and(|n| !n.is_empty()) {
+        return None;
+    }
+    let current = pod
+        .object
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| c.get("type").and_then(Value::as_str) == Some("PodScheduled")))
+        .and_then(|c| c.get("message"))
+        .and_then(Value::as_str);
+    if current == Some(why) {
+        return None;
+    }
+    Some(Op::Patch {
+        key: pod.key.clone(),
+        patch: json!({"status": {"conditions": [pod_scheduled(false, Some(why), now)]}}),
+        // A binding racing this write wins.
+        expected: Some(pod.resource_version),
+    })
 }
 
 /// The pod object a scheduler pod name (`<prefix>-<i>`) stands for: the

@@ -10,6 +10,9 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 use std::path::Path;
 
+mod requests;
+pub use requests::{list_version, ListOptions, LogOptions, TABLE_ACCEPT};
+
 /// Why a client call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {

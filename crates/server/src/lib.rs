@@ -3,7 +3,9 @@
 //! ([`resources::RESOURCES`]), create/get/list/update/patch/delete/watch with
 //! `Status` errors, validation of job kinds with the same rules as
 //! `ringleader validate`, the all-or-nothing bulk apply behind `apply -f`,
-//! pod logs, bearer-token auth ([`Token`]), Prometheus metrics ([`Metrics`])
+//! `meta.k8s.io` Table answers with kubectl's columns ([`table`]), the
+//! read-only core v1 Node view of ringleader.io Nodes ([`node_view`]),
+//! pod logs with kubelet's options, bearer-token auth ([`Token`]), Prometheus metrics ([`Metrics`])
 //! and an OpenAPI document. [`Client`] is what the CLI talks to it with.
 //!
 //! The server holds no state of its own beyond the metrics: every answer is
@@ -14,11 +16,15 @@ pub mod auth;
 pub mod client;
 mod logs;
 pub mod metrics;
+pub mod node_view;
 mod openapi;
+mod paging;
+pub mod patch;
 pub mod resources;
 mod routes;
 pub mod selector;
 pub mod status;
+pub mod table;
 mod watch;
 
 pub use apply::{ApplyAction, ApplyResult};
@@ -43,13 +49,48 @@ pub struct ServerState {
     // would wait on them forever, so they also watch this flag.
     closing: tokio::sync::watch::Receiver<bool>,
     close: Arc<tokio::sync::watch::Sender<bool>>,
+    /// How often watches that allow bookmarks get one.
+    bookmark_period: std::time::Duration,
+    /// The data dir the agent keeps pod sandboxes (and logs) in.
+    data_dir: Option<Arc<std::path::PathBuf>>,
 }
 
 impl ServerState {
     /// State over an open store.
     pub fn new(store: Store, token: Token, metrics: Metrics) -> ServerState {
         let (close, closing) = tokio::sync::watch::channel(false);
-        ServerState { store, token, metrics, closing, close: Arc::new(close) }
+        ServerState {
+            store,
+            token,
+            metrics,
+            closing,
+            close: Arc::new(close),
+            bookmark_period: watch::DEFAULT_BOOKMARK_PERIOD,
+            data_dir: None,
+        }
+    }
+
+    /// Sets the data dir whose `nodes/<node>/pods/<ns>_<pod>/log` files pod
+    /// logs are read from (without one, a pod's `ringleader.io/log-path`
+    /// is read only when it has that shape).
+    pub fn with_data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> ServerState {
+        self.data_dir = Some(Arc::new(dir.into()));
+        self
+    }
+
+    pub(crate) fn data_dir(&self) -> Option<&std::path::Path> {
+        self.data_dir.as_deref().map(std::path::PathBuf::as_path)
+    }
+
+    /// Sets how often watches with `allowWatchBookmarks=true` get a
+    /// BOOKMARK (default one minute, as kube-apiserver; tests use less).
+    pub fn with_bookmark_period(mut self, period: std::time::Duration) -> ServerState {
+        self.bookmark_period = period;
+        self
+    }
+
+    pub(crate) fn bookmark_period(&self) -> std::time::Duration {
+        self.bookmark_period
     }
 
     /// The store.

@@ -1,6 +1,14 @@
-//! Pod logs: the file the agent named in the pod's `ringleader.io/log-path`
-//! annotation, whole, its last lines, or followed until the pod finishes (or
-//! is deleted) and everything written has been sent.
+//! Pod logs (`GET …/pods/{name}/log`) with kubelet's options: `container`,
+//! `previous`, `sinceSeconds`/`sinceTime`, `timestamps`, `tailLines`,
+//! `limitBytes`, `follow` (until the pod finishes or is deleted and
+//! everything written has been sent).
+//!
+//! The file read is derived from the data dir, the pod's node, namespace and
+//! name (`<data-dir>/nodes/<node>/pods/<ns>_<pod>/log`, the agent's sandbox).
+//! The `ringleader.io/log-path` annotation is user-writable: it is only
+//! consulted when the server was not told the data dir, and only when it
+//! is that same sandbox path. Line stamps come from the agent's `log.times`
+//! beside the log.
 
 use crate::routes::stream_body;
 use crate::status::ApiError;
@@ -8,20 +16,94 @@ use crate::ServerState;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
+use ringleader_api::time::parse_rfc3339;
 use ringleader_store::{ObjectKey, StoreError};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io::SeekFrom;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
 /// Annotation the agent writes with the pod's log file.
 pub const LOG_PATH_ANNOTATION: &str = "ringleader.io/log-path";
+/// Annotation naming the container `kubectl logs` reads when none is given.
+pub const DEFAULT_CONTAINER_ANNOTATION: &str = "kubectl.kubernetes.io/default-container";
+/// Suffix of the agent's file of line stamps beside a log.
+const TIMES_SUFFIX: &str = ".times";
 /// How often a followed log is polled for new bytes.
 const POLL: Duration = Duration::from_millis(100);
 /// Largest chunk sent at once.
 const CHUNK: usize = 64 << 10;
+
+/// The query parameters of a log request.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogOptions {
+    /// `container`.
+    pub container: Option<String>,
+    /// `previous`: the log of the container's previous run.
+    pub previous: bool,
+    /// `sinceSeconds` or `sinceTime`, as a Unix time relative to `now` at parse.
+    pub since: Option<f64>,
+    /// `timestamps`: prefix each line with its RFC 3339 stamp.
+    pub timestamps: bool,
+    /// `tailLines`.
+    pub tail_lines: Option<u64>,
+    /// `limitBytes`.
+    pub limit_bytes: Option<u64>,
+    /// `follow`.
+    pub follow: bool,
+}
+
+impl LogOptions {
+    /// Reads the options of a query at time `now` (Unix seconds).
+    pub fn parse(query: &HashMap<String, String>, now: f64) -> Result<LogOptions, ApiError> {
+        let get = |k: &str| query.get(k).map(String::as_str).filter(|v| !v.is_empty());
+        let flag = |k: &str| -> Result<bool, ApiError> {
+            // A bare `?follow` counts as true, as it always has here.
+            match query.get(k).map(String::as_str) {
+                None | Some("false" | "0") => Ok(false),
+                Some("true" | "1" | "") => Ok(true),
+                Some(v) => Err(ApiError::bad_field(k, format!("{v:?} is not a boolean (true or false)"))),
+            }
+        };
+        let number = |k: &str, min: u64| -> Result<Option<u64>, ApiError> {
+            let Some(v) = get(k) else { return Ok(None) };
+            match v.parse::<u64>() {
+                Ok(n) if n >= min => Ok(Some(n)),
+                _ if min == 0 => Err(ApiError::bad_field(k, format!("{v:?}: must be greater than or equal to 0"))),
+                _ => Err(ApiError::bad_field(k, format!("{v:?}: must be greater than 0"))),
+            }
+        };
+        let since_seconds = number("sinceSeconds", 1)?;
+        let since_time = match get("sinceTime") {
+            None => None,
+            Some(t) => Some(parse_rfc3339(t).ok_or_else(|| {
+                ApiError::bad_field("sinceTime", format!("{t:?} is not an RFC 3339 time (2006-01-02T15:04:05Z)"))
+            })?),
+        };
+        let since = match (since_seconds, since_time) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::bad_field(
+                    "sinceSeconds",
+                    "at most one of `sinceTime` or `sinceSeconds` may be specified",
+                ))
+            }
+            (Some(s), None) => Some(now - s as f64),
+            (None, t) => t,
+        };
+        Ok(LogOptions {
+            container: get("container").map(str::to_string),
+            previous: flag("previous")?,
+            since,
+            timestamps: flag("timestamps")?,
+            tail_lines: number("tailLines", 0)?,
+            limit_bytes: number("limitBytes", 1)?,
+            follow: flag("follow")?,
+        })
+    }
+}
 
 fn pod_key(ns: &str, name: &str) -> ObjectKey {
     ObjectKey::new("v1", "Pod", ns, name)
@@ -31,23 +113,139 @@ fn finished(pod: &Value) -> bool {
     matches!(pod.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"))
 }
 
-/// Byte offset where the last `lines` lines of `data` begin.
-fn tail_offset(data: &[u8], lines: u64) -> usize {
-    if lines == 0 {
-        return data.len();
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The container whose log is asked for, checked as kube-apiserver does.
+fn container_of(pod: &Value, name: &str, asked: Option<&str>) -> Result<String, ApiError> {
+    let names: Vec<&str> = pod
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().map(|c| s(c, "/name")).collect())
+        .unwrap_or_default();
+    if let Some(c) = asked {
+        if !names.contains(&c) {
+            return Err(ApiError::bad_request(format!("container {c} is not valid for pod {name}")));
+        }
+        return Ok(c.to_string());
     }
-    // A final newline ends the last line rather than starting an empty one.
-    let end = if data.last() == Some(&b'\n') { data.len() - 1 } else { data.len() };
-    let mut seen = 0;
-    for i in (0..end).rev() {
-        if data[i] == b'\n' {
-            seen += 1;
-            if seen == lines {
-                return i + 1;
+    match names.as_slice() {
+        [] => Err(ApiError::bad_request(format!("pod {name} does not have a container"))),
+        [one] => Ok(one.to_string()),
+        many => {
+            let pointer = format!("/metadata/annotations/{}", DEFAULT_CONTAINER_ANNOTATION.replace('/', "~1"));
+            match pod.pointer(&pointer).and_then(Value::as_str) {
+                Some(d) if many.contains(&d) => Ok(d.to_string()),
+                _ => Err(ApiError::bad_request(format!(
+                    "a container name must be specified for pod {name}, choose one of: [{}]",
+                    many.join(" ")
+                ))),
             }
         }
     }
-    0
+}
+
+fn plain_name(s: &str) -> bool {
+    !s.is_empty() && s != "." && s != ".." && !s.contains('/') && !s.contains('\0')
+}
+
+/// The tail every pod log path has: `nodes/<node>/pods/<ns>_<pod>/log`
+/// (the agent's sandbox layout).
+fn sandbox_tail(node: &str, ns: &str, pod: &str) -> Option<[String; 5]> {
+    let ns = if ns.is_empty() { "default" } else { ns };
+    if !(plain_name(node) && plain_name(ns) && plain_name(pod)) {
+        return None;
+    }
+    Some(["nodes".into(), node.into(), "pods".into(), format!("{ns}_{pod}"), "log".into()])
+}
+
+fn ends_with(path: &Path, tail: &[String; 5]) -> bool {
+    let parts: Vec<&std::ffi::OsStr> = path.components().map(Component::as_os_str).collect();
+    parts.len() > tail.len() && parts[parts.len() - tail.len()..].iter().zip(tail).all(|(a, b)| *a == b.as_str())
+}
+
+/// The pod's log file: under the data dir when the server knows it; else the
+/// agent's annotation, only when it is that same sandbox path (no `..`, no
+/// symbolic link leading elsewhere).
+fn log_path(data_dir: Option<&Path>, pod: &Value, ns: &str, name: &str) -> Result<PathBuf, ApiError> {
+    let node = s(pod, "/spec/nodeName");
+    let Some(tail) = sandbox_tail(node, ns, name) else {
+        return Err(ApiError::bad_request(format!(
+            "pod {name} has no log: spec.nodeName {node:?} and the pod's name cannot name a sandbox"
+        )));
+    };
+    if let Some(dir) = data_dir {
+        return Ok(tail.iter().fold(dir.to_path_buf(), |p, part| p.join(part)));
+    }
+    let pointer = format!("/metadata/annotations/{}", LOG_PATH_ANNOTATION.replace('/', "~1"));
+    let path = PathBuf::from(s(pod, &pointer));
+    let lexical_ok = !path.as_os_str().is_empty()
+        && path.components().all(|c| matches!(c, Component::RootDir | Component::CurDir | Component::Normal(_)))
+        && ends_with(&path, &tail);
+    let resolved_ok = match std::fs::canonicalize(&path) {
+        Ok(real) => {
+            ends_with(&real, &tail)
+                && real.parent() == path.parent().and_then(|p| std::fs::canonicalize(p).ok()).as_deref()
+        }
+        Err(_) => true,
+    };
+    if lexical_ok && resolved_ok {
+        Ok(path)
+    } else {
+        Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "Forbidden",
+            format!(
+                "pod {name}: annotation {LOG_PATH_ANNOTATION} {:?} is not the pod's sandbox log (…/{})",
+                path.display(),
+                tail.join("/")
+            ),
+        ))
+    }
+}
+
+/// The stamps file beside a log.
+fn times_of(log: &Path) -> PathBuf {
+    let mut name = log.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(TIMES_SUFFIX);
+    log.with_file_name(name)
+}
+
+/// A log's bytes split into lines (each with its `\n`, the last maybe
+/// without), paired with the stamp of each line when the agent wrote one.
+fn lines<'a>(data: &'a [u8], stamps: &'a str) -> Vec<(&'a [u8], Option<&'a str>)> {
+    let mut stamps = stamps.lines();
+    data.split_inclusive(|b| *b == b'\n').map(|line| (line, stamps.next())).collect()
+}
+
+/// The part of a log a request selects: since → tail → timestamps →
+/// limitBytes, in kubelet's order.
+fn render(data: &[u8], stamps: &str, opts: &LogOptions) -> Vec<u8> {
+    let mut selected = lines(data, stamps);
+    if let Some(since) = opts.since {
+        // A line without a stamp cannot be placed in time; it is kept.
+        selected.retain(|(_, stamp)| stamp.and_then(parse_rfc3339).is_none_or(|t| t >= since));
+    }
+    if let Some(n) = opts.tail_lines {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        let skip = selected.len().saturating_sub(n);
+        selected.drain(..skip);
+    }
+    let mut out = Vec::new();
+    for (line, stamp) in selected {
+        if opts.timestamps {
+            if let Some(t) = stamp {
+                out.extend_from_slice(t.as_bytes());
+                out.push(b' ');
+            }
+        }
+        out.extend_from_slice(line);
+    }
+    if let Some(limit) = opts.limit_bytes {
+        out.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    }
+    out
 }
 
 async fn read_from(path: &Path, offset: u64) -> std::io::Result<Vec<u8>> {
@@ -57,7 +255,7 @@ async fn read_from(path: &Path, offset: u64) -> std::io::Result<Vec<u8>> {
         Err(e) => return Err(e),
     };
     let len = file.metadata().await?.len();
-    // A truncated file (log rotated) is read again from its start.
+    // A truncated file (the pod started over) is read again from its start.
     let offset = if len < offset { 0 } else { offset };
     file.seek(SeekFrom::Start(offset)).await?;
     let mut buf = Vec::new();
@@ -65,58 +263,132 @@ async fn read_from(path: &Path, offset: u64) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+async fn read_all(path: &Path) -> Result<Vec<u8>, ApiError> {
+    match tokio::fs::read(path).await {
+        Ok(d) => Ok(d),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(ApiError::internal(format!("cannot read {}: {e}", path.display()))),
+    }
+}
+
+/// What a followed stream still owes: new bytes of the log, stamped when
+/// asked, until `limitBytes` is spent.
+struct Follower {
+    log: PathBuf,
+    times: PathBuf,
+    offset: u64,
+    times_offset: u64,
+    pending_stamps: std::collections::VecDeque<String>,
+    line_start: bool,
+    timestamps: bool,
+    left: Option<u64>,
+}
+
+impl Follower {
+    /// The next piece to send (empty: nothing new yet).
+    async fn next(&mut self) -> std::io::Result<Vec<u8>> {
+        let chunk = read_from(&self.log, self.offset).await?;
+        if chunk.is_empty() {
+            return Ok(chunk);
+        }
+        self.offset += chunk.len() as u64;
+        let mut out = Vec::with_capacity(chunk.len());
+        if self.timestamps {
+            let new = read_from(&self.times, self.times_offset).await?;
+            self.times_offset += new.len() as u64;
+            // Stamps are written before their lines, whole lines at a time.
+            self.pending_stamps.extend(String::from_utf8_lossy(&new).lines().map(str::to_string));
+            for b in &chunk {
+                if self.line_start {
+                    if let Some(t) = self.pending_stamps.pop_front() {
+                        out.extend_from_slice(t.as_bytes());
+                        out.push(b' ');
+                    }
+                }
+                out.push(*b);
+                self.line_start = *b == b'\n';
+            }
+        } else {
+            out = chunk;
+        }
+        if let Some(left) = &mut self.left {
+            let keep = usize::try_from(*left).unwrap_or(usize::MAX).min(out.len());
+            out.truncate(keep);
+            *left -= keep as u64;
+        }
+        Ok(out)
+    }
+
+    fn spent(&self) -> bool {
+        self.left == Some(0)
+    }
+}
+
 /// `GET /api/v1/namespaces/{ns}/pods/{name}/log`.
-pub async fn serve(
-    state: &ServerState,
-    ns: &str,
-    name: &str,
-    follow: bool,
-    tail: Option<u64>,
-) -> Result<Response, ApiError> {
+pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) -> Result<Response, ApiError> {
     let key = pod_key(ns, name);
     let k = key.clone();
     let Some(pod) = state.blocking(move |s| s.get(&k)).await? else {
         return Err(StoreError::NotFound(key).into());
     };
-    let pointer = format!("/metadata/annotations/{}", LOG_PATH_ANNOTATION.replace('/', "~1"));
-    let Some(path) = pod.object.pointer(&pointer).and_then(Value::as_str).map(PathBuf::from) else {
+    let pod = pod.object;
+    let container = container_of(&pod, name, opts.container.as_deref())?;
+    let first = s(&pod, "/spec/containers/0/name");
+    if opts.previous {
+        // The agent never restarts a container in place: a restart is a new pod.
         return Err(ApiError::bad_request(format!(
-            "pod {ns}/{name} has no log yet: it has not been started on a node (no {LOG_PATH_ANNOTATION} annotation)"
-        ))
-        .with_object("Pod", name));
-    };
-    let data = match tokio::fs::read(&path).await {
-        Ok(d) => d,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(ApiError::internal(format!("cannot read {}: {e}", path.display()))),
-    };
-    let start = tail.map(|n| tail_offset(&data, n)).unwrap_or(0);
-    let head = Bytes::copy_from_slice(&data[start..]);
-    let headers = [(CONTENT_TYPE, "text/plain; charset=utf-8")];
-    if !follow {
-        return Ok((headers, head).into_response());
+            "previous terminated container {container:?} in pod {name:?} not found"
+        )));
     }
+    let status = pod
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| s(c, "/name") == container));
+    let waiting = status.map(|c| s(c, "/state/waiting/reason")).filter(|r| !r.is_empty());
+    let never_started = s(&pod, "/spec/nodeName").is_empty() || status.is_none();
+    if container != first || waiting.is_some() || (never_started && !finished(&pod)) {
+        let reason = waiting.unwrap_or("ContainerCreating");
+        return Err(ApiError::bad_request(format!(
+            "container {container:?} in pod {name:?} is waiting to start: {reason}"
+        )));
+    }
+    let path = log_path(state.data_dir(), &pod, ns, name)?;
+    let times = times_of(&path);
+    let data = read_all(&path).await?;
+    let stamps = String::from_utf8_lossy(&read_all(&times).await?).into_owned();
+    let head = render(&data, &stamps, &opts);
+    let headers = [(CONTENT_TYPE, "text/plain; charset=utf-8")];
+    if !opts.follow || opts.limit_bytes.is_some_and(|l| head.len() as u64 >= l) {
+        return Ok((headers, Bytes::from(head)).into_response());
+    }
+    let mut follower = Follower {
+        times_offset: stamps.len() as u64,
+        pending_stamps: stamps.lines().skip(lines(&data, "").len()).map(str::to_string).collect(),
+        log: path,
+        times,
+        offset: data.len() as u64,
+        line_start: data.last().is_none_or(|b| *b == b'\n'),
+        timestamps: opts.timestamps,
+        left: opts.limit_bytes.map(|l| l - head.len() as u64),
+    };
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
-    let offset = data.len() as u64;
     let mut closing = state.closing.clone();
     let state = state.clone();
     tokio::spawn(async move {
-        if !head.is_empty() && tx.send(head).await.is_err() {
+        if !head.is_empty() && tx.send(Bytes::from(head)).await.is_err() {
             return;
         }
-        let mut offset = offset;
         let mut last_round = false;
         loop {
-            let chunk = match read_from(&path, offset).await {
+            let chunk = match follower.next().await {
                 Ok(c) => c,
                 Err(e) => {
-                    tracing::warn!(path = %path.display(), "log follow stopped: {e}");
+                    tracing::warn!(path = %follower.log.display(), "log follow stopped: {e}");
                     return;
                 }
             };
             if !chunk.is_empty() {
-                offset += chunk.len() as u64;
-                if tx.send(Bytes::from(chunk)).await.is_err() {
+                if tx.send(Bytes::from(chunk)).await.is_err() || follower.spent() {
                     return;
                 }
                 continue;
@@ -149,16 +421,4 @@ pub async fn serve(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::tail_offset;
-
-    #[test]
-    fn tail_counts_lines_from_the_end() {
-        let d = b"a\nb\nc\n";
-        assert_eq!(&d[tail_offset(d, 2)..], b"b\nc\n");
-        assert_eq!(&d[tail_offset(d, 10)..], b"a\nb\nc\n");
-        assert_eq!(&d[tail_offset(d, 0)..], b"");
-        let d = b"a\nb\nc";
-        assert_eq!(&d[tail_offset(d, 1)..], b"c");
-    }
-}
+mod tests;

@@ -3,10 +3,12 @@
 //! and `/apis/{group}/{version}/namespaces/{ns}/{plural}` overlap, and one
 //! parser gives every unknown path the same `NotFound` Status.
 
+use crate::paging::{encode_continue, ListParams};
+use crate::patch::{self as patches, PatchType};
 use crate::resources::{self, ResourceType, PODS};
 use crate::selector::ObjectSelector;
-use crate::status::ApiError;
-use crate::{apply, auth, logs, openapi, watch, ServerState};
+use crate::status::{ApiError, Cause};
+use crate::{apply, auth, logs, node_view, openapi, watch, ServerState};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
@@ -16,7 +18,7 @@ use axum::routing::get;
 use axum::Router;
 use ringleader_api::time::now_rfc3339;
 use ringleader_api::{check_documents, Document};
-use ringleader_store::{merge_patch, ObjectKey, Selector, StoreError, Stored};
+use ringleader_store::{ObjectKey, Op, Selector, StoreError, Stored};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
@@ -108,9 +110,9 @@ async fn api(State(state): State<ServerState>, request: Request) -> Response {
     let query: HashMap<String, String> =
         axum::extract::Query::<HashMap<String, String>>::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
     let format = OutputFormat::of(&parts.headers, &query);
-    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+    let bytes = match read_body(body, MAX_BODY).await {
         Ok(b) => b,
-        Err(e) => return ApiError::bad_request(format!("cannot read the request body: {e}")).into_response(),
+        Err(e) => return e.into_response(),
     };
     let req = Req { method: parts.method, path, query, headers: parts.headers, body: bytes, format };
     let (method, path) = (req.method.clone(), req.path.clone());
@@ -122,6 +124,17 @@ async fn api(State(state): State<ServerState>, request: Request) -> Response {
             }
             e.into_response()
         }
+    }
+}
+
+/// The whole body, or 413 once it passes `limit` bytes (a declared
+/// Content-Length over the limit is refused before reading).
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::too_large(limit)),
+        Err(e) => Err(ApiError::bad_request(format!("cannot read the request body: {e}"))),
     }
 }
 
@@ -147,6 +160,27 @@ impl Req {
         self.headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("")
     }
 
+    /// `dryRun=All`: true; absent: false; any other value is refused with
+    /// the options kind of the verb named, as kube-apiserver does.
+    fn dry_run(&self, options: &str) -> Result<bool, ApiError> {
+        match self.param("dryRun") {
+            None | Some("") => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => {
+                let message = format!("Unsupported value: []string{{{other:?}}}: supported values: \"All\"");
+                let mut e = ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "Invalid",
+                    format!("{options}.meta.k8s.io \"\" is invalid: dryRun: {message}"),
+                );
+                e.kind = Some(format!("{options}.meta.k8s.io"));
+                e.name = Some(String::new());
+                e.causes.push(Cause { field: "dryRun".into(), message, reason: "FieldValueNotSupported".into() });
+                Err(e)
+            }
+        }
+    }
+
     fn u64_param(&self, name: &str) -> Result<Option<u64>, ApiError> {
         match self.param(name) {
             None | Some("") => Ok(None),
@@ -159,6 +193,9 @@ impl Req {
 }
 
 async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
+    if let Some(answer) = core_node(state, &req).await {
+        return answer;
+    }
     let target = parse_path(&req.path)?;
     let m = req.method.clone();
     match target {
@@ -167,24 +204,28 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
             apply::bulk(state, &req.body, req.param("source"), namespace).await
         }
         Target::Log { ns, name } if m == Method::GET => {
-            let follow = req.flag("follow");
-            let tail = req.u64_param("tailLines")?;
-            logs::serve(state, &ns, &name, follow, tail).await
+            let options = logs::LogOptions::parse(&req.query, ringleader_api::time::now())?;
+            logs::serve(state, &ns, &name, options).await
         }
         Target::Collection { rt, ns } if m == Method::GET => {
             let selector = ObjectSelector::parse(req.param("labelSelector"), req.param("fieldSelector"))
                 .map_err(ApiError::bad_request)?;
             if req.flag("watch") {
-                let from = req.u64_param("resourceVersion")?.filter(|v| *v > 0);
-                let timeout = req.u64_param("timeoutSeconds")?.map(std::time::Duration::from_secs);
-                return watch::serve(state, rt, ns, selector, from, timeout).await;
+                let options = watch::Options::parse(&req.query)?;
+                return watch::serve_as(state, rt, ns, selector, options, watch::View::of(req.format)).await;
             }
-            list(state, rt, ns, &selector, req.format).await
+            let params = ListParams::parse(&req.query, rt.api_version, rt.kind)?;
+            list(state, rt, ns, &selector, params, req.format).await
         }
         Target::Collection { rt, ns } if m == Method::POST => {
+            let dry = req.dry_run("CreateOptions")?;
             let object = parse_body(&req)?;
             let object = prepare(rt, ns.as_deref(), None, object)?;
             validate(rt, &object)?;
+            if dry {
+                let out = dry_run(state, Op::Create(object)).await?;
+                return Ok(req.format.respond(StatusCode::CREATED, &out));
+            }
             let stored = state.blocking(move |s| s.create(object)).await?;
             Ok(req.format.respond(StatusCode::CREATED, &stored.object))
         }
@@ -199,10 +240,11 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                     }
                 }
                 Method::PUT => {
+                    let dry = req.dry_run("UpdateOptions")?;
                     let object = parse_body(&req)?;
                     let object = prepare(rt, Some(&ns), Some(&name), object)?;
                     validate(rt, &object)?;
-                    let stored = replace(state, key, object).await?;
+                    let stored = replace(state, key, object, dry).await?;
                     Ok(req.format.respond(StatusCode::OK, &stored.object))
                 }
                 Method::PATCH => patch(state, rt, key, &req).await,
@@ -214,6 +256,28 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     }
 }
 
+/// `/api/v1/nodes`: the read-only core view of the ringleader.io Nodes.
+async fn core_node(state: &ServerState, req: &Req) -> Option<Result<Response, ApiError>> {
+    let name = match req.path.trim_matches('/').split('/').collect::<Vec<_>>().as_slice() {
+        ["api", "v1", "nodes"] => None,
+        ["api", "v1", "nodes", name] if !name.is_empty() => Some(name.to_string()),
+        _ => return None,
+    };
+    let name = name.as_deref();
+    Some(match (&req.method, name) {
+        (&Method::GET, Some(name)) => node_view::get(state, name, req.format).await,
+        (&Method::GET, None) => match ObjectSelector::parse(req.param("labelSelector"), req.param("fieldSelector")) {
+            Err(e) => Err(ApiError::bad_request(e)),
+            Ok(selector) if req.flag("watch") => match watch::Options::parse(&req.query) {
+                Ok(options) => node_view::watch(state, selector, options, req.format).await,
+                Err(e) => Err(e),
+            },
+            Ok(selector) => node_view::list(state, &selector, req.format).await,
+        },
+        (m, name) => Err(node_view::read_only(m.as_str(), name)),
+    })
+}
+
 /// Store selector of a resource type, in one namespace or all.
 pub(crate) fn store_selector(rt: &ResourceType, ns: Option<&str>) -> Selector {
     let sel = Selector::kind(rt.api_version, rt.kind);
@@ -223,20 +287,70 @@ pub(crate) fn store_selector(rt: &ResourceType, ns: Option<&str>) -> Selector {
     }
 }
 
+/// Runs one write as a dry run and answers the object it would leave. A
+/// create's answer has no resourceVersion (none was taken); other writes
+/// keep the version the object has now, since nothing changed.
+async fn dry_run(state: &ServerState, op: Op) -> Result<Value, ApiError> {
+    let current = match &op {
+        Op::Create(_) => None,
+        Op::Update(o) | Op::Apply(o) => ObjectKey::of(o).ok(),
+        Op::Patch { key, .. } | Op::Delete { key, .. } => Some(key.clone()),
+    };
+    let (mut out, version) = state
+        .blocking(move |s| {
+            let version = match &current {
+                Some(key) => s.get(key)?.map(|c| c.resource_version),
+                None => None,
+            };
+            Ok((s.dry_run(vec![op])?, version))
+        })
+        .await?;
+    let mut object = out.pop().map(|s| s.object).unwrap_or(Value::Null);
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        match version {
+            Some(v) => meta.insert("resourceVersion".into(), json!(v.to_string())),
+            None => meta.remove("resourceVersion"),
+        };
+    }
+    Ok(object)
+}
+
+/// A list, one page at a time when `limit` is set: `metadata.continue`
+/// resumes after the page's last key; label and field selectors filter
+/// within the store's scan, so a page holds up to `limit` matches.
 async fn list(
     state: &ServerState,
     rt: &'static ResourceType,
     ns: Option<String>,
     selector: &ObjectSelector,
+    params: ListParams,
     format: OutputFormat,
 ) -> Result<Response, ApiError> {
     let sel = store_selector(rt, ns.as_deref());
-    let (items, version) = state.blocking(move |s| s.list(&sel)).await?;
-    let items: Vec<Value> = items.into_iter().map(|s| s.object).filter(|o| selector.matches(o)).collect();
+    let filter = selector.clone();
+    let after = params.after.as_ref().map(|(_, key)| key.clone());
+    let limit = params.limit;
+    let page = state
+        .blocking(move |s| s.list_page(&sel, after.as_ref(), limit, |o| filter.is_empty() || filter.matches(o)))
+        .await?;
+    if params.after.is_none() {
+        params.check_version(page.version)?;
+    }
+    // Every page of one list reports the version its first page was read at.
+    let version = params.after.as_ref().map_or(page.version, |(v, _)| *v);
+    let mut metadata = Map::new();
+    metadata.insert("resourceVersion".into(), json!(version.to_string()));
+    if let Some(next) = &page.next {
+        metadata.insert("continue".into(), json!(encode_continue(version, next)));
+        if let Some(remaining) = page.remaining {
+            metadata.insert("remainingItemCount".into(), json!(remaining));
+        }
+    }
+    let items: Vec<Value> = page.items.into_iter().map(|s| s.object).collect();
     let list = json!({
         "apiVersion": rt.api_version,
         "kind": format!("{}List", rt.kind),
-        "metadata": {"resourceVersion": version.to_string()},
+        "metadata": metadata,
         "items": items,
     });
     Ok(format.respond(StatusCode::OK, &list))
@@ -396,7 +510,8 @@ pub(crate) fn validate(rt: &ResourceType, object: &Value) -> Result<(), ApiError
         return Ok(());
     }
     let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-    Err(ApiError::invalid(rt.kind, name, &errors))
+    let kind = if rt.group.is_empty() { rt.kind.to_string() } else { format!("{}.{}", rt.kind, rt.group) };
+    Err(ApiError::invalid(&kind, name, &errors))
 }
 
 /// Keeps the stored `status` when a replacing object carries none: users
@@ -415,7 +530,7 @@ pub(crate) fn carry_status(existing: Option<&Value>, object: &mut Value) {
 /// none. Without a resourceVersion in the body the write is pinned to the
 /// version whose status was carried over, and retried if that one moved on,
 /// so a status written meanwhile is never rolled back.
-async fn replace(state: &ServerState, key: ObjectKey, object: Value) -> Result<Stored, ApiError> {
+async fn replace(state: &ServerState, key: ObjectKey, object: Value, dry: bool) -> Result<Stored, ApiError> {
     let pinned = object.pointer("/metadata/resourceVersion").is_some_and(|v| !v.is_null());
     for _ in 0..8 {
         let k = key.clone();
@@ -429,76 +544,107 @@ async fn replace(state: &ServerState, key: ObjectKey, object: Value) -> Result<S
                 meta.insert("resourceVersion".into(), json!(existing.resource_version.to_string()));
             }
         }
+        if dry {
+            let version = existing.resource_version;
+            let object = dry_run(state, Op::Update(object)).await?;
+            return Ok(Stored { key, resource_version: version, object });
+        }
         match state.blocking(move |s| s.update(object)).await {
             Err(e) if e.reason == "Conflict" && !pinned => continue,
             other => return other,
         }
     }
-    Err(ApiError::new(StatusCode::CONFLICT, "Conflict", format!("{key}: changed too often while replacing; retry")))
+    Err(ApiError::conflict(&crate::status::Resource::of_key(&key), &key.name))
 }
 
+/// Whether a resource is one of Kubernetes' own kinds, which take strategic
+/// merge patches; custom resources refuse them as kube-apiserver does.
+fn builtin(rt: &ResourceType) -> bool {
+    matches!(rt.group, "" | "apps" | "batch" | "scheduling.k8s.io")
+}
+
+/// PATCH in any of its four formats. Every format reads the object, patches
+/// it, validates the result as a create would, and writes it only if the
+/// object did not change meanwhile (retrying then, unless the patch itself
+/// named a resourceVersion, which is a precondition as in Kubernetes).
 async fn patch(
     state: &ServerState,
     rt: &'static ResourceType,
     key: ObjectKey,
     req: &Req,
 ) -> Result<Response, ApiError> {
-    let ct = req.content_type().to_ascii_lowercase();
-    if ct.starts_with("application/apply-patch") {
+    let dry = req.dry_run("PatchOptions")?;
+    let accepted = if builtin(rt) { patches::BUILTIN_PATCH_TYPES } else { patches::CUSTOM_PATCH_TYPES };
+    let kind = match PatchType::of(req.content_type()) {
+        Some(PatchType::Strategic) if !builtin(rt) => None,
+        other => other,
+    };
+    let Some(kind) = kind else {
+        return Err(ApiError::unsupported_patch(req.content_type(), accepted));
+    };
+    if kind == PatchType::Apply {
         let object = parse_body(req)?;
         let mut object = prepare(rt, Some(key.namespace.as_str()).filter(|_| rt.namespaced), Some(&key.name), object)?;
         validate(rt, &object)?;
         let k = key.clone();
         let existing = state.blocking(move |s| s.get(&k)).await?;
         carry_status(existing.as_ref().map(|e| &e.object), &mut object);
-        let stored = state.blocking(move |s| s.apply(object)).await?;
         let code = if existing.is_some() { StatusCode::OK } else { StatusCode::CREATED };
+        if dry {
+            return Ok(req.format.respond(code, &dry_run(state, Op::Apply(object)).await?));
+        }
+        let stored = state.blocking(move |s| s.apply(object)).await?;
         return Ok(req.format.respond(code, &stored.object));
     }
-    if ct.starts_with("application/json-patch") {
-        return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "UnsupportedMediaType",
-            "JSON patch (RFC 6902) is not supported: send application/merge-patch+json",
-        ));
+    let body: Value =
+        serde_json::from_slice(&req.body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?;
+    match (kind, &body) {
+        (PatchType::Json, Value::Array(_)) | (PatchType::Merge | PatchType::Strategic, Value::Object(_)) => {}
+        (PatchType::Json, _) => return Err(ApiError::bad_field("body", "a JSON patch must be a list of operations")),
+        _ => return Err(ApiError::bad_field("body", "a merge patch must be a JSON object")),
     }
-    let mut body: Value = serde_json::from_slice(&req.body)
-        .map_err(|e| ApiError::bad_field("body", format!("not a valid JSON merge patch: {e}")))?;
-    let Some(map) = body.as_object_mut() else {
-        return Err(ApiError::bad_field("body", "a merge patch must be a JSON object"));
-    };
-    // A resourceVersion in the patch is a precondition, as in Kubernetes.
-    let mut expected = None;
-    if let Some(Value::Object(meta)) = map.get_mut("metadata") {
-        if let Some(rv) = meta.remove("resourceVersion") {
-            let text = rv.as_str().map(str::to_string).unwrap_or_else(|| rv.to_string());
-            expected = Some(text.parse::<u64>().map_err(|_| {
-                ApiError::bad_field("metadata.resourceVersion", format!("{text:?} is not a resource version"))
-            })?);
-        }
-    }
-    let touches_spec = map.contains_key("spec") || map.contains_key("metadata");
-    if !(rt.job && touches_spec) {
-        let stored = state.blocking(move |s| s.patch(&key, &body, expected)).await?;
-        return Ok(req.format.respond(StatusCode::OK, &stored.object));
-    }
-    // Validate the patched job, then write only if nothing changed since it was read.
+    let resource = crate::status::Resource::of_key(&key);
     for _ in 0..8 {
         let k = key.clone();
         let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
             return Err(StoreError::NotFound(key).into());
         };
-        let mut merged = current.object.clone();
-        merge_patch(&mut merged, &body);
-        validate(rt, &merged)?;
-        let (k, b) = (key.clone(), body.clone());
-        let version = expected.unwrap_or(current.resource_version);
-        match state.blocking(move |s| s.patch(&k, &b, Some(version))).await {
-            Err(e) if e.reason == "Conflict" && expected.is_none() => continue,
+        let patched = match kind {
+            PatchType::Json => patches::json_patch(&current.object, &body),
+            PatchType::Strategic => patches::strategic_merge(&current.object, &body),
+            _ => Ok(patches::merge_patch(&current.object, &body)),
+        };
+        let mut patched = patched.map_err(|e| {
+            let mut err = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e.clone());
+            err.causes.push(Cause { field: "patch".into(), message: e, reason: "FieldValueInvalid".into() });
+            err.with_object(rt.kind, &key.name)
+        })?;
+        // Identity is not the patch's to change: put it back, as the store does.
+        for pointer in ["/apiVersion", "/kind", "/metadata/name", "/metadata/namespace"] {
+            if let (Some(slot), Some(was)) = (patched.pointer_mut(pointer), current.object.pointer(pointer)) {
+                *slot = was.clone();
+            }
+        }
+        // A resourceVersion the patch left different from the stored one is
+        // a precondition that failed.
+        let claimed = patched.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(str::to_string);
+        let pinned = claimed.as_deref().is_some_and(|c| c != current.resource_version.to_string());
+        if pinned {
+            return Err(ApiError::conflict(&resource, &key.name));
+        }
+        if let Some(meta) = patched.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), json!(current.resource_version.to_string()));
+        }
+        validate(rt, &patched)?;
+        if dry {
+            return Ok(req.format.respond(StatusCode::OK, &dry_run(state, Op::Update(patched)).await?));
+        }
+        match state.blocking(move |s| s.update(patched)).await {
+            Err(e) if e.reason == "Conflict" => continue,
             other => return other.map(|stored| req.format.respond(StatusCode::OK, &stored.object)),
         }
     }
-    Err(ApiError::new(StatusCode::CONFLICT, "Conflict", format!("{key}: changed too often while patching; retry")))
+    Err(ApiError::conflict(&resource, &key.name))
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
@@ -511,6 +657,13 @@ async fn delete(
     key: ObjectKey,
     req: &Req,
 ) -> Result<Response, ApiError> {
+    let dry = req.dry_run("DeleteOptions")?
+        || serde_json::from_slice::<Value>(&req.body).ok().and_then(|o| o.get("dryRun").cloned())
+            == Some(json!(["All"]));
+    if dry {
+        let out = dry_run(state, Op::Delete { key, expected: None }).await?;
+        return Ok(req.format.respond(StatusCode::OK, &out));
+    }
     let mut grace = req.u64_param("gracePeriodSeconds")?;
     if grace.is_none() && !req.body.is_empty() {
         // kubectl sends DeleteOptions in the body.
@@ -566,16 +719,26 @@ async fn delete(
     Ok(req.format.respond(StatusCode::OK, &stored.object))
 }
 
-/// JSON, or YAML when asked for with `?output=yaml` or `Accept: application/yaml`.
+/// JSON, or YAML when asked for with `?output=yaml` or `Accept: application/yaml`,
+/// or a `meta.k8s.io` Table when `Accept` asks `as=Table` (kubectl's `get`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OutputFormat {
     Json,
     Yaml,
+    /// `include` is `None` when `?includeObject=` names no known value.
+    Table {
+        version: &'static str,
+        include: Option<crate::table::IncludeObject>,
+    },
 }
 
 impl OutputFormat {
     fn of(headers: &HeaderMap, query: &HashMap<String, String>) -> OutputFormat {
         let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("");
+        if let Some(version) = crate::table::requested_version(accept) {
+            let include = crate::table::IncludeObject::parse(query.get("includeObject").map(String::as_str)).ok();
+            return OutputFormat::Table { version, include };
+        }
         let yaml = query.get("output").is_some_and(|o| o.eq_ignore_ascii_case("yaml"))
             || (accept.contains("yaml") && !accept.contains("json"));
         if yaml {
@@ -588,6 +751,13 @@ impl OutputFormat {
     pub(crate) fn respond(self, code: StatusCode, value: &Value) -> Response {
         match self {
             OutputFormat::Json => (code, axum::Json(value)).into_response(),
+            OutputFormat::Table { version, include } => match include {
+                Some(include) => {
+                    let now = ringleader_api::time::now();
+                    (code, axum::Json(crate::table::render(value, include, version, now))).into_response()
+                }
+                None => ApiError::bad_field("includeObject", "must be one of None, Metadata, Object").into_response(),
+            },
             OutputFormat::Yaml => match serde_yaml_ng::to_string(value) {
                 Ok(text) => (code, [(CONTENT_TYPE, "application/yaml")], text).into_response(),
                 Err(e) => ApiError::internal(format!("cannot render YAML: {e}")).into_response(),

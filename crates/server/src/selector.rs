@@ -1,14 +1,46 @@
-//! Equality-based label and field selectors (`a=b,c!=d,e,!f`), applied to
-//! lists and watch events after the store's kind/namespace narrowing.
+//! Label and field selectors as Kubernetes parses them, applied to lists and
+//! watch events after the store's kind/namespace narrowing. Label selectors
+//! take the set-based grammar (`env in (a,b)`, `tier notin (x)`, `key`,
+//! `!key`, `=`, `==`, `!=`, `>`/`<` on integers); field selectors take only
+//! `=`, `==` and `!=` on dotted paths (`spec.nodeName=n1`). Hand-written: the
+//! Kubernetes crates for Rust build selectors but do not parse them.
 
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    Exists(String),
-    Absent(String),
+enum Op {
+    Equals(String),
+    NotEquals(String),
+    In(Vec<String>),
+    NotIn(Vec<String>),
+    Exists,
+    DoesNotExist,
+    Gt(i64),
+    Lt(i64),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Requirement {
+    key: String,
+    op: Op,
+}
+
+impl Requirement {
+    fn matches(&self, value: Option<&str>) -> bool {
+        match (&self.op, value) {
+            (Op::Equals(v), Some(x)) => v == x,
+            (Op::Equals(_), None) => false,
+            (Op::NotEquals(v), x) => x != Some(v.as_str()),
+            (Op::In(set), Some(x)) => set.iter().any(|v| v == x),
+            (Op::In(_), None) => false,
+            (Op::NotIn(set), x) => x.is_none_or(|x| !set.iter().any(|v| v == x)),
+            (Op::Exists, x) => x.is_some(),
+            (Op::DoesNotExist, x) => x.is_none(),
+            (Op::Gt(n), Some(x)) => x.parse::<i64>().is_ok_and(|x| x > *n),
+            (Op::Lt(n), Some(x)) => x.parse::<i64>().is_ok_and(|x| x < *n),
+            (Op::Gt(_) | Op::Lt(_), None) => false,
+        }
+    }
 }
 
 /// A parsed selector; the empty selector matches everything.
@@ -18,35 +50,315 @@ pub struct ObjectSelector {
     fields: Vec<Requirement>,
 }
 
-fn parse_terms(text: &str, what: &str) -> Result<Vec<Requirement>, String> {
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Ident(String),
+    Open,
+    Close,
+    Comma,
+    Eq,
+    DoubleEq,
+    NotEq,
+    Bang,
+    Gt,
+    Lt,
+}
+
+impl Token {
+    fn text(&self) -> String {
+        match self {
+            Token::Ident(s) => s.clone(),
+            Token::Open => "(".into(),
+            Token::Close => ")".into(),
+            Token::Comma => ",".into(),
+            Token::Eq => "=".into(),
+            Token::DoubleEq => "==".into(),
+            Token::NotEq => "!=".into(),
+            Token::Bang => "!".into(),
+            Token::Gt => ">".into(),
+            Token::Lt => "<".into(),
+        }
+    }
+}
+
+fn lex(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        match c {
+            c if c.is_whitespace() => {
+                chars.next();
+            }
+            '(' | ')' | ',' | '>' | '<' => {
+                chars.next();
+                out.push(match c {
+                    '(' => Token::Open,
+                    ')' => Token::Close,
+                    ',' => Token::Comma,
+                    '>' => Token::Gt,
+                    _ => Token::Lt,
+                });
+            }
+            '=' | '!' => {
+                chars.next();
+                let double = chars.peek() == Some(&'=');
+                if double {
+                    chars.next();
+                }
+                out.push(match (c, double) {
+                    ('=', true) => Token::DoubleEq,
+                    ('=', false) => Token::Eq,
+                    (_, true) => Token::NotEq,
+                    (_, false) => Token::Bang,
+                });
+            }
+            _ => {
+                let mut s = String::new();
+                while let Some(&c) = chars.peek() {
+                    if c.is_whitespace() || "(),=!<>".contains(c) {
+                        break;
+                    }
+                    s.push(c);
+                    chars.next();
+                }
+                out.push(Token::Ident(s));
+            }
+        }
+    }
+    out
+}
+
+/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, at most 63 characters.
+fn is_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || b"-_.".contains(c))
+}
+
+/// A DNS subdomain: lower-case labels joined by dots, at most 253 characters.
+fn is_subdomain(s: &str) -> bool {
+    s.len() <= 253
+        && s.split('.').all(|l| {
+            let b = l.as_bytes();
+            !b.is_empty()
+                && b.len() <= 63
+                && b[0].is_ascii_alphanumeric()
+                && b[b.len() - 1].is_ascii_alphanumeric()
+                && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        })
+}
+
+const NAME_RULE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an \
+                         alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for \
+                         validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+fn check_key(key: &str) -> Result<(), String> {
+    let invalid = |why: String| Err(format!("unable to parse requirement: key: Invalid value: {key:?}: {why}"));
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix {
+        if !is_subdomain(p) {
+            return invalid(
+                "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
+                            characters, '-' or '.', and must start and end with an alphanumeric character"
+                    .to_string(),
+            );
+        }
+    }
+    if name.len() > 63 {
+        return invalid("name part must be no more than 63 characters".to_string());
+    }
+    if !is_name(name) {
+        return invalid(format!("name part {NAME_RULE}"));
+    }
+    Ok(())
+}
+
+fn check_value(key: &str, value: &str) -> Result<(), String> {
+    if value.is_empty() || is_name(value) {
+        return Ok(());
+    }
+    let why = if value.len() > 63 {
+        "must be no more than 63 characters".to_string()
+    } else {
+        format!("a valid label {NAME_RULE}")
+    };
+    Err(format!("unable to parse requirement: values[0][{key}]: Invalid value: {value:?}: {why}"))
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    at: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.at)
+    }
+
+    fn next(&mut self) -> Option<Token> {
+        let t = self.tokens.get(self.at).cloned();
+        self.at += 1;
+        t
+    }
+
+    fn found(t: Option<&Token>) -> String {
+        t.map(Token::text).unwrap_or_default()
+    }
+
+    fn requirement(&mut self, labels: bool) -> Result<Requirement, String> {
+        let negated = self.peek() == Some(&Token::Bang);
+        if negated {
+            self.next();
+        }
+        let key = match self.next() {
+            Some(Token::Ident(k)) => k,
+            other => return Err(format!("found '{}', expected: identifier", Self::found(other.as_ref()))),
+        };
+        if labels {
+            check_key(&key)?;
+        }
+        if negated {
+            return Ok(Requirement { key, op: Op::DoesNotExist });
+        }
+        let op = match self.peek() {
+            None | Some(Token::Comma) => return Ok(Requirement { key, op: Op::Exists }),
+            Some(t) => t.clone(),
+        };
+        self.next();
+        let op = match op {
+            Token::Eq | Token::DoubleEq | Token::NotEq => {
+                let value = match self.peek() {
+                    Some(Token::Ident(v)) => {
+                        let v = v.clone();
+                        self.next();
+                        v
+                    }
+                    None | Some(Token::Comma) => String::new(),
+                    Some(t) => return Err(format!("found '{}', expected: identifier", t.text())),
+                };
+                if labels {
+                    check_value(&key, &value)?;
+                }
+                if op == Token::NotEq {
+                    Op::NotEquals(value)
+                } else {
+                    Op::Equals(value)
+                }
+            }
+            Token::Ident(word) if labels && (word == "in" || word == "notin") => {
+                let values = self.set()?;
+                for v in &values {
+                    check_value(&key, v)?;
+                }
+                if values.is_empty() {
+                    return Err(format!(
+                        "unable to parse requirement: values: Invalid value: []: for 'in', 'notin' operators, values \
+                         set can't be empty (key {key:?})"
+                    ));
+                }
+                if word == "in" {
+                    Op::In(values)
+                } else {
+                    Op::NotIn(values)
+                }
+            }
+            Token::Gt | Token::Lt if labels => {
+                let text = match self.next() {
+                    Some(Token::Ident(v)) => v,
+                    other => return Err(format!("found '{}', expected: identifier", Self::found(other.as_ref()))),
+                };
+                let n: i64 = text.parse().map_err(|_| {
+                    format!(
+                        "unable to parse requirement: values[0]: Invalid value: {text:?}: for 'Gt', 'Lt' operators, \
+                         the value must be an integer"
+                    )
+                })?;
+                if op == Token::Gt {
+                    Op::Gt(n)
+                } else {
+                    Op::Lt(n)
+                }
+            }
+            other => {
+                let expected = if labels { "'=', '!=', '==', 'in', notin'" } else { "'=', '!=', '=='" };
+                return Err(format!("found '{}', expected: {expected}", other.text()));
+            }
+        };
+        Ok(Requirement { key, op })
+    }
+
+    /// `( v1, v2 )` after `in`/`notin`.
+    fn set(&mut self) -> Result<Vec<String>, String> {
+        match self.next() {
+            Some(Token::Open) => {}
+            other => return Err(format!("found '{}', expected: '('", Self::found(other.as_ref()))),
+        }
+        let mut values = Vec::new();
+        loop {
+            match self.next() {
+                Some(Token::Ident(v)) => values.push(v),
+                Some(Token::Close) if values.is_empty() => return Ok(values),
+                other => {
+                    return Err(format!("found '{}', expected: ',', ')' or identifier", Self::found(other.as_ref())))
+                }
+            }
+            match self.next() {
+                Some(Token::Comma) => {}
+                Some(Token::Close) => return Ok(values),
+                other => return Err(format!("found '{}', expected: ',' or ')'", Self::found(other.as_ref()))),
+            }
+        }
+    }
+
+    fn all(mut self, labels: bool) -> Result<Vec<Requirement>, String> {
+        let mut out = Vec::new();
+        if self.tokens.is_empty() {
+            return Ok(out);
+        }
+        loop {
+            out.push(self.requirement(labels)?);
+            match self.next() {
+                None => return Ok(out),
+                Some(Token::Comma) => {}
+                Some(t) => return Err(format!("found '{}', expected: ',' or 'end of string'", t.text())),
+            }
+        }
+    }
+}
+
+fn parse_labels(text: &str) -> Result<Vec<Requirement>, String> {
+    Parser { tokens: lex(text), at: 0 }.all(true)
+}
+
+/// Field selectors split on `,` and take `=`, `==`, `!=` only, as
+/// Kubernetes' `fields.ParseSelector`.
+fn parse_fields(text: &str) -> Result<Vec<Requirement>, String> {
     let mut out = Vec::new();
     for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let bad = |k: &str| k.is_empty() || k.contains(|c: char| c.is_whitespace() || "()=!".contains(c));
-        let req = if let Some((k, v)) = term.split_once("!=") {
-            Requirement::NotEquals(k.trim().to_string(), v.trim().to_string())
+        let (key, op) = if let Some((k, v)) = term.split_once("!=") {
+            (k, Op::NotEquals(v.trim().to_string()))
         } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
-            Requirement::Equals(k.trim().to_string(), v.trim().to_string())
-        } else if let Some(k) = term.strip_prefix('!') {
-            Requirement::Absent(k.trim().to_string())
+            (k, Op::Equals(v.trim().to_string()))
         } else {
-            Requirement::Exists(term.to_string())
+            return Err(format!("invalid selector: '{text}'; can't understand '{term}'"));
         };
-        let (Requirement::Equals(k, _)
-        | Requirement::NotEquals(k, _)
-        | Requirement::Exists(k)
-        | Requirement::Absent(k)) = &req;
-        if bad(k) {
-            return Err(format!(
-                "{what}: cannot parse {term:?}: only equality-based requirements are supported (key=value, key!=value, key, !key)"
-            ));
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(format!("invalid selector: '{text}'; can't understand '{term}'"));
         }
-        out.push(req);
+        out.push(Requirement { key: key.to_string(), op });
     }
     Ok(out)
 }
 
-fn field_value<'a>(object: &'a Value, path: &str) -> Option<String> {
-    let mut v: &'a Value = object;
+fn field_value(object: &Value, path: &str) -> Option<String> {
+    let mut v = object;
     for part in path.split('.') {
         v = v.get(part)?;
     }
@@ -57,23 +369,11 @@ fn field_value<'a>(object: &'a Value, path: &str) -> Option<String> {
     }
 }
 
-fn matches(reqs: &[Requirement], lookup: impl Fn(&str) -> Option<String>) -> bool {
-    reqs.iter().all(|r| match r {
-        Requirement::Equals(k, v) => lookup(k).as_deref() == Some(v.as_str()),
-        Requirement::NotEquals(k, v) => lookup(k).as_deref() != Some(v.as_str()),
-        Requirement::Exists(k) => lookup(k).is_some(),
-        Requirement::Absent(k) => lookup(k).is_none(),
-    })
-}
-
 impl ObjectSelector {
-    /// Parses `labelSelector` and `fieldSelector` (dotted paths, e.g.
-    /// `spec.nodeName=n1`); an error names the parameter.
+    /// Parses `labelSelector` and `fieldSelector`; the error is Kubernetes'
+    /// parse error for the selector that failed.
     pub fn parse(labels: Option<&str>, fields: Option<&str>) -> Result<ObjectSelector, String> {
-        Ok(ObjectSelector {
-            labels: parse_terms(labels.unwrap_or(""), "labelSelector")?,
-            fields: parse_terms(fields.unwrap_or(""), "fieldSelector")?,
-        })
+        Ok(ObjectSelector { labels: parse_labels(labels.unwrap_or(""))?, fields: parse_fields(fields.unwrap_or(""))? })
     }
 
     /// Whether the selector is empty.
@@ -84,8 +384,8 @@ impl ObjectSelector {
     /// Whether an object is selected.
     pub fn matches(&self, object: &Value) -> bool {
         let labels = object.get("metadata").and_then(|m| m.get("labels"));
-        matches(&self.labels, |k| labels.and_then(|l| l.get(k)).and_then(Value::as_str).map(str::to_string))
-            && matches(&self.fields, |k| field_value(object, k))
+        self.labels.iter().all(|r| r.matches(labels.and_then(|l| l.get(&r.key)).and_then(Value::as_str)))
+            && self.fields.iter().all(|r| r.matches(field_value(object, &r.key).as_deref()))
     }
 }
 
@@ -94,18 +394,76 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn pod() -> Value {
+        json!({"metadata": {"name": "p", "labels": {"app": "x", "tier": "db", "n": "5"}}, "spec": {"nodeName": "n1"}})
+    }
+
     #[test]
-    fn equality_terms() -> Result<(), String> {
-        let o = json!({"metadata": {"name": "p", "labels": {"app": "x", "tier": "db"}}, "spec": {"nodeName": "n1"}});
-        let sel = |l: &str| ObjectSelector::parse(Some(l), None);
-        assert!(sel("app=x,tier!=web,tier")?.matches(&o));
-        assert!(sel("app==x, !missing")?.matches(&o));
-        assert!(!sel("app=y")?.matches(&o));
-        assert!(!sel("!app")?.matches(&o));
-        assert!(ObjectSelector::parse(None, Some("spec.nodeName=n1,metadata.name=p"))?.matches(&o));
-        assert!(!ObjectSelector::parse(None, Some("spec.nodeName=n2"))?.matches(&o));
-        assert!(ObjectSelector::parse(Some("env in (a,b)"), None).is_err());
-        assert!(ObjectSelector::parse(Some(""), None)?.is_empty());
+    fn label_selector_table() -> Result<(), String> {
+        let o = pod();
+        let cases = [
+            ("", true),
+            ("app=x", true),
+            ("app==x", true),
+            ("app!=x", false),
+            ("app!=y", true),
+            ("missing!=y", true),
+            ("app", true),
+            ("!app", false),
+            ("!missing", true),
+            ("app in (x, y)", true),
+            ("app in (y)", false),
+            ("missing in (y)", false),
+            ("app notin (y,z)", true),
+            ("app notin (x)", false),
+            ("missing notin (x)", true),
+            ("app=x,tier in (db,web),!gone", true),
+            ("app=x,tier in (web)", false),
+            ("n>4", true),
+            ("n<5", false),
+            ("app>1", false),
+            ("example.com/team", false),
+            ("app=", false),
+        ];
+        for (text, want) in cases {
+            assert_eq!(ObjectSelector::parse(Some(text), None)?.matches(&o), want, "{text:?}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn label_parse_errors_read_as_kubernetes() {
+        let err = |t: &str| ObjectSelector::parse(Some(t), None).err().unwrap_or_default();
+        assert_eq!(err("env in a"), "found 'a', expected: '('");
+        assert_eq!(err("env in (a"), "found '', expected: ',' or ')'");
+        assert_eq!(err("a b"), "found 'b', expected: '=', '!=', '==', 'in', notin'");
+        assert_eq!(err("a=b c"), "found 'c', expected: ',' or 'end of string'");
+        assert_eq!(err(",a"), "found ',', expected: identifier");
+        assert!(err("env in ()").contains("values set can't be empty"));
+        assert!(err("a=b c d!").starts_with("found 'c'"));
+        assert!(
+            err("-bad=x").starts_with("unable to parse requirement: key: Invalid value: \"-bad\""),
+            "{}",
+            err("-bad=x")
+        );
+        assert!(err("a=b$").starts_with("unable to parse requirement: values[0][a]: Invalid value: \"b$\""));
+        assert!(err("n>x").contains("must be an integer"));
+    }
+
+    #[test]
+    fn field_selectors() -> Result<(), String> {
+        let o = pod();
+        let f = |t: &str| ObjectSelector::parse(None, Some(t));
+        assert!(f("spec.nodeName=n1,metadata.name=p")?.matches(&o));
+        assert!(f("spec.nodeName==n1")?.matches(&o));
+        assert!(!f("spec.nodeName=n2")?.matches(&o));
+        assert!(f("spec.nodeName!=n2")?.matches(&o));
+        assert!(f("status.phase!=Running")?.matches(&o));
+        assert_eq!(
+            f("spec.nodeName in (a)").err().unwrap_or_default(),
+            "invalid selector: 'spec.nodeName in (a)'; can't understand 'spec.nodeName in (a)'"
+        );
+        assert!(f("")?.is_empty());
         Ok(())
     }
 }

@@ -1,26 +1,119 @@
 //! `?watch=true`: newline-delimited `{"type":"ADDED","object":{...}}` lines,
 //! as a Kubernetes watch. Without a resourceVersion the current objects come
 //! first as ADDED, then changes after the version of that list, so a client
-//! sees every change exactly once.
+//! sees every change exactly once. Under a label or field selector an object
+//! that stops matching is sent as `DELETED` (its new state) and one that
+//! starts matching as `ADDED`, as kube-apiserver does. With
+//! `allowWatchBookmarks=true` the stream carries `BOOKMARK` events: one
+//! after the initial events when `sendInitialEvents=true` (annotated
+//! `k8s.io/initial-events-end`), and then one per bookmark period.
 
 use crate::resources::ResourceType;
-use crate::routes::{store_selector, stream_body};
+use crate::routes::{store_selector, stream_body, OutputFormat};
 use crate::selector::ObjectSelector;
 use crate::status::ApiError;
+use crate::table::IncludeObject;
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use ringleader_store::{Event, EventType, Stored};
+use ringleader_store::{Event, EventType, ObjectKey, Store, Stored};
 use serde_json::{json, Value};
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::convert::Infallible;
 use std::time::Duration;
+use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
+/// How often a watch that allows bookmarks gets one (kube-apiserver: about a minute).
+pub const DEFAULT_BOOKMARK_PERIOD: Duration = Duration::from_secs(60);
+
+/// The watch parameters of a request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `resourceVersion` (0 and absent: start with the current objects).
+    pub from: Option<u64>,
+    /// `timeoutSeconds`.
+    pub timeout: Option<Duration>,
+    /// `allowWatchBookmarks=true`.
+    pub bookmarks: bool,
+    /// `sendInitialEvents`: `Some(true)` lists first even after a version.
+    pub initial_events: Option<bool>,
+}
+
+impl Options {
+    /// Reads the watch parameters of a query.
+    pub fn parse(query: &HashMap<String, String>) -> Result<Options, ApiError> {
+        let get = |k: &str| query.get(k).map(String::as_str).filter(|v| !v.is_empty());
+        let number = |k: &str| -> Result<Option<u64>, ApiError> {
+            get(k)
+                .map(|v| {
+                    v.parse::<u64>().map_err(|_| ApiError::bad_field(k, format!("{v:?} is not a non-negative integer")))
+                })
+                .transpose()
+        };
+        let flag = |k: &str| -> Result<Option<bool>, ApiError> {
+            match get(k) {
+                None => Ok(None),
+                Some("true" | "1") => Ok(Some(true)),
+                Some("false" | "0") => Ok(Some(false)),
+                Some(v) => Err(ApiError::bad_field(k, format!("{v:?} is not a boolean (true or false)"))),
+            }
+        };
+        Ok(Options {
+            from: number("resourceVersion")?.filter(|v| *v > 0),
+            timeout: number("timeoutSeconds")?.map(Duration::from_secs),
+            bookmarks: flag("allowWatchBookmarks")?.unwrap_or(false),
+            initial_events: flag("sendInitialEvents")?,
+        })
+    }
+}
+
+/// How a stream shows its objects: through a projection (the v1 Node view
+/// of ringleader.io Nodes) and/or as one-row Tables (`kubectl get -w`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct View {
+    /// Applied to every object before selectors and rendering.
+    pub project: Option<fn(&Value) -> Value>,
+    /// The Table version and object inclusion, when a Table was asked for.
+    pub table: Option<(&'static str, IncludeObject)>,
+    /// The type the projection shows (named in bookmarks).
+    pub shown_as: Option<&'static ResourceType>,
+}
+
+impl View {
+    /// The view a response format asks for (Tables only; YAML is not streamed).
+    pub fn of(format: OutputFormat) -> View {
+        match format {
+            OutputFormat::Table { version, include } => {
+                View { table: Some((version, include.unwrap_or_default())), ..View::default() }
+            }
+            _ => View::default(),
+        }
+    }
+
+    fn matches(&self, selector: &ObjectSelector, object: &Value) -> bool {
+        match self.project {
+            Some(p) => selector.matches(&p(object)),
+            None => selector.matches(object),
+        }
+    }
+}
+
 /// One line of the stream.
-fn line(kind: &str, stored: &Stored) -> Bytes {
+fn line(kind: &str, stored: &Stored, view: &View) -> Bytes {
+    if view.project.is_some() || view.table.is_some() {
+        let mut object = view.project.map_or_else(|| stored.object.clone(), |p| p(&stored.object));
+        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), json!(stored.resource_version.to_string()));
+        }
+        if let Some((version, include)) = view.table {
+            object = crate::table::render(&object, include, version, ringleader_api::time::now());
+        }
+        let text = serde_json::to_string(&object).unwrap_or_else(|_| "null".to_string());
+        return Bytes::from(format!("{{\"type\":\"{kind}\",\"object\":{text}}}\n"));
+    }
     let version = stored.resource_version.to_string();
     let current = stored.object.pointer("/metadata/resourceVersion").and_then(Value::as_str);
     let text = if current == Some(version.as_str()) {
@@ -38,15 +131,78 @@ fn line(kind: &str, stored: &Stored) -> Bytes {
     Bytes::from(format!("{{\"type\":\"{kind}\",\"object\":{text}}}\n"))
 }
 
+/// A `BOOKMARK` line: the kind and a resourceVersion only.
+fn bookmark(rt: &ResourceType, version: u64, initial_end: bool) -> Bytes {
+    let mut metadata = json!({"resourceVersion": version.to_string(), "creationTimestamp": null});
+    if initial_end {
+        metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    let object = json!({"kind": rt.kind, "apiVersion": rt.api_version, "metadata": metadata});
+    Bytes::from(format!("{{\"type\":\"BOOKMARK\",\"object\":{object}}}\n"))
+}
+
 struct WatchStream {
+    rt: &'static ResourceType,
+    store: Store,
     initial: VecDeque<Bytes>,
     events: UnboundedReceiver<Event>,
     selector: ObjectSelector,
+    /// Under a selector: the objects the client holds as matching, so that
+    /// leaving and entering the selection are sent as DELETED and ADDED.
+    matching: Option<HashSet<ObjectKey>>,
+    /// The newest version this stream is known to be complete up to.
+    version: u64,
+    bookmark_every: Option<Duration>,
+    next_bookmark: Option<Instant>,
     closing: tokio::sync::watch::Receiver<bool>,
     deadline: Option<Instant>,
+    view: View,
 }
 
 impl WatchStream {
+    /// The line an event becomes for this client, if any.
+    fn translate(&mut self, event: &Event) -> Option<Bytes> {
+        self.version = self.version.max(event.object.resource_version);
+        let Some(matching) = &mut self.matching else {
+            return Some(line(event.kind.as_str(), &event.object, &self.view));
+        };
+        let key = &event.object.key;
+        let now = self.view.matches(&self.selector, &event.object.object);
+        let was = matching.contains(key);
+        let kind = match (event.kind, was, now) {
+            (EventType::Deleted, true, _) | (EventType::Deleted, false, true) => {
+                matching.remove(key);
+                EventType::Deleted
+            }
+            (EventType::Deleted, false, false) => return None,
+            (_, true, true) => EventType::Modified,
+            (_, false, true) => {
+                matching.insert(key.clone());
+                EventType::Added
+            }
+            (_, true, false) => {
+                matching.remove(key);
+                EventType::Deleted
+            }
+            (_, false, false) => return None,
+        };
+        Some(line(kind.as_str(), &event.object, &self.view))
+    }
+
+    /// A periodic bookmark, once every event up to its version was sent:
+    /// the store's version is read first, so an event at or below it has
+    /// already been published to this stream's channel.
+    fn due_bookmark(&mut self) -> Result<Bytes, Event> {
+        let version = self.store.version();
+        match self.events.try_recv() {
+            Ok(event) => Err(event),
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
+                self.version = self.version.max(version);
+                Ok(bookmark(self.view.shown_as.unwrap_or(self.rt), self.version, false))
+            }
+        }
+    }
+
     async fn next(&mut self) -> Option<Bytes> {
         if let Some(l) = self.initial.pop_front() {
             return Some(l);
@@ -55,18 +211,23 @@ impl WatchStream {
             if *self.closing.borrow() {
                 return None;
             }
-            let until = self.deadline;
+            let (until, tick) = (self.deadline, self.next_bookmark);
             let deadline = async move {
                 match until {
                     Some(d) => tokio::time::sleep_until(d).await,
                     None => std::future::pending().await,
                 }
             };
+            let bookmark_due = async move {
+                match tick {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 event = self.events.recv() => {
-                    let event = event?;
-                    if self.selector.matches(&event.object.object) {
-                        return Some(line(event.kind.as_str(), &event.object));
+                    if let Some(l) = self.translate(&event?) {
+                        return Some(l);
                     }
                 }
                 changed = self.closing.changed() => {
@@ -75,45 +236,102 @@ impl WatchStream {
                     }
                 }
                 () = deadline => return None,
+                () = bookmark_due => {
+                    self.next_bookmark = self.bookmark_every.map(|p| Instant::now() + p);
+                    match self.due_bookmark() {
+                        Ok(l) => return Some(l),
+                        Err(event) => {
+                            // Send what is pending first; the bookmark waits for the next period.
+                            if let Some(l) = self.translate(&event) {
+                                return Some(l);
+                            }
+                        }
+                    }
+                }
             }
         }
     }
 }
 
-/// Starts a watch; `Expired` (410) is answered before any streaming starts.
-pub async fn serve(
+/// Starts a watch showing the objects through `view`; `Expired` (410) is
+/// answered before any streaming starts.
+pub async fn serve_as(
     state: &ServerState,
     rt: &'static ResourceType,
     ns: Option<String>,
     selector: ObjectSelector,
-    from: Option<u64>,
-    timeout: Option<Duration>,
+    options: Options,
+    view: View,
 ) -> Result<Response, ApiError> {
     let sel = store_selector(rt, ns.as_deref());
-    let (initial, watch) = state
-        .blocking(move |s| match from {
-            Some(version) => Ok((Vec::new(), s.watch(&sel, version)?)),
-            None => {
+    let list_first = options.initial_events.unwrap_or(options.from.is_none());
+    let from = options.from;
+    let (initial, start, watch) = state
+        .blocking(move |s| {
+            if list_first {
                 let (items, version) = s.list(&sel)?;
-                Ok((items, s.watch(&sel, version)?))
+                return Ok((items, version, s.watch(&sel, version)?));
             }
+            let version = from.unwrap_or_else(|| s.version());
+            Ok((Vec::new(), version, s.watch(&sel, version)?))
         })
         .await?;
-    let initial = initial
-        .into_iter()
-        .filter(|s| selector.matches(&s.object))
-        .map(|s| line(EventType::Added.as_str(), &s))
-        .collect();
+    let initial: Vec<Stored> = initial.into_iter().filter(|s| view.matches(&selector, &s.object)).collect();
+    let matching = (!selector.is_empty()).then(|| initial.iter().map(|s| s.key.clone()).collect::<HashSet<_>>());
+    let mut lines: VecDeque<Bytes> = initial.iter().map(|s| line(EventType::Added.as_str(), s, &view)).collect();
+    if options.bookmarks && options.initial_events == Some(true) {
+        lines.push_back(bookmark(view.shown_as.unwrap_or(rt), start, true));
+    }
+    let bookmark_every = options.bookmarks.then(|| state.bookmark_period());
     let stream = WatchStream {
-        initial,
+        rt,
+        store: state.store().clone(),
+        initial: lines,
         events: watch.events,
         selector,
+        matching,
+        version: start,
+        bookmark_every,
+        next_bookmark: bookmark_every.map(|p| Instant::now() + p),
         closing: state.closing.clone(),
-        deadline: timeout.map(|t| Instant::now() + t),
+        deadline: options.timeout.map(|t| Instant::now() + t),
+        view,
     };
     let body = futures_util::stream::unfold(stream, |mut s| async move {
         let next = s.next().await?;
         Some((Ok::<_, Infallible>(next), s))
     });
     Ok(([(CONTENT_TYPE, "application/json")], stream_body(body)).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse() {
+        let q: HashMap<String, String> =
+            [("resourceVersion", "0"), ("allowWatchBookmarks", "true"), ("timeoutSeconds", "5")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let o = Options::parse(&q).unwrap_or_default();
+        assert_eq!(
+            o,
+            Options { from: None, timeout: Some(Duration::from_secs(5)), bookmarks: true, initial_events: None }
+        );
+        let bad: HashMap<String, String> = [("sendInitialEvents".to_string(), "yes".to_string())].into();
+        assert!(Options::parse(&bad).is_err());
+    }
+
+    #[test]
+    fn bookmarks_carry_only_kind_and_version() -> Result<(), serde_json::Error> {
+        let b: Value = serde_json::from_slice(&bookmark(crate::resources::PODS, 12, true))?;
+        assert_eq!(b["type"], "BOOKMARK");
+        assert_eq!(b["object"]["kind"], "Pod");
+        assert_eq!(b["object"]["apiVersion"], "v1");
+        assert_eq!(b["object"]["metadata"]["resourceVersion"], "12");
+        assert_eq!(b["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+        Ok(())
+    }
 }

@@ -66,7 +66,8 @@ async fn create_get_list_update_patch_delete() -> TestResult {
     assert_eq!(names(&c.list(PODS, None, Some("tier=db")).await?), ["b"]);
     assert_eq!(names(&c.list(PODS, None, Some("app")).await?).len(), 3);
     assert!(names(&c.list(PODS, None, Some("app=z")).await?).is_empty());
-    let bad_selector = c.list(PODS, None, Some("app in (x,y)")).await;
+    assert_eq!(names(&c.list(PODS, None, Some("app in (x,y),tier notin (web)")).await?), ["c", "b"]);
+    let bad_selector = c.list(PODS, None, Some("app in x")).await;
     assert!(matches!(&bad_selector, Err(e) if e.code() == Some(400)), "{bad_selector:?}");
 
     // A stale resourceVersion conflicts; the current one updates.

@@ -27,6 +27,23 @@ fn summary(e: &WatchEvent) -> (String, String) {
     (e.event_type.clone(), e.object["metadata"]["name"].as_str().unwrap_or_default().to_string())
 }
 
+/// Where the agent keeps the log of pod `default/runner` on node `n1` (the
+/// server reads only a log path of that shape).
+fn sandbox_log(dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let sandbox = dir.join("data/nodes/n1/pods/default_runner");
+    std::fs::create_dir_all(&sandbox)?;
+    Ok(sandbox.join("log"))
+}
+
+/// A pod the agent started on `n1`.
+fn running_pod(name: &str) -> serde_json::Value {
+    let mut p = pod(name, json!({}));
+    p["spec"]["nodeName"] = json!("n1");
+    p["status"] = json!({"phase": "Running", "containerStatuses": [{"name": "main", "image": "busybox",
+        "imageID": "process://busybox", "ready": true, "restartCount": 0, "state": {"running": {}}}]});
+    p
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_streams_changes_and_resumes() -> TestResult {
     let s = TestServer::start().await?;
@@ -107,9 +124,9 @@ async fn an_expired_version_is_410() -> TestResult {
 async fn logs_whole_tail_and_follow() -> TestResult {
     let s = TestServer::start().await?;
     let c = &s.client;
-    let log = s.dir.path().join("pod.log");
+    let log = sandbox_log(s.dir.path())?;
     std::fs::write(&log, "one\ntwo\n")?;
-    let mut p = pod("runner", json!({}));
+    let mut p = running_pod("runner");
     p["metadata"]["annotations"] = json!({"ringleader.io/log-path": log.display().to_string()});
     c.create(PODS, "default", &p).await?;
     c.create(PODS, "default", &pod("unstarted", json!({}))).await?;
@@ -202,9 +219,9 @@ async fn metrics_and_openapi() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_ends_open_streams() -> TestResult {
     let mut s = TestServer::start().await?;
-    let log = s.dir.path().join("pod.log");
+    let log = sandbox_log(s.dir.path())?;
     std::fs::write(&log, "x\n")?;
-    let mut p = pod("runner", json!({}));
+    let mut p = running_pod("runner");
     p["metadata"]["annotations"] = json!({"ringleader.io/log-path": log.display().to_string()});
     s.client.create(PODS, "default", &p).await?;
     let mut w = s.client.watch(PODS, None, None).await?;

@@ -1,8 +1,8 @@
 //! The durable object store of ringleader: Kubernetes-shaped JSON objects in
 //! one SQLite file (WAL) keyed by apiVersion/kind/namespace/name, with a
 //! cluster-wide monotonically increasing resourceVersion, optimistic
-//! concurrency, JSON merge patches, batched transactions and a resumable
-//! watch. A write returns only once its transaction is durable
+//! concurrency, JSON merge patches, batched transactions, key-ordered paged
+//! lists and a resumable watch. A write returns only once its transaction is durable
 //! (`synchronous=FULL`). See `docs/control-plane.md` for who writes what.
 //!
 //! The crate owns the file `<dir>/store.sqlite` and everything in it: the
@@ -24,11 +24,11 @@
 //!   ([`Options::history`] events).
 
 mod clock;
-mod merge;
 mod sqlite;
 mod watch;
 
-pub use merge::merge_patch;
+/// RFC 7386 JSON merge patch (the `json-patch` crate's), as the store applies it.
+pub use json_patch::merge as merge_patch;
 pub use watch::Watch;
 
 use serde_json::Value;
@@ -168,6 +168,22 @@ impl Selector {
             && self.kind.as_ref().is_none_or(|k| *k == key.kind)
             && self.namespace.as_ref().is_none_or(|n| *n == key.namespace)
     }
+}
+
+/// One page of a list ([`Store::list_page`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// The objects, in key order.
+    pub items: Vec<Stored>,
+    /// The store version the page was read at.
+    pub version: u64,
+    /// The key to continue after, when rows remain past this page (they may
+    /// all be filtered out by `keep`, as in Kubernetes).
+    pub next: Option<ObjectKey>,
+    /// How many rows the selector covers after this page, counted only when
+    /// there is a next page and nothing was filtered out (counting is then
+    /// one index scan; with a filter it would mean reading every object).
+    pub remaining: Option<u64>,
 }
 
 /// One write of a batch.
@@ -346,6 +362,14 @@ impl Store {
         Ok(out)
     }
 
+    /// [`Store::batch`] as a dry run (`dryRun=All`): every check runs and the
+    /// results are the objects that would be stored (with the versions they
+    /// would get), but the transaction is rolled back, so nothing is written
+    /// and no watch sees an event.
+    pub fn dry_run(&self, ops: Vec<Op>) -> Result<Vec<Stored>, StoreError> {
+        self.writer().dry_run(ops)
+    }
+
     /// One object, if it exists.
     pub fn get(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
         self.inner.readers.get(key)
@@ -354,7 +378,22 @@ impl Store {
     /// Every object the selector covers, ordered by key, and the store
     /// version the list is consistent with (watch from it to follow on).
     pub fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {
-        self.inner.readers.list(selector)
+        let page = self.inner.readers.page(selector, None, None, |_| true)?;
+        Ok((page.items, page.version))
+    }
+
+    /// One page of a list: objects the selector covers whose key sorts after
+    /// `after`, in key order, that `keep` accepts, at most `limit` of them.
+    /// Only the rows a page needs are read (a range scan of the key index),
+    /// so paging through a large collection costs one pass in all.
+    pub fn list_page(
+        &self,
+        selector: &Selector,
+        after: Option<&ObjectKey>,
+        limit: Option<usize>,
+        keep: impl FnMut(&Value) -> bool,
+    ) -> Result<Page, StoreError> {
+        self.inner.readers.page(selector, after, limit, keep)
     }
 
     /// Events with version > `from` that the selector covers: first the

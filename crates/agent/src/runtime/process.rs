@@ -3,6 +3,7 @@
 //! groups a crashed agent left behind.
 
 use crate::status::Exit;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -19,22 +20,103 @@ pub struct Launch {
     pub log: PathBuf,
 }
 
-/// Starts the process as the leader of a new process group.
-pub fn spawn(launch: &Launch) -> std::io::Result<tokio::process::Child> {
+/// Suffix of the file beside a log holding when each of its lines began.
+pub const TIMES_SUFFIX: &str = ".times";
+
+/// The file of line stamps of `log`: one RFC 3339 stamp (nanoseconds) per
+/// line of the log, in order.
+pub fn times_path(log: &Path) -> PathBuf {
+    let mut name = log.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(TIMES_SUFFIX);
+    log.with_file_name(name)
+}
+
+/// Starts the process as the leader of a new process group. Its stdout and
+/// stderr come through the agent, which appends them to the log and stamps
+/// every line's start in [`times_path`] (what `kubectl logs --timestamps`
+/// and `--since` read). The pipes close with the agent, as the pods do.
+pub fn spawn(launch: &Launch) -> std::io::Result<Running> {
     let (program, args) = launch.argv.split_first().ok_or_else(|| std::io::Error::other("empty command"))?;
-    let log = std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(&launch.log)?;
-    let err = log.try_clone()?;
+    let open = |p: &Path| std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(p);
+    let log = open(&launch.log)?;
+    let times = open(&times_path(&launch.log))?;
+    // One pipe for both streams keeps their order, as one file did.
+    let (reader, writer) = std::io::pipe()?;
+    let err = writer.try_clone()?;
     let mut cmd = tokio::process::Command::new(program);
     cmd.args(args)
         .env_clear()
         .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .current_dir(&launch.cwd)
         .stdin(Stdio::null())
-        .stdout(Stdio::from(log))
+        .stdout(Stdio::from(writer))
         .stderr(Stdio::from(err))
         .process_group(0)
         .kill_on_drop(false);
-    cmd.spawn()
+    let child = cmd.spawn()?;
+    // The write ends must close here, or the log never sees end of file.
+    drop(cmd);
+    let (done_tx, done) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new().name("pod-log".into()).spawn(move || {
+        if let Err(e) = record(reader, log, times) {
+            tracing::warn!(error = %e, "recording a pod's log failed");
+        }
+        let _ = done_tx.send(());
+    })?;
+    Ok(Running { child, done })
+}
+
+/// How long an exited pod's last output may take to reach the log; a
+/// background process still holding the pipe does not hold the pod up.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A spawned pod process and the end of the copy of its output into the log.
+#[derive(Debug)]
+pub struct Running {
+    child: tokio::process::Child,
+    done: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl Running {
+    /// The process id (the process group's id too).
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Waits for the process to exit and its output to be in the log.
+    pub async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        let status = self.child.wait().await?;
+        let _ = tokio::time::timeout(DRAIN, &mut self.done).await;
+        Ok(status)
+    }
+}
+
+/// Copies the pipe into the log until every writer closed it, stamping
+/// each line's start.
+fn record(mut pipe: std::io::PipeReader, mut log: std::fs::File, mut times: std::fs::File) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 16 << 10];
+    let mut line_start = true;
+    loop {
+        let n = match pipe.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let chunk = &buf[..n];
+        let stamp = jiff::Timestamp::now().to_string();
+        let mut stamps = String::new();
+        for byte in chunk {
+            if line_start {
+                stamps.push_str(&stamp);
+                stamps.push('\n');
+            }
+            line_start = *byte == b'\n';
+        }
+        // Stamps first: a reader never sees a line without its stamp.
+        times.write_all(stamps.as_bytes())?;
+        log.write_all(chunk)?;
+    }
 }
 
 /// The exit of a reaped child.
@@ -131,5 +213,29 @@ mod tests {
         assert!(signal_group(pgid, libc::SIGKILL));
         let exit = exit_of(child.wait().await.unwrap());
         assert_eq!(exit.code, 137);
+    }
+
+    #[tokio::test]
+    async fn output_lands_in_the_log_with_a_stamp_per_line() -> std::io::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let launch = Launch {
+            argv: vec!["/bin/sh".into(), "-c".into(), "echo one; echo two >&2; printf three".into()],
+            env: vec![],
+            cwd: tmp.path().to_path_buf(),
+            log: tmp.path().join("log"),
+        };
+        let mut running = spawn(&launch)?;
+        let exit = exit_of(running.wait().await?);
+        assert_eq!(exit.code, 0);
+        let log = std::fs::read_to_string(tmp.path().join("log"))?;
+        assert_eq!(log, "one\ntwo\nthree");
+        let times = std::fs::read_to_string(times_path(&launch.log))?;
+        let stamps: Vec<&str> = times.lines().collect();
+        assert_eq!(stamps.len(), 3, "{times}");
+        for s in &stamps {
+            assert!(s.parse::<jiff::Timestamp>().is_ok(), "{s}");
+        }
+        assert!(stamps[0] <= stamps[2]);
+        Ok(())
     }
 }

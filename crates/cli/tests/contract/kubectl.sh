@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# Stock kubectl against `ringleader up`, with nothing but the kubeconfig that
+# `up` wrote: discovery, OpenAPI (explain, validation), Tables, get/describe/
+# logs/apply/patch/delete/watch/jsonpath/dry-run on pods, nodes, events and
+# every job kind. Run by crates/cli/tests/kubectl.rs with KUBECONFIG, EXAMPLES
+# (the repo's examples/) and NODE_GPU (a GPU node's name) set.
+# Each step prints its command; the first failure ends the script with the
+# command, what was expected and what kubectl printed.
+set -uo pipefail
+
+K=(kubectl --request-timeout=30s)
+OUT=""
+
+run() { # run CMD...: must exit 0; its output in $OUT
+  echo "+ $*"
+  OUT=$("$@" 2>&1)
+  local rc=$?
+  if [ $rc -ne 0 ]; then
+    printf 'FAIL: exit %s from: %s\n%s\n' "$rc" "$*" "$OUT" >&2
+    exit 1
+  fi
+}
+
+fails() { # fails CMD...: must exit non-zero; its output in $OUT
+  echo "+ ! $*"
+  OUT=$("$@" 2>&1)
+  if [ $? -eq 0 ]; then
+    printf 'FAIL: expected an error from: %s\n%s\n' "$*" "$OUT" >&2
+    exit 1
+  fi
+}
+
+has() { # has PATTERN (extended regex, per line) in $OUT
+  if ! grep -Eq -- "$1" <<<"$OUT"; then
+    printf 'FAIL: expected /%s/ in:\n%s\n' "$1" "$OUT" >&2
+    exit 1
+  fi
+}
+
+lacks() {
+  if grep -Eq -- "$1" <<<"$OUT"; then
+    printf 'FAIL: did not expect /%s/ in:\n%s\n' "$1" "$OUT" >&2
+    exit 1
+  fi
+}
+
+until_ok() { # until_ok SECONDS PATTERN CMD...: re-run CMD until its output matches (bounded)
+  local secs=$1 pattern=$2
+  shift 2
+  local deadline=$((SECONDS + secs))
+  while true; do
+    OUT=$("$@" 2>&1)
+    if grep -Eq -- "$pattern" <<<"$OUT"; then
+      echo "+ $* (matched /$pattern/)"
+      return 0
+    fi
+    if [ $SECONDS -ge $deadline ]; then
+      printf 'FAIL: /%s/ not seen within %ss from: %s\nlast output:\n%s\n' "$pattern" "$secs" "$*" "$OUT" >&2
+      exit 1
+    fi
+    sleep 0.5
+  done
+}
+
+# --- version and discovery --------------------------------------------------
+run "${K[@]}" version -o json
+has '"serverVersion"'
+has '"gitVersion": "v1\.'
+run "${K[@]}" api-resources
+has '^pods +po +v1 +true +Pod'
+has '^nodes +no +v1 +false +Node'
+has '^events +ev +v1 +true +Event'
+has '^configmaps +cm +v1 +true +ConfigMap'
+has '^pytorchjobs +.*pj.* +kubeflow\.org/v1 +true +PyTorchJob'
+has '^tfjobs +.*kubeflow\.org/v1 +true +TFJob'
+has '^mpijobs +.*kubeflow\.org/v2beta1 +true +MPIJob'
+has '^ascendjobs +.*mindxdl\.gitee\.com/v1 +true +AscendJob'
+has '^jobs +.*vcjob.* +batch\.volcano\.sh/v1alpha1 +true +Job'
+has '^jobs +batch/v1 +true +Job'
+has '^deployments +deploy +apps/v1 +true +Deployment'
+has '^queues +.*scheduling\.volcano\.sh/v1beta1 +false +Queue'
+has '^podgroups +.*scheduling\.volcano\.sh/v1beta1 +true +PodGroup'
+run "${K[@]}" api-versions
+has '^kubeflow\.org/v1$'
+has '^v1$'
+
+# --- nodes --------------------------------------------------------------------
+run "${K[@]}" get nodes
+has '^NAME +STATUS +ROLES +AGE +VERSION'
+has "^${NODE_GPU} +Ready "
+run "${K[@]}" get nodes -o wide
+has 'INTERNAL-IP'
+run "${K[@]}" get node "$NODE_GPU" -o jsonpath='{.status.capacity.nvidia\.com/gpu}'
+has '^8$'
+run "${K[@]}" get nodes -o jsonpath='{range .items[*]}{.metadata.name}{"="}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}'
+has "^${NODE_GPU}=True$"
+run "${K[@]}" describe node "$NODE_GPU"
+has '^Capacity:'
+has 'nvidia\.com/gpu: +8'
+fails "${K[@]}" delete node "$NODE_GPU"
+has 'MethodNotAllowed|not allowed|not supported'
+
+# --- explain and validation (OpenAPI) ------------------------------------------
+run "${K[@]}" explain pytorchjob.spec
+has 'KIND: +PyTorchJob'
+has 'pytorchReplicaSpecs'
+run "${K[@]}" explain pods.spec.containers
+has 'image'
+has 'resources'
+cat >"$TMPDIR/unknown-field.yaml" <<'YAML'
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: kc-typo}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      replica: 3
+      template:
+        spec:
+          containers: [{name: pytorch, image: busybox, command: ["true"]}]
+YAML
+fails "${K[@]}" apply -f "$TMPDIR/unknown-field.yaml"
+has 'unknown field'
+has 'replica'
+fails "${K[@]}" get pytorchjob kc-typo
+has 'NotFound'
+
+# --- dry run: validated, answered, not stored -----------------------------------
+run "${K[@]}" apply -f "$EXAMPLES/tfjob.yaml" --dry-run=server
+has 'created \(server dry run\)'
+fails "${K[@]}" get tfjob dist-mnist
+has 'NotFound'
+
+# --- every job kind through kubectl apply (validated by the server) ------------
+for f in ascendjob-pytorch.yaml vcjob-elastic.yaml mpijob.yaml tfjob.yaml batch-job.yaml; do
+  run "${K[@]}" apply -f "$EXAMPLES/$f" --dry-run=server
+  has '\(server dry run\)'
+done
+run "${K[@]}" apply -f "$EXAMPLES/queue.yaml"
+has 'created|configured|unchanged'
+run "${K[@]}" get queues
+has '^NAME'
+
+# --- a long-running Deployment: pods, Tables, logs, events, describe -------------
+cat >"$TMPDIR/web.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kc-web, labels: {app: kc-web}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: kc-web}}
+  template:
+    metadata: {labels: {app: kc-web, tier: front}}
+    spec:
+      containers:
+      - name: web
+        image: busybox
+        command: ["/bin/sh", "-c", "echo hello-from-ringleader; echo second-line; sleep 600"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+YAML
+# Watch pods from before the job exists: the watch sees the pod come.
+WATCH_OUT="$TMPDIR/watch.out"
+timeout 60 "${K[@]}" get pods -w --output-watch-events --no-headers >"$WATCH_OUT" 2>&1 &
+WATCH_PID=$!
+sleep 1
+run "${K[@]}" apply -f "$TMPDIR/web.yaml"
+has 'deployment\.apps/kc-web created'
+until_ok 60 '^kc-web-[^ ]+ +1/1 +Running +0 ' "${K[@]}" get pods
+has '^NAME +READY +STATUS +RESTARTS +AGE'
+POD=$(grep -Eo '^kc-web-[^ ]+' <<<"$OUT" | head -1)
+run "${K[@]}" get deployments
+has '^kc-web '
+run "${K[@]}" get pods -o wide
+has 'IP +NODE'
+has "^${POD} .* ${NODE_GPU}|^${POD} .*gpu"
+run "${K[@]}" get pods -o name
+has "^pod/${POD}$"
+run "${K[@]}" get pods -l 'app in (kc-web,other),tier!=back' -o jsonpath='{.items[*].metadata.name}'
+has "^${POD}$"
+run "${K[@]}" get pods -l '!app'
+lacks "$POD"
+run "${K[@]}" get pods --field-selector "status.phase=Running" -o custom-columns=NAME:.metadata.name,PHASE:.status.phase,NODE:.spec.nodeName
+has "^${POD} +Running +"
+run "${K[@]}" get pod "$POD" -o json
+has '"containerStatuses"'
+has '"imageID"'
+has '"restartCount": 0'
+run "${K[@]}" get pod "$POD" -o yaml
+has 'kind: Pod'
+run "${K[@]}" wait --for=condition=Ready "pod/$POD" --timeout=30s
+has 'condition met'
+until_ok 30 'hello-from-ringleader' "${K[@]}" logs "$POD"
+has 'second-line'
+run "${K[@]}" logs "$POD" --tail=1
+has '^second-line$'
+lacks 'hello-from-ringleader'
+run "${K[@]}" logs "$POD" -c web --timestamps
+has '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z hello-from-ringleader'
+run "${K[@]}" logs "$POD" --since=1h
+has 'hello-from-ringleader'
+fails "${K[@]}" logs "$POD" -c nope
+has 'container "?nope"? is not valid'
+run timeout 5 "${K[@]}" logs -f "$POD" --tail=1 || true
+run "${K[@]}" describe pod "$POD"
+has '^Name: +'
+has '^Events:'
+has 'Scheduled'
+run "${K[@]}" get events
+has '^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE'
+has "pod/${POD}"
+run "${K[@]}" get events --field-selector "involvedObject.name=${POD}" -o jsonpath='{.items[*].reason}'
+has 'Scheduled'
+kill "$WATCH_PID" 2>/dev/null
+wait "$WATCH_PID" 2>/dev/null
+OUT=$(cat "$WATCH_OUT")
+echo "+ (watch output)"
+has "^ADDED +${POD} "
+
+# --- patches on core kinds (strategic merge, JSON patch, merge) ------------------
+run "${K[@]}" create configmap kc-cm --from-literal=a=1
+has 'configmap/kc-cm created'
+run "${K[@]}" patch configmap kc-cm -p '{"data":{"b":"2"}}'
+has 'patched'
+run "${K[@]}" patch configmap kc-cm --type=json -p '[{"op":"remove","path":"/data/a"}]'
+run "${K[@]}" patch configmap kc-cm --type=merge -p '{"data":{"c":"3"}}'
+run "${K[@]}" get configmap kc-cm -o jsonpath='{.data}'
+has '"b":"2"'
+has '"c":"3"'
+lacks '"a"'
+run "${K[@]}" label pod "$POD" checked=yes
+has 'labeled'
+run "${K[@]}" get pods -l checked=yes -o name
+has "^pod/${POD}$"
+run "${K[@]}" annotate configmap kc-cm note=hello
+run "${K[@]}" get configmap kc-cm -o jsonpath='{.metadata.annotations.note}'
+has '^hello$'
+# Re-apply a changed core object: kubectl computes a strategic merge patch.
+cat >"$TMPDIR/cm.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-applied}
+data: {x: "1"}
+YAML
+run "${K[@]}" apply -f "$TMPDIR/cm.yaml"
+has 'created'
+sed -i 's/x: "1"/x: "2", y: "3"/' "$TMPDIR/cm.yaml"
+run "${K[@]}" apply -f "$TMPDIR/cm.yaml"
+has 'configured'
+run "${K[@]}" get configmap kc-applied -o jsonpath='{.data.x}{","}{.data.y}'
+has '^2,3$'
+
+# --- Kubernetes' error wording ---------------------------------------------------
+fails "${K[@]}" get pod no-such-pod
+has 'Error from server \(NotFound\): pods "no-such-pod" not found'
+fails "${K[@]}" create configmap kc-cm --from-literal=a=1
+has 'AlreadyExists'
+has 'configmaps "kc-cm" already exists'
+
+# --- delete (dry run first, then for real) ----------------------------------------
+run "${K[@]}" delete configmap kc-cm --dry-run=server
+has 'deleted \(server dry run\)'
+run "${K[@]}" get configmap kc-cm -o name
+has '^configmap/kc-cm$'
+run "${K[@]}" delete configmap kc-cm kc-applied
+has 'configmap "kc-cm" deleted'
+run "${K[@]}" delete -f "$TMPDIR/web.yaml"
+has 'deployment\.apps "kc-web" deleted'
+until_ok 60 'No resources found' "${K[@]}" get pods
+echo "kubectl contract: all steps passed"

@@ -1,0 +1,412 @@
+//! The three patch formats of a Kubernetes PATCH: RFC 7386 merge patch and
+//! RFC 6902 JSON patch (both the `json-patch` crate's), and strategic merge
+//! patch for the built-in kinds, hand-written here (no maintained Rust crate
+//! implements it): lists merge element by element on Kubernetes' patch merge
+//! keys, and the directives kubectl sends (`$patch`, `$retainKeys`,
+//! `$setElementOrder/<list>`, `$deleteFromPrimitiveList/<list>`) apply.
+
+use serde_json::{Map, Value};
+
+/// What a PATCH body is, from its Content-Type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    /// `application/merge-patch+json`.
+    Merge,
+    /// `application/json-patch+json`.
+    Json,
+    /// `application/strategic-merge-patch+json`.
+    Strategic,
+    /// `application/apply-patch+yaml` (server-side apply).
+    Apply,
+}
+
+/// Media types of the patches a resource accepts, in kube-apiserver's order.
+pub const BUILTIN_PATCH_TYPES: &[&str] = &[
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+    "application/strategic-merge-patch+json",
+];
+/// Custom resources take no strategic merge patch.
+pub const CUSTOM_PATCH_TYPES: &[&str] =
+    &["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"];
+
+impl PatchType {
+    /// The type a Content-Type names; `None` for anything else.
+    pub fn of(content_type: &str) -> Option<PatchType> {
+        let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        match media.as_str() {
+            "application/merge-patch+json" => Some(PatchType::Merge),
+            "application/json-patch+json" => Some(PatchType::Json),
+            "application/strategic-merge-patch+json" => Some(PatchType::Strategic),
+            "application/apply-patch+yaml" | "application/apply-patch+json" => Some(PatchType::Apply),
+            _ => None,
+        }
+    }
+}
+
+/// Applies an RFC 6902 patch (`body` is its JSON array); the error says which
+/// operation failed and why.
+pub fn json_patch(target: &Value, body: &Value) -> Result<Value, String> {
+    let ops: json_patch::Patch =
+        serde_json::from_value(body.clone()).map_err(|e| format!("not a valid JSON patch: {e}"))?;
+    let mut out = target.clone();
+    json_patch::patch(&mut out, &ops).map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Applies an RFC 7386 merge patch.
+pub fn merge_patch(target: &Value, body: &Value) -> Value {
+    let mut out = target.clone();
+    json_patch::merge(&mut out, body);
+    out
+}
+
+/// How a list field merges in a strategic merge patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ListStrategy {
+    /// Elements are objects matched on this key.
+    Key(&'static str),
+    /// A set of scalars (e.g. `finalizers`): the patch's values are added.
+    Set,
+    /// Replaced whole (no `patchStrategy` tag in the Go type).
+    Atomic,
+}
+
+/// The `patchStrategy:"merge" patchMergeKey:…` tags of the lists in the
+/// built-in kinds we serve (Pod, Deployment, batch Job templates, ConfigMap,
+/// Event, PriorityClass, object metadata and status). Field names are unique
+/// enough across these types to key on the name alone.
+fn strategy(field: &str) -> ListStrategy {
+    match field {
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "env"
+        | "volumes"
+        | "imagePullSecrets"
+        | "resourceClaims"
+        | "schedulingGates" => ListStrategy::Key("name"),
+        "ports" => ListStrategy::Key("containerPort"),
+        "volumeMounts" => ListStrategy::Key("mountPath"),
+        "volumeDevices" => ListStrategy::Key("devicePath"),
+        "conditions" => ListStrategy::Key("type"),
+        "hostAliases" => ListStrategy::Key("ip"),
+        "topologySpreadConstraints" => ListStrategy::Key("topologyKey"),
+        "ownerReferences" => ListStrategy::Key("uid"),
+        "podIPs" | "hostIPs" => ListStrategy::Key("ip"),
+        "finalizers" => ListStrategy::Set,
+        _ => ListStrategy::Atomic,
+    }
+}
+
+const PATCH: &str = "$patch";
+const RETAIN_KEYS: &str = "$retainKeys";
+const ORDER: &str = "$setElementOrder/";
+const DELETE_FROM: &str = "$deleteFromPrimitiveList/";
+
+/// Applies a strategic merge patch to an object of a built-in kind.
+pub fn strategic_merge(target: &Value, patch: &Value) -> Result<Value, String> {
+    let Value::Object(p) = patch else {
+        return Err("a strategic merge patch must be a JSON object".to_string());
+    };
+    let original = target.as_object().cloned().unwrap_or_default();
+    merge_map(original, p, "")?.map(Value::Object).ok_or_else(|| "the patch deletes the whole object".to_string())
+}
+
+/// Merges `patch` into `original`; `None` when the patch deletes the map.
+fn merge_map(
+    mut original: Map<String, Value>,
+    patch: &Map<String, Value>,
+    at: &str,
+) -> Result<Option<Map<String, Value>>, String> {
+    match patch.get(PATCH) {
+        None => {}
+        Some(Value::String(d)) if d == "delete" => return Ok(None),
+        Some(Value::String(d)) if d == "replace" => return Ok(Some(strip(patch))),
+        Some(Value::String(d)) if d == "merge" => {}
+        Some(other) => {
+            return Err(format!("{at}: $patch: unknown patch directive {other}: use delete, replace or merge"))
+        }
+    }
+    let mut orders = Vec::new();
+    for (k, v) in patch {
+        if k == PATCH || k == RETAIN_KEYS {
+            continue;
+        }
+        let path = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+        if let Some(list) = k.strip_prefix(ORDER) {
+            orders.push((list.to_string(), v));
+            continue;
+        }
+        if let Some(list) = k.strip_prefix(DELETE_FROM) {
+            let Value::Array(gone) = v else { return Err(format!("{path}: must be a list")) };
+            if let Some(Value::Array(items)) = original.get_mut(list) {
+                items.retain(|i| !gone.contains(i));
+            }
+            continue;
+        }
+        match v {
+            Value::Null => {
+                original.remove(k);
+            }
+            Value::Object(pm) => {
+                let base = match original.remove(k) {
+                    Some(Value::Object(o)) => o,
+                    _ => Map::new(),
+                };
+                if let Some(m) = merge_map(base, pm, &path)? {
+                    original.insert(k.clone(), Value::Object(m));
+                }
+            }
+            Value::Array(pl) => {
+                let base = match original.remove(k) {
+                    Some(Value::Array(o)) => o,
+                    _ => Vec::new(),
+                };
+                original.insert(k.clone(), Value::Array(merge_list(base, pl, strategy(k), &path)?));
+            }
+            other => {
+                original.insert(k.clone(), other.clone());
+            }
+        }
+    }
+    for (list, order) in orders {
+        let Value::Array(order) = order else { return Err(format!("{at}.{ORDER}{list}: must be a list")) };
+        if let Some(Value::Array(items)) = original.get_mut(&list) {
+            reorder(items, order, strategy(&list));
+        }
+    }
+    if let Some(retain) = patch.get(RETAIN_KEYS) {
+        let Value::Array(keep) = retain else { return Err(format!("{at}.{RETAIN_KEYS}: must be a list")) };
+        original.retain(|k, _| keep.iter().any(|x| x.as_str() == Some(k)));
+    }
+    Ok(Some(original))
+}
+
+fn merge_list(original: Vec<Value>, patch: &[Value], strategy: ListStrategy, at: &str) -> Result<Vec<Value>, String> {
+    // `[{"$patch": "replace"}, …]`: the rest of the patch list is the new list.
+    let replace = patch.iter().any(|e| e.get(PATCH).and_then(Value::as_str) == Some("replace"));
+    if replace {
+        return Ok(patch.iter().filter(|e| e.get(PATCH).is_none()).map(strip_value).collect());
+    }
+    match strategy {
+        ListStrategy::Atomic => Ok(patch.iter().map(strip_value).collect()),
+        ListStrategy::Set => {
+            let mut out = original;
+            for v in patch {
+                if !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+            Ok(out)
+        }
+        ListStrategy::Key(key) => {
+            let mut out = original;
+            for (i, item) in patch.iter().enumerate() {
+                let Value::Object(pm) = item else {
+                    return Err(format!("{at}[{i}]: must be an object with {key:?}"));
+                };
+                let Some(id) = pm.get(key) else {
+                    return Err(format!("{at}[{i}]: map: {:?} does not contain declared merge key: {key}", item));
+                };
+                let found = out.iter().position(|o| o.get(key) == Some(id));
+                let deleting = pm.get(PATCH).and_then(Value::as_str) == Some("delete");
+                match (found, deleting) {
+                    (Some(pos), true) => {
+                        out.remove(pos);
+                    }
+                    (None, true) => {}
+                    (Some(pos), false) => {
+                        let base = match out[pos].take() {
+                            Value::Object(o) => o,
+                            _ => Map::new(),
+                        };
+                        match merge_map(base, pm, &format!("{at}[{i}]"))? {
+                            Some(m) => out[pos] = Value::Object(m),
+                            None => {
+                                out.remove(pos);
+                            }
+                        }
+                    }
+                    (None, false) => out.push(Value::Object(strip(pm))),
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// `$setElementOrder`: the listed elements first, in the given order; any
+/// others keep their relative order after them.
+fn reorder(items: &mut [Value], order: &[Value], strategy: ListStrategy) {
+    let id = |v: &Value| -> Value {
+        match strategy {
+            ListStrategy::Key(k) => v.get(k).cloned().unwrap_or(Value::Null),
+            _ => v.clone(),
+        }
+    };
+    let rank = |v: &Value| {
+        let want = id(v);
+        order.iter().position(|o| id(o) == want).unwrap_or(order.len())
+    };
+    items.sort_by_key(|v| rank(v));
+}
+
+/// A patch value as plain data: directives removed at every depth.
+fn strip(map: &Map<String, Value>) -> Map<String, Value> {
+    map.iter().filter(|(k, _)| !k.starts_with('$')).map(|(k, v)| (k.clone(), strip_value(v))).collect()
+}
+
+fn strip_value(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(strip(m)),
+        Value::Array(a) => Value::Array(a.iter().filter(|e| e.get(PATCH).is_none()).map(strip_value).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn smp(target: Value, patch: Value) -> Value {
+        strategic_merge(&target, &patch).unwrap_or_else(|e| json!({"error": e}))
+    }
+
+    #[test]
+    fn containers_merge_by_name_and_env_by_name() {
+        let pod = json!({"spec": {"containers": [
+            {"name": "a", "image": "a:1", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}]},
+            {"name": "b", "image": "b:1"}
+        ]}});
+        let got = smp(
+            pod,
+            json!({"spec": {"containers": [{"name": "a", "image": "a:2", "env": [{"name": "Y", "value": "3"}]},
+                                            {"name": "c", "image": "c:1"}]}}),
+        );
+        assert_eq!(
+            got,
+            json!({"spec": {"containers": [
+                {"name": "a", "image": "a:2", "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "3"}]},
+                {"name": "b", "image": "b:1"},
+                {"name": "c", "image": "c:1"}
+            ]}})
+        );
+    }
+
+    /// The example of "Update API Objects in Place Using kubectl patch":
+    /// a strategic merge patch adds a container; a merge patch replaces the list.
+    #[test]
+    fn kubernetes_docs_patch_file_example() {
+        let deploy =
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "patch-demo-ctr", "image": "nginx"}]}}}});
+        let patch =
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "patch-demo-ctr-2", "image": "redis"}]}}}});
+        assert_eq!(
+            smp(deploy.clone(), patch.clone())["spec"]["template"]["spec"]["containers"],
+            json!([{"name": "patch-demo-ctr", "image": "nginx"}, {"name": "patch-demo-ctr-2", "image": "redis"}])
+        );
+        assert_eq!(
+            merge_patch(&deploy, &patch)["spec"]["template"]["spec"]["containers"],
+            json!([{"name": "patch-demo-ctr-2", "image": "redis"}])
+        );
+        // Same page: tolerations have no merge strategy, so they are replaced.
+        let with_tol =
+            json!({"spec": {"tolerations": [{"effect": "NoSchedule", "key": "dedicated", "value": "test-team"}]}});
+        let got = smp(
+            with_tol,
+            json!({"spec": {"tolerations": [{"effect": "NoSchedule", "key": "disktype", "value": "ssd"}]}}),
+        );
+        assert_eq!(got["spec"]["tolerations"], json!([{"effect": "NoSchedule", "key": "disktype", "value": "ssd"}]));
+    }
+
+    #[test]
+    fn ports_volume_mounts_and_conditions_use_their_keys() {
+        let c = json!({"ports": [{"containerPort": 80, "name": "http"}], "volumeMounts": [{"mountPath": "/a", "name": "v"}]});
+        let got = smp(
+            c,
+            json!({"ports": [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 443}],
+                   "volumeMounts": [{"mountPath": "/a", "readOnly": true}]}),
+        );
+        assert_eq!(
+            got["ports"],
+            json!([{"containerPort": 80, "name": "http", "protocol": "TCP"}, {"containerPort": 443}])
+        );
+        assert_eq!(got["volumeMounts"], json!([{"mountPath": "/a", "name": "v", "readOnly": true}]));
+        let st =
+            json!({"conditions": [{"type": "Ready", "status": "False"}, {"type": "PodScheduled", "status": "True"}]});
+        let got = smp(st, json!({"conditions": [{"type": "Ready", "status": "True"}]}));
+        assert_eq!(
+            got["conditions"],
+            json!([{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}])
+        );
+    }
+
+    #[test]
+    fn patch_directives() {
+        let pod = json!({"metadata": {"labels": {"a": "1", "b": "2"}, "finalizers": ["x", "y"]},
+                         "spec": {"containers": [{"name": "a"}, {"name": "b"}], "volumes": [{"name": "v"}]}});
+        // $patch: delete on a list element.
+        let got = smp(pod.clone(), json!({"spec": {"containers": [{"name": "a", "$patch": "delete"}]}}));
+        assert_eq!(got["spec"]["containers"], json!([{"name": "b"}]));
+        // $patch: replace on a map and on a list.
+        let got = smp(pod.clone(), json!({"metadata": {"labels": {"c": "3", "$patch": "replace"}}}));
+        assert_eq!(got["metadata"]["labels"], json!({"c": "3"}));
+        let got = smp(pod.clone(), json!({"spec": {"containers": [{"name": "z"}, {"$patch": "replace"}]}}));
+        assert_eq!(got["spec"]["containers"], json!([{"name": "z"}]));
+        // $patch: delete on a map.
+        let got = smp(pod.clone(), json!({"metadata": {"labels": {"$patch": "delete"}}}));
+        assert!(got["metadata"].get("labels").is_none());
+        // Primitive set: added, and removed with $deleteFromPrimitiveList.
+        let got = smp(
+            pod.clone(),
+            json!({"metadata": {"finalizers": ["z", "x"], "$deleteFromPrimitiveList/finalizers": ["y"]}}),
+        );
+        assert_eq!(got["metadata"]["finalizers"], json!(["x", "z"]));
+        // $setElementOrder, as kubectl apply sends it.
+        let got = smp(
+            pod.clone(),
+            json!({"spec": {"$setElementOrder/containers": [{"name": "b"}, {"name": "a"}], "containers": [{"name": "a", "image": "i"}]}}),
+        );
+        assert_eq!(got["spec"]["containers"], json!([{"name": "b"}, {"name": "a", "image": "i"}]));
+        // $retainKeys keeps only the listed keys of the merged map.
+        let got = smp(pod.clone(), json!({"metadata": {"$retainKeys": ["labels"], "labels": {"a": "9"}}}));
+        assert_eq!(got["metadata"], json!({"labels": {"a": "9", "b": "2"}}));
+        // null deletes a key; unknown directives are errors naming the field.
+        let got = smp(pod.clone(), json!({"metadata": {"labels": {"a": null}}}));
+        assert_eq!(got["metadata"]["labels"], json!({"b": "2"}));
+        let e = strategic_merge(&pod, &json!({"spec": {"$patch": "explode"}}));
+        assert!(matches!(e, Err(ref m) if m.starts_with("spec: $patch")), "{e:?}");
+        let e = strategic_merge(&pod, &json!({"spec": {"containers": [{"image": "x"}]}}));
+        assert!(matches!(e, Err(ref m) if m.contains("merge key: name")), "{e:?}");
+    }
+
+    #[test]
+    fn json_patch_ops_and_errors() {
+        let o = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"containers": [{"name": "a", "image": "x"}]}});
+        let got = json_patch(
+            &o,
+            &json!([{"op": "replace", "path": "/spec/containers/0/image", "value": "y"},
+                    {"op": "add", "path": "/metadata/labels/b", "value": "2"},
+                    {"op": "remove", "path": "/metadata/labels/a"}]),
+        );
+        assert_eq!(
+            got,
+            Ok(json!({"metadata": {"labels": {"b": "2"}}, "spec": {"containers": [{"name": "a", "image": "y"}]}}))
+        );
+        assert!(json_patch(&o, &json!([{"op": "test", "path": "/metadata/labels/a", "value": "2"}])).is_err());
+        assert!(json_patch(&o, &json!({"op": "add"})).is_err());
+        assert!(json_patch(&o, &json!([{"op": "remove", "path": "/nope"}])).is_err());
+    }
+
+    #[test]
+    fn content_types() {
+        assert_eq!(PatchType::of("application/json-patch+json"), Some(PatchType::Json));
+        assert_eq!(PatchType::of("application/strategic-merge-patch+json; charset=utf-8"), Some(PatchType::Strategic));
+        assert_eq!(PatchType::of("application/merge-patch+json"), Some(PatchType::Merge));
+        assert_eq!(PatchType::of("application/apply-patch+yaml"), Some(PatchType::Apply));
+        assert_eq!(PatchType::of("text/plain"), None);
+    }
+}

@@ -1,0 +1,693 @@
+//! `meta.k8s.io/v1 Table` answers (`Accept: application/json;as=Table;…`):
+//! the columns kube-apiserver prints for the core and batch kinds, the
+//! printer columns the upstream CRDs declare for the job kinds, and
+//! ringleader's own columns for its Nodes. Every cell is computed from the
+//! object and a `now` passed in, so a row is a pure function of its input and
+//! the CLI can print the same rows for watch events.
+
+use crate::resources::ResourceType;
+use ringleader_api::time::parse_rfc3339;
+use serde_json::{json, Map, Value};
+
+/// One `columnDefinitions` entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    /// Header as the server names it (kubectl upper-cases it).
+    pub name: &'static str,
+    /// OpenAPI type: `string`, `integer`, `boolean`, `date`.
+    pub kind: &'static str,
+    /// OpenAPI format; `name` marks the column holding the object's name.
+    pub format: &'static str,
+    /// What the column shows.
+    pub description: &'static str,
+    /// 0: always shown; higher: only with `-o wide`.
+    pub priority: u32,
+}
+
+const fn col(name: &'static str, kind: &'static str, description: &'static str, priority: u32) -> Column {
+    Column { name, kind, format: "", description, priority }
+}
+
+const NAME: Column = Column {
+    name: "Name",
+    kind: "string",
+    format: "name",
+    description: "Name must be unique within a namespace; it is the object's identity within its kind.",
+    priority: 0,
+};
+const AGE: Column = col("Age", "string", "Time since the object's creationTimestamp.", 0);
+// CRDs print their `.metadata.creationTimestamp` column with type `date`.
+const CRD_AGE: Column = col("AGE", "date", "", 0);
+
+/// Which object each row carries (`?includeObject=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IncludeObject {
+    /// No object.
+    None,
+    /// A `PartialObjectMetadata` (the default, what kubectl reads namespaces from).
+    #[default]
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+impl IncludeObject {
+    /// From the `includeObject` query parameter (absent: [`IncludeObject::Metadata`]).
+    pub fn parse(value: Option<&str>) -> Result<IncludeObject, String> {
+        match value {
+            None | Some("") | Some("Metadata") => Ok(IncludeObject::Metadata),
+            Some("None") => Ok(IncludeObject::None),
+            Some("Object") => Ok(IncludeObject::Object),
+            Some(other) => Err(format!("includeObject: {other:?} is not one of None, Metadata, Object")),
+        }
+    }
+}
+
+/// The columns of a resource type, in order.
+pub fn columns(rt: &ResourceType) -> Vec<Column> {
+    match (rt.api_version, rt.kind) {
+        ("v1", "Pod") => vec![
+            NAME,
+            col("Ready", "string", "The aggregate readiness state of this pod for accepting traffic.", 0),
+            col("Status", "string", "The aggregate status of the containers in this pod.", 0),
+            col(
+                "Restarts",
+                "string",
+                "The number of times the containers in this pod have been restarted and when the last \
+                 container in this pod has restarted.",
+                0,
+            ),
+            AGE,
+            col("IP", "string", "IP address assigned to the pod.", 1),
+            col("Node", "string", "Name of the node assigned to the pod.", 1),
+            col("Nominated Node", "string", "Name of the node the pod is nominated to run on.", 1),
+            col("Readiness Gates", "string", "The readiness gates of the pod that are met.", 1),
+        ],
+        ("v1", "Node") => vec![
+            NAME,
+            col("Status", "string", "The status of the node.", 0),
+            col("Roles", "string", "The roles of the node.", 0),
+            AGE,
+            col("Version", "string", "Kubelet Version reported by the node.", 0),
+            col("Internal-IP", "string", "List of internal IPs for the node.", 1),
+            col("External-IP", "string", "List of external IPs for the node.", 1),
+            col("OS-Image", "string", "OS Image reported by the node from /etc/os-release.", 1),
+            col("Kernel-Version", "string", "Kernel Version reported by the node from 'uname -r'.", 1),
+            col("Container-Runtime", "string", "Container Runtime Version reported by the node.", 1),
+        ],
+        ("v1", "Event") => vec![
+            col("Last Seen", "string", "Time since the event was last observed.", 0),
+            col("Type", "string", "Type of this event (Normal, Warning).", 0),
+            col("Reason", "string", "Why the action was taken.", 0),
+            col("Object", "string", "The object this event is about.", 0),
+            col("Subobject", "string", "The field path of the involved object.", 1),
+            col("Source", "string", "The component reporting this event.", 1),
+            col("Message", "string", "A human-readable description of the status of this operation.", 0),
+            col("First Seen", "string", "Time since the event was first observed.", 1),
+            col("Count", "string", "The number of times this event has occurred.", 1),
+            col("Name", "string", "Name of the event.", 1),
+        ],
+        ("v1", "ConfigMap") => vec![NAME, col("Data", "integer", "Number of keys in data and binaryData.", 0), AGE],
+        ("apps/v1", "Deployment") => vec![
+            NAME,
+            col("Ready", "string", "Number of the pod with ready state.", 0),
+            col("Up-to-date", "integer", "Pods targeted by this deployment that have the desired template spec.", 0),
+            col("Available", "integer", "Total number of available pods (ready for at least minReadySeconds).", 0),
+            AGE,
+            col("Containers", "string", "Names of each container in the template.", 1),
+            col("Images", "string", "Images referenced by each container in the template.", 1),
+            col("Selector", "string", "Label selector for pods.", 1),
+        ],
+        ("batch/v1", "Job") => vec![
+            NAME,
+            col("Status", "string", "Status of the job.", 0),
+            col("Completions", "string", "Succeeded pods of the completions the job asks for.", 0),
+            col("Duration", "string", "Time required to complete the job.", 0),
+            AGE,
+            col("Containers", "string", "Names of each container in the template.", 1),
+            col("Images", "string", "Images referenced by each container in the template.", 1),
+            col("Selector", "string", "Label selector for pods.", 1),
+        ],
+        ("scheduling.k8s.io/v1", "PriorityClass") => vec![
+            NAME,
+            col("Value", "integer", "The integer value of this priority class.", 0),
+            col("Global-Default", "boolean", "Whether this priority class is the default for pods without one.", 0),
+            AGE,
+            col("PreemptionPolicy", "string", "The policy for preempting pods with lower priority.", 0),
+        ],
+        ("batch.volcano.sh/v1alpha1", "Job") => vec![
+            NAME,
+            col("STATUS", "string", "", 0),
+            col("minAvailable", "integer", "", 0),
+            col("RUNNINGS", "integer", "", 0),
+            CRD_AGE,
+            col("QUEUE", "string", "", 1),
+        ],
+        ("scheduling.volcano.sh/v1beta1", "PodGroup") => vec![
+            NAME,
+            col("STATUS", "string", "", 0),
+            col("minMember", "integer", "", 0),
+            col("RUNNINGS", "integer", "", 0),
+            CRD_AGE,
+            col("QUEUE", "string", "", 1),
+        ],
+        ("scheduling.volcano.sh/v1beta1", "Queue") => {
+            vec![NAME, col("PARENT", "string", "The parent queue of this queue", 0)]
+        }
+        ("ringleader.io/v1alpha1", "Node") => vec![
+            NAME,
+            col("Status", "string", "Ready, NotReady (no heartbeat), Stopped (spec.stopped) or Unknown.", 0),
+            col("Profile", "string", "The hardware profile of the node.", 0),
+            col("Address", "string", "The address pods of the node get.", 0),
+            AGE,
+            col("Unhealthy", "string", "Devices reported unhealthy.", 1),
+            col("Network-Unhealthy", "string", "Devices whose network is reported unhealthy.", 1),
+        ],
+        // The training-operator CRDs (and the ascend-operator's, built on
+        // them) print the type of the last condition as State; the
+        // mpi-operator's v2beta1 CRD declares no columns.
+        (_, "PyTorchJob" | "TFJob" | "AscendJob") => {
+            vec![NAME, col("State", "string", "", 0), col("Age", "date", "", 0)]
+        }
+        // A CRD declaring no columns prints its age.
+        _ => vec![NAME, col("Age", "date", "", 0)],
+    }
+}
+
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn int(v: &Value, pointer: &str) -> Option<i64> {
+    v.pointer(pointer).and_then(Value::as_i64)
+}
+
+fn or_none(x: &str) -> String {
+    if x.is_empty() {
+        "<none>".into()
+    } else {
+        x.to_string()
+    }
+}
+
+/// A duration as kubectl prints ages (apimachinery's `HumanDuration`):
+/// `45s`, `3m20s`, `25m`, `5h12m`, `3d4h`, `1y30d`.
+pub fn human_duration(secs: f64) -> String {
+    let s = secs as i64;
+    if s < -1 {
+        return "<invalid>".into();
+    }
+    let s = s.max(0);
+    if s < 120 {
+        return format!("{s}s");
+    }
+    let (minutes, hours) = (s / 60, s / 3600);
+    let with = |big: i64, unit: &str, small: i64, small_unit: &str| {
+        if small == 0 {
+            format!("{big}{unit}")
+        } else {
+            format!("{big}{unit}{small}{small_unit}")
+        }
+    };
+    match hours {
+        _ if minutes < 10 => with(minutes, "m", s % 60, "s"),
+        _ if minutes < 180 => format!("{minutes}m"),
+        0..=7 => with(hours, "h", minutes % 60, "m"),
+        8..=47 => format!("{hours}h"),
+        48..=191 => with(hours / 24, "d", hours % 24, "h"),
+        192..=17_519 => format!("{}d", hours / 24),
+        17_520..=70_079 => with(hours / 24 / 365, "y", (hours / 24) % 365, "d"),
+        _ => format!("{}y", hours / 24 / 365),
+    }
+}
+
+/// The age of an RFC 3339 stamp at `now` (Unix seconds); `<unknown>` when
+/// there is none, as kubectl's `translateTimestampSince`.
+pub fn since(stamp: &str, now: f64) -> String {
+    match parse_rfc3339(stamp) {
+        Some(t) => human_duration(now - t),
+        None => "<unknown>".into(),
+    }
+}
+
+fn age(v: &Value, now: f64) -> Value {
+    json!(since(s(v, "/metadata/creationTimestamp"), now))
+}
+
+/// The cells of one object's row, in the order of [`columns`].
+pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
+    let name = json!(s(v, "/metadata/name"));
+    match (rt.api_version, rt.kind) {
+        ("v1", "Pod") => pod_cells(v, now),
+        ("v1", "Node") => node_cells(v, now),
+        ("v1", "Event") => event_cells(v, now),
+        ("v1", "ConfigMap") => {
+            let count = |p: &str| v.pointer(p).and_then(Value::as_object).map_or(0, Map::len);
+            vec![name, json!(count("/data") + count("/binaryData")), age(v, now)]
+        }
+        ("apps/v1", "Deployment") => {
+            // ringleader's controller counts running pods (Ready while they
+            // run) instead of writing the replica fields.
+            let running = replica_count(v, "running");
+            let n = |p: &str| int(v, p).unwrap_or(running);
+            let desired = int(v, "/spec/replicas").unwrap_or(1);
+            let mut r = vec![
+                name,
+                json!(format!("{}/{desired}", n("/status/readyReplicas"))),
+                json!(n("/status/updatedReplicas")),
+                json!(n("/status/availableReplicas")),
+                age(v, now),
+            ];
+            r.extend(template_cells(v));
+            r
+        }
+        ("batch/v1", "Job") => batch_job_cells(v, now),
+        ("scheduling.k8s.io/v1", "PriorityClass") => vec![
+            name,
+            json!(int(v, "/value").unwrap_or(0)),
+            json!(v.get("globalDefault").and_then(Value::as_bool).unwrap_or(false)),
+            age(v, now),
+            json!(match s(v, "/preemptionPolicy") {
+                "" => "PreemptLowerPriority",
+                p => p,
+            }),
+        ],
+        ("batch.volcano.sh/v1alpha1", "Job") => vec![
+            name,
+            text_or(s(v, "/status/state/phase"), ringleader_phase(v)),
+            v.pointer("/status/minAvailable")
+                .or_else(|| v.pointer("/spec/minAvailable"))
+                .cloned()
+                .unwrap_or(Value::Null),
+            v.pointer("/status/running").cloned().unwrap_or(Value::Null),
+            age(v, now),
+            text_or(s(v, "/spec/queue"), None),
+        ],
+        ("scheduling.volcano.sh/v1beta1", "PodGroup") => vec![
+            name,
+            text_or(s(v, "/status/phase"), None),
+            v.pointer("/spec/minMember").cloned().unwrap_or(Value::Null),
+            v.pointer("/status/running").cloned().unwrap_or(Value::Null),
+            age(v, now),
+            text_or(s(v, "/spec/queue"), None),
+        ],
+        ("scheduling.volcano.sh/v1beta1", "Queue") => vec![name, text_or(s(v, "/spec/parent"), None)],
+        ("ringleader.io/v1alpha1", "Node") => {
+            let status = match v.pointer("/status/ready").and_then(Value::as_bool) {
+                Some(false) => "NotReady",
+                _ if v.pointer("/spec/stopped").and_then(Value::as_bool) == Some(true) => "Stopped",
+                Some(true) => "Ready",
+                None => "Unknown",
+            };
+            let list = |p: &str| {
+                let ids: Vec<String> = v
+                    .pointer(p)
+                    .and_then(Value::as_array)
+                    .map_or(Vec::new(), |a| a.iter().map(|x| x.to_string()).collect());
+                if ids.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    ids.join(",")
+                }
+            };
+            vec![
+                name,
+                json!(status),
+                json!(or_none(s(v, "/spec/profile"))),
+                json!(or_none(s(v, "/spec/address"))),
+                age(v, now),
+                json!(list("/status/unhealthyDevices")),
+                json!(list("/status/networkUnhealthyDevices")),
+            ]
+        }
+        (_, "PyTorchJob" | "TFJob" | "AscendJob") => {
+            let last = v
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .and_then(|c| c.last())
+                .and_then(|c| c.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            vec![name, text_or(last, ringleader_phase(v)), age(v, now)]
+        }
+        _ => vec![name, age(v, now)],
+    }
+}
+
+/// ringleader's own phase of a job (`status.ringleader.phase`), shown where
+/// the upstream status field is not written.
+fn ringleader_phase(v: &Value) -> Option<&str> {
+    v.pointer("/status/ringleader/phase").and_then(Value::as_str).filter(|p| !p.is_empty())
+}
+
+/// A text cell; `null` (kubectl prints `<none>`) when empty and no fallback.
+fn text_or(x: &str, fallback: Option<&str>) -> Value {
+    match (x, fallback) {
+        ("", Some(f)) => json!(f),
+        ("", None) => Value::Null,
+        (x, _) => json!(x),
+    }
+}
+
+/// Pods of a job in one state (`running`, `succeeded` …) summed over its
+/// roles, from the counts ringleader's controller keeps.
+fn replica_count(v: &Value, state: &str) -> i64 {
+    ["/status/ringleader/replicaStatuses", "/status/ringleader/replica_statuses"]
+        .iter()
+        .find_map(|p| v.pointer(p).and_then(Value::as_object))
+        .map_or(0, |roles| roles.values().filter_map(|r| r.get(state).and_then(Value::as_i64)).sum())
+}
+
+fn template_cells(v: &Value) -> [Value; 3] {
+    let containers = v.pointer("/spec/template/spec/containers").and_then(Value::as_array);
+    let join = |field: &str| {
+        containers.map_or(String::new(), |c| {
+            c.iter().map(|c| c.get(field).and_then(Value::as_str).unwrap_or("")).collect::<Vec<_>>().join(",")
+        })
+    };
+    let selector = v
+        .pointer("/spec/selector/matchLabels")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect::<Vec<_>>().join(","))
+        .unwrap_or_default();
+    [json!(join("name")), json!(join("image")), json!(or_none(&selector))]
+}
+
+fn condition_true(v: &Value, kind: &str) -> bool {
+    v.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|c| c.iter().any(|c| s(c, "/type") == kind && s(c, "/status") == "True"))
+}
+
+fn batch_job_cells(v: &Value, now: f64) -> Vec<Value> {
+    let status = if condition_true(v, "Failed") {
+        "Failed"
+    } else if condition_true(v, "Complete") || condition_true(v, "Succeeded") {
+        "Complete"
+    } else if condition_true(v, "Suspended") {
+        "Suspended"
+    } else if v.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null()) {
+        "Terminating"
+    } else {
+        // ringleader's controller writes its own phase rather than conditions.
+        match ringleader_phase(v) {
+            Some("Completed") => "Complete",
+            Some("Failed" | "Aborted") => "Failed",
+            _ => "Running",
+        }
+    };
+    let succeeded = int(v, "/status/succeeded").unwrap_or_else(|| replica_count(v, "succeeded"));
+    let completions = match (int(v, "/spec/completions"), int(v, "/spec/parallelism")) {
+        (Some(c), _) => format!("{succeeded}/{c}"),
+        (None, Some(p)) if p > 1 => format!("{succeeded}/1 of {p}"),
+        _ => format!("{succeeded}/1"),
+    };
+    let duration = match (parse_rfc3339(s(v, "/status/startTime")), parse_rfc3339(s(v, "/status/completionTime"))) {
+        (None, _) => String::new(),
+        (Some(start), None) => human_duration(now - start),
+        (Some(start), Some(end)) => human_duration(end - start),
+    };
+    let mut r = vec![json!(s(v, "/metadata/name")), json!(status), json!(completions), json!(duration), age(v, now)];
+    r.extend(template_cells(v));
+    r
+}
+
+/// The pod's STATUS as kubectl computes it (`printPod`).
+pub fn pod_status(v: &Value) -> String {
+    let mut reason = match (s(v, "/status/reason"), s(v, "/status/phase")) {
+        ("", "") => "Pending".to_string(),
+        ("", phase) => phase.to_string(),
+        (r, _) => r.to_string(),
+    };
+    let statuses = v.pointer("/status/containerStatuses").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let mut has_running = false;
+    for c in statuses.iter().rev() {
+        let waiting = s(c, "/state/waiting/reason");
+        let terminated = c.pointer("/state/terminated");
+        if !waiting.is_empty() {
+            reason = waiting.to_string();
+        } else if let Some(t) = terminated {
+            reason = match (s(t, "/reason"), int(t, "/signal"), int(t, "/exitCode")) {
+                ("", Some(sig), _) if sig != 0 => format!("Signal:{sig}"),
+                ("", _, code) => format!("ExitCode:{}", code.unwrap_or(0)),
+                (r, _, _) => r.to_string(),
+            };
+        } else if c.get("ready").and_then(Value::as_bool) == Some(true) && c.pointer("/state/running").is_some() {
+            has_running = true;
+        }
+    }
+    if reason == "Completed" && has_running {
+        reason = if condition_true(v, "Ready") { "Running".into() } else { "NotReady".into() };
+    }
+    // A pod that succeeded without container statuses still reads as kubectl users expect.
+    if reason == "Succeeded" {
+        reason = "Completed".into();
+    }
+    if v.pointer("/metadata/deletionTimestamp").is_some_and(|d| !d.is_null()) {
+        reason = if s(v, "/status/reason") == "NodeLost" { "Unknown".into() } else { "Terminating".into() };
+    }
+    reason
+}
+
+fn pod_cells(v: &Value, now: f64) -> Vec<Value> {
+    let statuses = v.pointer("/status/containerStatuses").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let total = v.pointer("/spec/containers").and_then(Value::as_array).map_or(statuses.len(), Vec::len);
+    let ready = statuses
+        .iter()
+        .filter(|c| c.get("ready").and_then(Value::as_bool) == Some(true) && c.pointer("/state/running").is_some())
+        .count();
+    let restarts: i64 = statuses.iter().filter_map(|c| int(c, "/restartCount")).sum();
+    let last_restart = statuses
+        .iter()
+        .filter_map(|c| parse_rfc3339(s(c, "/lastState/terminated/finishedAt")))
+        .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))));
+    let restarts = match last_restart {
+        Some(t) => format!("{restarts} ({} ago)", human_duration(now - t)),
+        None => restarts.to_string(),
+    };
+    let gates = v.pointer("/spec/readinessGates").and_then(Value::as_array).map_or(0, Vec::len);
+    let gates = if gates == 0 {
+        "<none>".to_string()
+    } else {
+        let met = v
+            .pointer("/spec/readinessGates")
+            .and_then(Value::as_array)
+            .map_or(0, |g| g.iter().filter(|g| condition_true(v, s(g, "/conditionType"))).count());
+        format!("{met}/{gates}")
+    };
+    vec![
+        json!(s(v, "/metadata/name")),
+        json!(format!("{ready}/{total}")),
+        json!(pod_status(v)),
+        json!(restarts),
+        age(v, now),
+        json!(or_none(s(v, "/status/podIP"))),
+        json!(or_none(s(v, "/spec/nodeName"))),
+        json!(or_none(s(v, "/status/nominatedNodeName"))),
+        json!(gates),
+    ]
+}
+
+fn node_cells(v: &Value, now: f64) -> Vec<Value> {
+    let conditions = v.pointer("/status/conditions").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let ready = conditions.iter().find(|c| s(c, "/type") == "Ready");
+    let mut status = match ready.map(|c| s(c, "/status")) {
+        Some("True") => "Ready".to_string(),
+        Some("False") => "NotReady".to_string(),
+        _ => "Unknown".to_string(),
+    };
+    if v.pointer("/spec/unschedulable").and_then(Value::as_bool) == Some(true) {
+        status.push_str(",SchedulingDisabled");
+    }
+    let labels = v.pointer("/metadata/labels").and_then(Value::as_object);
+    let mut roles: Vec<String> = labels
+        .map(|l| {
+            l.iter()
+                .filter_map(|(k, val)| {
+                    if let Some(role) = k.strip_prefix("node-role.kubernetes.io/") {
+                        Some(role.to_string())
+                    } else if k == "kubernetes.io/role" {
+                        val.as_str().map(str::to_string)
+                    } else {
+                        None
+                    }
+                })
+                .filter(|r| !r.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    roles.sort();
+    let roles = if roles.is_empty() { "<none>".to_string() } else { roles.join(",") };
+    let address = |kind: &str| {
+        v.pointer("/status/addresses")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().find(|a| s(a, "/type") == kind))
+            .map_or("<none>".to_string(), |a| or_none(s(a, "/address")))
+    };
+    vec![
+        json!(s(v, "/metadata/name")),
+        json!(status),
+        json!(roles),
+        age(v, now),
+        json!(s(v, "/status/nodeInfo/kubeletVersion")),
+        json!(address("InternalIP")),
+        json!(address("ExternalIP")),
+        json!(or_none(s(v, "/status/nodeInfo/osImage"))),
+        json!(or_none(s(v, "/status/nodeInfo/kernelVersion"))),
+        json!(or_none(s(v, "/status/nodeInfo/containerRuntimeVersion"))),
+    ]
+}
+
+fn event_cells(v: &Value, now: f64) -> Vec<Value> {
+    let first = match s(v, "/firstTimestamp") {
+        "" => since(s(v, "/eventTime"), now),
+        t => since(t, now),
+    };
+    let mut count = int(v, "/count").unwrap_or(0);
+    let last = if v.pointer("/series").is_some_and(|x| !x.is_null()) {
+        count = int(v, "/series/count").unwrap_or(count);
+        since(s(v, "/series/lastObservedTime"), now)
+    } else {
+        match s(v, "/lastTimestamp") {
+            "" => first.clone(),
+            t => since(t, now),
+        }
+    };
+    if count == 0 {
+        count = 1;
+    }
+    let kind = s(v, "/involvedObject/kind").to_ascii_lowercase();
+    let target = match s(v, "/involvedObject/name") {
+        "" => kind,
+        n => format!("{kind}/{n}"),
+    };
+    let source = match (s(v, "/source/component"), s(v, "/source/host")) {
+        ("", _) => {
+            let (controller, instance) = (s(v, "/reportingComponent"), s(v, "/reportingInstance"));
+            match (controller, instance) {
+                ("", _) => String::new(),
+                (c, "") => c.to_string(),
+                (c, i) => format!("{c}, {i}"),
+            }
+        }
+        (c, "") => c.to_string(),
+        (c, h) => format!("{c}, {h}"),
+    };
+    vec![
+        json!(last),
+        json!(s(v, "/type")),
+        json!(s(v, "/reason")),
+        json!(target),
+        json!(s(v, "/involvedObject/fieldPath")),
+        json!(source),
+        json!(s(v, "/message").trim()),
+        json!(first),
+        json!(count),
+        json!(s(v, "/metadata/name")),
+    ]
+}
+
+/// The `meta.k8s.io` version a client's `Accept` header asks a Table in, if any.
+pub fn requested_version(accept: &str) -> Option<&'static str> {
+    let mut found = None;
+    for part in accept.split(',') {
+        let params: Vec<&str> = part.split(';').map(str::trim).collect();
+        let has = |p: &str| params.iter().any(|x| x.eq_ignore_ascii_case(p));
+        if has("as=Table") && has("g=meta.k8s.io") {
+            if has("v=v1") {
+                return Some("v1");
+            }
+            if has("v=v1beta1") {
+                found = Some("v1beta1");
+            }
+        }
+    }
+    found
+}
+
+fn row_object(v: &Value, include: IncludeObject, version: &str) -> Option<Value> {
+    match include {
+        IncludeObject::None => None,
+        IncludeObject::Object => Some(v.clone()),
+        IncludeObject::Metadata => Some(json!({
+            "kind": "PartialObjectMetadata",
+            "apiVersion": format!("meta.k8s.io/{version}"),
+            "metadata": v.get("metadata").cloned().unwrap_or_else(|| json!({})),
+        })),
+    }
+}
+
+/// One row: its cells and, per `include`, its object.
+pub fn row(rt: &ResourceType, v: &Value, include: IncludeObject, version: &str, now: f64) -> Value {
+    let mut r = json!({ "cells": cells(rt, v, now) });
+    if let Some(o) = row_object(v, include, version) {
+        r["object"] = o;
+    }
+    r
+}
+
+/// A Table of `objects` with the list metadata `list_meta`
+/// (`resourceVersion`, `continue`), in `meta.k8s.io/{version}`.
+pub fn table_for(
+    rt: &ResourceType,
+    objects: &[Value],
+    list_meta: Value,
+    include: IncludeObject,
+    version: &str,
+    now: f64,
+) -> Value {
+    let defs: Vec<Value> = columns(rt)
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name, "type": c.kind, "format": c.format,
+                "description": c.description, "priority": c.priority,
+            })
+        })
+        .collect();
+    let rows: Vec<Value> = objects.iter().map(|o| row(rt, o, include, version, now)).collect();
+    json!({
+        "kind": "Table",
+        "apiVersion": format!("meta.k8s.io/{version}"),
+        "metadata": list_meta,
+        "columnDefinitions": defs,
+        "rows": rows,
+    })
+}
+
+/// The resource type of an object's `apiVersion`/`kind` (the core v1 Node
+/// view included even before it has a row of its own).
+fn type_of(api_version: &str, kind: &str) -> Option<&'static ResourceType> {
+    crate::resources::by_kind(api_version, kind)
+        .or_else(|| (api_version, kind).eq(&("v1", "Node")).then_some(&crate::node_view::CORE_NODES))
+}
+
+/// `value` (an object or a `…List`) as a Table; anything else (a `Status`)
+/// unchanged.
+pub fn render(value: &Value, include: IncludeObject, version: &str, now: f64) -> Value {
+    let (api_version, kind) = (s(value, "/apiVersion"), s(value, "/kind"));
+    if let (Some(item_kind), Some(items)) = (kind.strip_suffix("List"), value.get("items").and_then(Value::as_array)) {
+        if let Some(rt) = type_of(api_version, item_kind) {
+            let mut meta = Map::new();
+            for field in ["resourceVersion", "continue", "remainingItemCount"] {
+                if let Some(x) = value.pointer(&format!("/metadata/{field}")).filter(|x| !x.is_null()) {
+                    meta.insert(field.to_string(), x.clone());
+                }
+            }
+            return table_for(rt, items, Value::Object(meta), include, version, now);
+        }
+    }
+    match type_of(api_version, kind) {
+        Some(rt) => {
+            let meta = match value.pointer("/metadata/resourceVersion") {
+                Some(rv) => json!({ "resourceVersion": rv }),
+                None => json!({}),
+            };
+            table_for(rt, std::slice::from_ref(value), meta, include, version, now)
+        }
+        None => value.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
