@@ -217,9 +217,11 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         // Heartbeats are not what is measured; keep them out of the way.
         heartbeat_timeout: 3600.0,
         heartbeat_interval: 600.0,
+        insecure_plain_http: false,
+        tls_san: Vec::new(),
     };
     let plane = up::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
-    let client = Client::new(&plane.url, &plane.token);
+    let client = plane.client()?;
     let result = drive(&client, plan).await;
     plane.stop().await?;
     result

@@ -16,21 +16,58 @@ pub struct Conn {
     /// API server URL (default: the one `ringleader up` wrote into the data directory).
     #[arg(long, env = "RINGLEADER_SERVER", global = true)]
     pub server: Option<String>,
-    /// Data directory of `ringleader up` (its token and address are read from it).
-    #[arg(long, env = "RINGLEADER_DATA_DIR", default_value = "ringleader-data", global = true)]
-    pub data_dir: PathBuf,
+    /// Kubeconfig to connect with: its current context's server, CA and token
+    /// (default: $KUBECONFIG, unless --data-dir or RINGLEADER_DATA_DIR is given).
+    #[arg(long, global = true)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Data directory of `ringleader up` (its kubeconfig, or its token, CA and
+    /// address, are read from it) [default: ringleader-data].
+    #[arg(long, env = "RINGLEADER_DATA_DIR", global = true)]
+    pub data_dir: Option<PathBuf>,
 }
 
+/// The data directory used when none is given.
+pub const DEFAULT_DATA_DIR: &str = "ringleader-data";
+
 impl Conn {
-    pub fn client(&self) -> Result<Client> {
-        let url = match &self.server {
-            Some(u) => u.clone(),
-            None => std::fs::read_to_string(crate::up::server_file(&self.data_dir))
-                .map(|s| s.trim().to_string())
-                .unwrap_or_else(|_| "http://127.0.0.1:8470".to_string()),
-        };
-        Ok(Client::from_data_dir(&url, &self.data_dir)?)
+    /// The data directory (given or default).
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DATA_DIR))
     }
+
+    /// A client, from the first of: `--server` (with the data directory's
+    /// token and CA); `--kubeconfig`; `$KUBECONFIG` when no data directory
+    /// was named (ringleader's own setting wins over the generic one); the
+    /// data directory's kubeconfig; its `server` file and token.
+    pub fn client(&self) -> Result<Client> {
+        let dir = self.data_dir();
+        if let Some(url) = &self.server {
+            return Ok(Client::from_data_dir(url, &dir)?);
+        }
+        if let Some(path) = &self.kubeconfig {
+            return Ok(Client::from_kubeconfig(path)?);
+        }
+        if self.data_dir.is_none() {
+            if let Some(path) = env_kubeconfig() {
+                return Ok(Client::from_kubeconfig(&path)?);
+            }
+        }
+        let own = ringleader_server::kubeconfig::path(&dir);
+        if own.is_file() {
+            return Ok(Client::from_kubeconfig(&own)?);
+        }
+        let url = std::fs::read_to_string(crate::up::server_file(&dir))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "http://127.0.0.1:8470".to_string());
+        Ok(Client::from_data_dir(&url, &dir)?)
+    }
+}
+
+/// The first existing file of `$KUBECONFIG` (a `:`-separated list, as
+/// kubectl reads it; ringleader does not merge several).
+fn env_kubeconfig() -> Option<PathBuf> {
+    let list = std::env::var_os("KUBECONFIG")?;
+    std::env::split_paths(&list).find(|p| !p.as_os_str().is_empty() && p.is_file())
 }
 
 #[derive(Args)]

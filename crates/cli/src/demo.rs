@@ -44,6 +44,8 @@ pub fn run(args: DemoArgs) -> Result<()> {
         runtime: "process".into(),
         heartbeat_timeout: 40.0,
         heartbeat_interval: 2.0,
+        insecure_plain_http: false,
+        tls_san: Vec::new(),
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
@@ -52,7 +54,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         for n in &plane.nodes {
             println!("   {:<10} {:<14} {}", n.name, n.profile, n.address);
         }
-        let client = Client::new(&plane.url, &plane.token);
+        let client = plane.client()?;
         let result = drive(&client, &data_dir, args.timeout).await;
         plane.stop().await?;
         result

@@ -7,8 +7,10 @@ use clap::Args;
 use ringleader_agent::{loopback_address, AgentConfig, Runtime, VirtualNode};
 use ringleader_api::Resource;
 use ringleader_manager::ManagerConfig;
-use ringleader_server::{Metrics, ServerState, Token};
+use ringleader_server::kubeconfig::{self, Kubeconfig};
+use ringleader_server::{Client, Metrics, ServerState, TlsFiles, Token};
 use ringleader_store::Store;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,14 +41,26 @@ pub struct UpArgs {
     /// Seconds between heartbeats.
     #[arg(long, default_value_t = 10.0)]
     pub heartbeat_interval: f64,
+    /// Serve plain HTTP instead of HTTPS (loopback addresses only: the
+    /// bearer token must not cross a network in clear).
+    #[arg(long)]
+    pub insecure_plain_http: bool,
+    /// Extra names or IPs the server certificate covers (repeatable), beyond
+    /// localhost, 127.0.0.1, ::1 and the address listened on.
+    #[arg(long = "tls-san", value_name = "NAME")]
+    pub tls_san: Vec<String>,
 }
 
 /// A running control plane.
 pub struct Plane {
-    /// API base URL.
+    /// API base URL (`https://…` unless `--insecure-plain-http`).
     pub url: String,
     /// Bearer token.
     pub token: String,
+    /// PEM of the CA that signed the server's certificate (`None`: plain HTTP).
+    pub ca_pem: Option<String>,
+    /// The kubeconfig written for this plane.
+    pub kubeconfig: PathBuf,
     /// Nodes served.
     pub nodes: Vec<VirtualNode>,
     shutdown: tokio::sync::watch::Sender<bool>,
@@ -54,6 +68,14 @@ pub struct Plane {
 }
 
 impl Plane {
+    /// An API client of this plane, trusting its CA.
+    pub fn client(&self) -> Result<Client> {
+        match &self.ca_pem {
+            Some(pem) => Ok(Client::with_ca(&self.url, &self.token, pem.as_bytes())?),
+            None => Ok(Client::new(&self.url, &self.token)),
+        }
+    }
+
     /// Stops every component and waits for them.
     pub async fn stop(self) -> Result<()> {
         let _ = self.shutdown.send(true);
@@ -112,6 +134,10 @@ pub async fn start(args: &UpArgs) -> Result<Plane> {
 /// [`start`] with the cluster file's text given (`args.cluster` is ignored).
 pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane> {
     let (nodes, others) = cluster(text, source)?;
+    let listener =
+        tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
+    let bound = listener.local_addr()?;
+    check_plain_http(bound, args.insecure_plain_http)?;
     std::fs::create_dir_all(&args.data_dir).with_context(|| format!("{}", args.data_dir.display()))?;
     let store = Store::open(&args.data_dir).context("opening the store")?;
     for o in others {
@@ -119,20 +145,35 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     }
     let token = Token::load_or_create(&args.data_dir).context("token")?;
     let metrics = Metrics::new();
-    let listener =
-        tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
-    let url = format!("http://{}", listener.local_addr()?);
+    let tls = if args.insecure_plain_http {
+        None
+    } else {
+        let names = ringleader_server::tls::server_names(bound, listen_host(&args.listen), &args.tls_san);
+        let files = TlsFiles::load_or_create(&args.data_dir, &names).context("TLS certificates")?;
+        let config = files.server_config().context("TLS certificates")?;
+        Some((files.ca_pem, Arc::new(config)))
+    };
+    let url = format!("{}://{}", if tls.is_some() { "https" } else { "http" }, dial_address(bound));
+    let kubeconfig = kubeconfig::path(&args.data_dir);
+    Kubeconfig::single(&url, tls.as_ref().map(|(ca, _)| ca.as_str()), token.as_str())
+        .write(&kubeconfig)
+        .context("writing the kubeconfig")?;
+    // Last: the CLI and tests wait for this file, so everything it points at is in place.
     std::fs::write(server_file(&args.data_dir), &url).context("writing the server address")?;
 
     let (tx, rx) = tokio::sync::watch::channel(false);
     let mut tasks: Vec<JoinHandle<Result<()>>> = Vec::new();
     let state = ServerState::new(store.clone(), token.clone(), metrics.clone()).with_data_dir(&args.data_dir);
     let mut srx = rx.clone();
+    let ca_pem = tls.as_ref().map(|(ca, _)| ca.clone());
     tasks.push(tokio::spawn(async move {
-        ringleader_server::serve(listener, state, async move {
+        let stop = async move {
             let _ = srx.wait_for(|s| *s).await;
-        })
-        .await
+        };
+        match tls {
+            Some((_, config)) => ringleader_server::serve_tls(listener, state, config, stop).await,
+            None => ringleader_server::serve(listener, state, stop).await,
+        }
         .context("API server")
     }));
     let observe = metrics.clone();
@@ -154,7 +195,33 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     }
     let astore = store.clone();
     tasks.push(tokio::spawn(async move { loud(ringleader_agent::run(astore, aconfig, rx).await.context("agent")) }));
-    Ok(Plane { url, token: token.as_str().to_string(), nodes, shutdown: tx, tasks })
+    Ok(Plane { url, token: token.as_str().to_string(), ca_pem, kubeconfig, nodes, shutdown: tx, tasks })
+}
+
+/// Refuses plain HTTP on an address other machines can reach: every
+/// request carries the bearer token.
+pub fn check_plain_http(bound: SocketAddr, plain: bool) -> Result<()> {
+    if plain && !bound.ip().is_loopback() {
+        bail!(
+            "refusing to serve plain HTTP on {bound}: it is not a loopback address and the bearer token would cross the network in clear; drop --insecure-plain-http to serve HTTPS, or listen on 127.0.0.1"
+        );
+    }
+    Ok(())
+}
+
+/// The host part of a `--listen` value (`host:port`, `[v6]:port`).
+fn listen_host(listen: &str) -> Option<&str> {
+    listen.rsplit_once(':').map(|(host, _)| host)
+}
+
+/// The address local clients dial: a wildcard bind is reached on loopback
+/// (which the certificate covers), anything else as bound.
+fn dial_address(bound: SocketAddr) -> SocketAddr {
+    match bound.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), bound.port()),
+        IpAddr::V6(ip) if ip.is_unspecified() => SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), bound.port()),
+        _ => bound,
+    }
 }
 
 /// A component that stops on its own says why at once, not at shutdown.
@@ -179,8 +246,54 @@ pub fn run(args: UpArgs) -> Result<()> {
             println!("  node {:<12} {:<16} {}", n.name, n.profile, n.address);
         }
         println!("data in {}; token in {}", args.data_dir.display(), Token::path(&args.data_dir).display());
+        let kubeconfig = std::path::absolute(&plane.kubeconfig).unwrap_or_else(|_| plane.kubeconfig.clone());
+        println!("kubectl: export KUBECONFIG={} && kubectl get pods", kubeconfig.display());
         println!("try: ringleader apply -f examples/demo/pytorchjob-h100.yaml && ringleader get pods -w");
         tokio::signal::ctrl_c().await?;
         plane.stop().await
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(dir: &Path, listen: &str, plain: bool) -> UpArgs {
+        UpArgs {
+            cluster: None,
+            data_dir: dir.to_path_buf(),
+            listen: listen.into(),
+            runtime: "simulated".into(),
+            heartbeat_timeout: 40.0,
+            heartbeat_interval: 10.0,
+            insecure_plain_http: plain,
+            tls_san: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn plain_http_off_loopback_is_refused_naming_the_address_and_flag() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let Err(e) = start_with(&args(dir.path(), "0.0.0.0:0", true), DEMO_CLUSTER, "test").await else {
+            bail!("plain HTTP on 0.0.0.0 was served");
+        };
+        let text = format!("{e:#}");
+        assert!(text.contains("--insecure-plain-http") && text.contains("0.0.0.0:"), "{text}");
+        // Nothing was written for a plane that never started.
+        assert!(!server_file(dir.path()).exists());
+        assert!(check_plain_http("127.0.0.1:8470".parse()?, true).is_ok());
+        assert!(check_plain_http("[::1]:8470".parse()?, true).is_ok());
+        assert!(check_plain_http("10.0.0.1:8470".parse()?, false).is_ok());
+        Ok(())
+    }
+
+    #[test]
+    fn wildcard_binds_are_dialled_on_loopback() -> Result<()> {
+        assert_eq!(dial_address("0.0.0.0:1".parse()?), "127.0.0.1:1".parse()?);
+        assert_eq!(dial_address("[::]:1".parse()?), "[::1]:1".parse()?);
+        assert_eq!(dial_address("10.0.0.1:1".parse()?), "10.0.0.1:1".parse()?);
+        assert_eq!(listen_host("[::1]:8470"), Some("[::1]"));
+        assert_eq!(listen_host("gpu-box:8470"), Some("gpu-box"));
+        Ok(())
+    }
 }

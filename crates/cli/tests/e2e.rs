@@ -187,7 +187,9 @@ fn api_needs_the_token_and_survives_malformed_bodies() {
     let p = Plane::start(&cluster_yaml(16, &[("g-1", "pcie-4090-8")]), &[]);
     let base = p.client.base().to_string();
     let token = std::fs::read_to_string(p.data_dir().join("token")).expect("token");
-    let http = reqwest::Client::new();
+    // Trusts the plane's CA (it serves HTTPS) but sends no token of its own.
+    let http = p.client.http().clone();
+    assert!(base.starts_with("https://"), "{base}");
     let pods = format!("{base}/api/v1/namespaces/default/pods");
     p.rt.block_on(async {
         let r = http.get(&pods).send().await.expect("send");

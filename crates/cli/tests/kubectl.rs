@@ -1,7 +1,8 @@
 //! The contract with stock kubectl: `contract/kubectl.sh` runs the kubectl on
 //! this machine against a real `ringleader up`, with only the kubeconfig that
 //! `up` wrote, over TLS. Without kubectl on the PATH the test says so and
-//! passes as skipped (CI's machine image has it).
+//! passes as skipped, unless `RINGLEADER_REQUIRE_KUBECTL=1` (CI sets it: the
+//! machine image has kubectl), where that is a failure.
 
 mod common;
 
@@ -15,6 +16,10 @@ fn kubectl_present() -> bool {
 #[test]
 fn stock_kubectl_drives_the_cluster() {
     if !kubectl_present() {
+        assert!(
+            std::env::var("RINGLEADER_REQUIRE_KUBECTL").map_or(true, |v| v != "1"),
+            "RINGLEADER_REQUIRE_KUBECTL=1 but kubectl is not on PATH"
+        );
         eprintln!("kubectl not found on PATH: the kubectl contract test is SKIPPED");
         return;
     }

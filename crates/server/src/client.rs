@@ -47,6 +47,14 @@ pub enum ClientError {
         /// What went wrong.
         message: String,
     },
+    /// A kubeconfig or CA certificate could not be used.
+    #[error("cannot use {path}: {message}")]
+    Config {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 impl ClientError {
@@ -114,6 +122,26 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// A reqwest client trusting `ca_pem` alone when given (the system's
+/// roots otherwise), over rustls with ring.
+fn http_client(ca_pem: Option<&[u8]>, insecure: bool) -> std::result::Result<reqwest::Client, String> {
+    let mut builder = reqwest::Client::builder().use_rustls_tls();
+    if let Some(pem) = ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| format!("not a PEM certificate: {e}"))?;
+        if certs.is_empty() {
+            return Err("holds no PEM certificate".into());
+        }
+        builder = builder.tls_built_in_root_certs(false);
+        for cert in certs {
+            builder = builder.add_root_certificate(cert);
+        }
+    }
+    if insecure {
+        builder = builder.danger_accept_invalid_certs(true);
+    }
+    builder.build().map_err(|e| format!("cannot set up the HTTP client: {e}"))
+}
+
 /// Percent-encodes a query value.
 fn encode(value: &str) -> String {
     value
@@ -132,15 +160,50 @@ impl Client {
         Client { base: base.trim_end_matches('/').to_string(), token: token.into(), http: reqwest::Client::new() }
     }
 
-    /// A client authenticating with the token of a data directory.
+    /// A client of an HTTPS server whose certificate is signed by the CA
+    /// in `ca_pem`, trusting that CA only (not the system's roots: the
+    /// bearer token goes to no server the CA did not vouch for).
+    pub fn with_ca(base: impl Into<String>, token: impl Into<String>, ca_pem: &[u8]) -> Result<Client> {
+        let http = http_client(Some(ca_pem), false)
+            .map_err(|message| ClientError::Config { path: "the CA certificate".into(), message })?;
+        let base: String = base.into();
+        Ok(Client { base: base.trim_end_matches('/').to_string(), token: token.into(), http })
+    }
+
+    /// A client authenticating with the token of a data directory; for an
+    /// `https` URL it trusts the data directory's `ca.crt`.
     pub fn from_data_dir(server_url: &str, data_dir: &Path) -> Result<Client> {
         let path = Token::path(data_dir);
         let err = |message: String| ClientError::Token { path: path.display().to_string(), message };
-        match Token::read(&path) {
-            Ok(Some(token)) => Ok(Client::new(server_url, token.as_str())),
-            Ok(None) => Err(err("missing or empty".into())),
-            Err(e) => Err(err(e.to_string())),
+        let token = match Token::read(&path) {
+            Ok(Some(token)) => token,
+            Ok(None) => return Err(err("missing or empty".into())),
+            Err(e) => return Err(err(e.to_string())),
+        };
+        if !server_url.starts_with("https://") {
+            return Ok(Client::new(server_url, token.as_str()));
         }
+        let ca = crate::tls::TlsFiles::ca_path(data_dir);
+        let config = |message: String| ClientError::Config { path: ca.display().to_string(), message };
+        let pem = std::fs::read(&ca)
+            .map_err(|e| config(format!("{e} (is `ringleader up` serving HTTPS with this --data-dir?)")))?;
+        let http = http_client(Some(&pem), false).map_err(config)?;
+        Ok(Client { base: server_url.trim_end_matches('/').to_string(), token: token.as_str().to_string(), http })
+    }
+
+    /// A client for the current context of a kubeconfig: its server, the
+    /// CA it embeds or names (else the system's roots) and its token.
+    pub fn from_kubeconfig(path: &Path) -> Result<Client> {
+        let config = |message: String| ClientError::Config { path: path.display().to_string(), message };
+        let conn = crate::kubeconfig::load(path).map_err(|e| config(e.message))?;
+        let http = http_client(conn.ca_pem.as_deref(), conn.insecure_skip_tls_verify).map_err(config)?;
+        Ok(Client { base: conn.server, token: conn.token, http })
+    }
+
+    /// The underlying HTTP client, with this client's TLS trust but no
+    /// token (for requests the typed calls do not cover).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
     }
 
     /// The server's base URL.

@@ -5,8 +5,11 @@
 //! `ringleader validate`, the all-or-nothing bulk apply behind `apply -f`,
 //! `meta.k8s.io` Table answers with kubectl's columns ([`table`]), the
 //! read-only core v1 Node view of ringleader.io Nodes ([`node_view`]),
-//! pod logs with kubelet's options, bearer-token auth ([`Token`]), Prometheus metrics ([`Metrics`])
-//! and an OpenAPI document. [`Client`] is what the CLI talks to it with.
+//! pod logs with kubelet's options, bearer-token auth ([`Token`]), Prometheus metrics ([`Metrics`]),
+//! and what stock kubectl reads first: `/version` and API discovery (legacy
+//! and aggregated), OpenAPI v3 (per group-version) and v2 documents with
+//! real schemas, and server-side field validation (`?fieldValidation=`).
+//! [`Client`] is what the CLI talks to it with.
 //!
 //! The server holds no state of its own beyond the metrics: every answer is
 //! read from the store, so it can restart at any time.
@@ -14,6 +17,9 @@
 pub mod apply;
 pub mod auth;
 pub mod client;
+mod discovery;
+mod fields;
+pub mod kubeconfig;
 mod logs;
 pub mod metrics;
 pub mod node_view;
@@ -25,6 +31,7 @@ mod routes;
 pub mod selector;
 pub mod status;
 pub mod table;
+pub mod tls;
 mod watch;
 
 pub use apply::{ApplyAction, ApplyResult};
@@ -34,6 +41,7 @@ pub use metrics::Metrics;
 pub use resources::{find, resolve, ResourceType, RESOURCES};
 pub use routes::router;
 pub use status::ApiError;
+pub use tls::{TlsError, TlsFiles};
 
 use ringleader_store::{Store, StoreError};
 use std::future::Future;
@@ -103,7 +111,8 @@ impl ServerState {
         &self.metrics
     }
 
-    /// Ends every open watch and log stream (done by [`serve`] at shutdown).
+    /// Ends every open watch and log stream (done by [`serve`] and
+    /// [`serve_tls`] at shutdown).
     pub fn close_streams(&self) {
         let _ = self.close.send(true);
     }
@@ -136,4 +145,32 @@ pub async fn serve(
             closer.close_streams();
         })
         .await
+}
+
+/// [`serve`] over TLS: the same routes and the same graceful shutdown, with
+/// each connection's handshake done in its own task (one slow or silent
+/// client cannot hold up accepting others).
+pub async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    state: ServerState,
+    tls: Arc<rustls::ServerConfig>,
+    shutdown: impl Future + Send + 'static,
+) -> std::io::Result<()> {
+    let handle = axum_server::Handle::<std::net::SocketAddr>::new();
+    let (closer, stopper) = (state.clone(), handle.clone());
+    let signal = tokio::spawn(async move {
+        shutdown.await;
+        // Streams first: graceful shutdown waits for every open response.
+        closer.close_streams();
+        stopper.graceful_shutdown(None);
+    });
+    let acceptor =
+        axum_server::tls_rustls::RustlsAcceptor::new(axum_server::tls_rustls::RustlsConfig::from_config(tls));
+    let served = axum_server::Server::from_listener(listener)
+        .acceptor(acceptor)
+        .handle(handle)
+        .serve(router(state).into_make_service())
+        .await;
+    signal.abort();
+    served
 }

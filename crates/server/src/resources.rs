@@ -55,7 +55,17 @@ pub const RESOURCES: &[ResourceType] = &[
         true,
     ),
     rt("Job", "batch.volcano.sh", "v1alpha1", "batch.volcano.sh/v1alpha1", "jobs", "job", &["vcjob", "vj"], true, true),
-    rt("PyTorchJob", "kubeflow.org", "v1", "kubeflow.org/v1", "pytorchjobs", "pytorchjob", &["ptjob"], true, true),
+    rt(
+        "PyTorchJob",
+        "kubeflow.org",
+        "v1",
+        "kubeflow.org/v1",
+        "pytorchjobs",
+        "pytorchjob",
+        &["ptjob", "pj"],
+        true,
+        true,
+    ),
     rt("TFJob", "kubeflow.org", "v1", "kubeflow.org/v1", "tfjobs", "tfjob", &[], true, true),
     rt("MPIJob", "kubeflow.org", "v2beta1", "kubeflow.org/v2beta1", "mpijobs", "mpijob", &[], true, true),
     rt("Deployment", "apps", "v1", "apps/v1", "deployments", "deployment", &["deploy"], true, true),
@@ -117,6 +127,26 @@ pub const NODES: &ResourceType = &RESOURCES[10];
 /// The `v1 Event` resource.
 pub const EVENTS: &ResourceType = &RESOURCES[14];
 
+/// The core v1 Node: the read-only view of the ringleader.io Nodes that
+/// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in
+/// [`RESOURCES`]: nothing stores it, and the CLI's `nodes` means the
+/// ringleader.io kind; discovery and the OpenAPI documents list it so stock
+/// `kubectl get nodes` finds it.
+pub const CORE_NODES: &ResourceType = &rt("Node", "", "v1", "v1", "nodes", "node", &["no"], false, false);
+
+/// Verbs of every type in [`RESOURCES`]: collections take GET (list, watch)
+/// and POST, objects GET, PUT, PATCH and DELETE; a DELETE of a whole
+/// collection is not served, so `deletecollection` is not claimed.
+const READ_WRITE_VERBS: &[&str] = &["create", "delete", "get", "list", "patch", "update", "watch"];
+/// Verbs of [`CORE_NODES`], a view that refuses writes.
+const READ_ONLY_VERBS: &[&str] = &["get", "list", "watch"];
+
+/// Every type discovery and the OpenAPI documents list: [`RESOURCES`] and
+/// [`CORE_NODES`].
+pub fn discoverable() -> impl Iterator<Item = &'static ResourceType> {
+    RESOURCES.iter().chain(std::iter::once(CORE_NODES))
+}
+
 /// The name of the group of every job kind (`ringleader get jobs`).
 pub const JOBS_GROUP: &str = "jobs";
 
@@ -152,6 +182,30 @@ impl ResourceType {
     pub fn object_path(&self, namespace: &str, name: &str) -> String {
         let ns = if self.namespaced { Some(if namespace.is_empty() { "default" } else { namespace }) } else { None };
         format!("{}/{name}", self.collection_path(ns))
+    }
+
+    /// The verbs the server serves on it, as discovery lists them.
+    pub fn verbs(&self) -> &'static [&'static str] {
+        if self == CORE_NODES {
+            READ_ONLY_VERBS
+        } else {
+            READ_WRITE_VERBS
+        }
+    }
+
+    /// Whether it takes writes (all but the core Node view).
+    pub fn writable(&self) -> bool {
+        self != CORE_NODES
+    }
+
+    /// Discovery categories: pods and the job kinds are in `all`, so
+    /// `kubectl get all` lists them.
+    pub fn categories(&self) -> &'static [&'static str] {
+        if self.job || self == PODS {
+            &["all"]
+        } else {
+            &[]
+        }
     }
 
     /// Whether `name` (case-insensitive) names this type: kind, plural,
@@ -243,5 +297,17 @@ mod tests {
         assert_eq!(PODS.collection_path(None), "/api/v1/pods");
         assert_eq!(NODES.object_path("ignored", "n1"), "/apis/ringleader.io/v1alpha1/nodes/n1");
         assert_eq!(by_path("kubeflow.org", "v2beta1", "mpijobs").map(|r| r.kind), Some("MPIJob"));
+        assert_eq!(CORE_NODES.object_path("", "n1"), "/api/v1/nodes/n1");
+    }
+
+    #[test]
+    fn the_core_node_view_is_read_only_and_apart_from_the_table() {
+        assert_eq!(CORE_NODES.verbs(), &["get", "list", "watch"]);
+        assert!(!CORE_NODES.writable() && NODES.writable());
+        assert!(by_path("", "v1", "nodes").is_none());
+        assert_eq!(discoverable().count(), RESOURCES.len() + 1);
+        assert_eq!(find("pj").map(|r| r.kind), Some("PyTorchJob"));
+        assert_eq!(PODS.categories(), &["all"]);
+        assert!(NODES.categories().is_empty());
     }
 }

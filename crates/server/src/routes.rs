@@ -8,7 +8,7 @@ use crate::patch::{self as patches, PatchType};
 use crate::resources::{self, ResourceType, PODS};
 use crate::selector::ObjectSelector;
 use crate::status::{ApiError, Cause};
-use crate::{apply, auth, logs, node_view, openapi, watch, ServerState};
+use crate::{apply, auth, discovery, fields, logs, node_view, openapi, watch, ServerState};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
@@ -36,7 +36,17 @@ pub fn router(state: ServerState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(|| async { "ok" }))
         .route("/metrics", get(metrics))
-        .route("/openapi/v3", get(|| async { axum::Json(openapi::document()) }))
+        .route("/version", get(discovery::version))
+        .route("/api", get(discovery::core_versions))
+        .route("/api/v1", get(discovery::core_resources))
+        .route("/apis", get(discovery::group_list))
+        .route("/apis/{group}/{version}", get(discovery::group_resources))
+        .route("/openapi/v2", get(|headers: HeaderMap| async move { openapi::v2(&headers) }))
+        .route("/openapi/v3", get(|| async { openapi::v3_index() }))
+        .route(
+            "/openapi/v3/{*group_version}",
+            get(|axum::extract::Path(gv): axum::extract::Path<String>| async move { openapi::v3_group_version(&gv) }),
+        )
         .fallback(api)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(DefaultBodyLimit::max(MAX_BODY))
@@ -221,13 +231,14 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
             let dry = req.dry_run("CreateOptions")?;
             let object = parse_body(&req)?;
             let object = prepare(rt, ns.as_deref(), None, object)?;
+            let unknown = fields::check(rt, &object, req.param("fieldValidation"))?;
             validate(rt, &object)?;
             if dry {
                 let out = dry_run(state, Op::Create(object)).await?;
-                return Ok(req.format.respond(StatusCode::CREATED, &out));
+                return Ok(fields::warn(req.format.respond(StatusCode::CREATED, &out), &unknown));
             }
             let stored = state.blocking(move |s| s.create(object)).await?;
-            Ok(req.format.respond(StatusCode::CREATED, &stored.object))
+            Ok(fields::warn(req.format.respond(StatusCode::CREATED, &stored.object), &unknown))
         }
         Target::Object { rt, ns, name } => {
             let key = ObjectKey::new(rt.api_version, rt.kind, &ns, &name);
@@ -243,9 +254,10 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                     let dry = req.dry_run("UpdateOptions")?;
                     let object = parse_body(&req)?;
                     let object = prepare(rt, Some(&ns), Some(&name), object)?;
+                    let unknown = fields::check(rt, &object, req.param("fieldValidation"))?;
                     validate(rt, &object)?;
                     let stored = replace(state, key, object, dry).await?;
-                    Ok(req.format.respond(StatusCode::OK, &stored.object))
+                    Ok(fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
                 }
                 Method::PATCH => patch(state, rt, key, &req).await,
                 Method::DELETE => delete(state, rt, key, &req).await,
@@ -585,16 +597,17 @@ async fn patch(
     if kind == PatchType::Apply {
         let object = parse_body(req)?;
         let mut object = prepare(rt, Some(key.namespace.as_str()).filter(|_| rt.namespaced), Some(&key.name), object)?;
+        let unknown = fields::check(rt, &object, req.param("fieldValidation"))?;
         validate(rt, &object)?;
         let k = key.clone();
         let existing = state.blocking(move |s| s.get(&k)).await?;
         carry_status(existing.as_ref().map(|e| &e.object), &mut object);
         let code = if existing.is_some() { StatusCode::OK } else { StatusCode::CREATED };
         if dry {
-            return Ok(req.format.respond(code, &dry_run(state, Op::Apply(object)).await?));
+            return Ok(fields::warn(req.format.respond(code, &dry_run(state, Op::Apply(object)).await?), &unknown));
         }
         let stored = state.blocking(move |s| s.apply(object)).await?;
-        return Ok(req.format.respond(code, &stored.object));
+        return Ok(fields::warn(req.format.respond(code, &stored.object), &unknown));
     }
     let body: Value =
         serde_json::from_slice(&req.body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?;
@@ -635,13 +648,17 @@ async fn patch(
         if let Some(meta) = patched.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("resourceVersion".into(), json!(current.resource_version.to_string()));
         }
+        let unknown = fields::check_patch(rt, &current.object, &patched, req.param("fieldValidation"))?;
         validate(rt, &patched)?;
         if dry {
-            return Ok(req.format.respond(StatusCode::OK, &dry_run(state, Op::Update(patched)).await?));
+            let out = dry_run(state, Op::Update(patched)).await?;
+            return Ok(fields::warn(req.format.respond(StatusCode::OK, &out), &unknown));
         }
         match state.blocking(move |s| s.update(patched)).await {
             Err(e) if e.reason == "Conflict" => continue,
-            other => return other.map(|stored| req.format.respond(StatusCode::OK, &stored.object)),
+            other => {
+                return other.map(|stored| fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
+            }
         }
     }
     Err(ApiError::conflict(&resource, &key.name))

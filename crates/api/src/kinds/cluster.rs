@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a node sits in the network.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeNetwork {
     /// Top-of-rack switch (HyperNode tier 1).
@@ -16,7 +16,7 @@ pub struct NodeNetwork {
 }
 
 /// A node's hardware: a built-in profile, or the text of `nvidia-smi topo -m` / `npu-smi info`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSpec {
     /// Built-in profile name (`ringleader profiles` lists them).
@@ -41,7 +41,7 @@ pub struct NodeSpec {
 }
 
 /// Device faults injected by an operator (`ringleader node fault`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InjectedFaults {
     /// Devices reported unhealthy.
@@ -60,7 +60,7 @@ impl InjectedFaults {
 }
 
 /// Devices in use or broken on the node, by device ID.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
     /// In use by workloads outside this plan.
@@ -72,7 +72,7 @@ pub struct NodeStatus {
     /// Network-unhealthy: not for multi-pod jobs.
     #[serde(default)]
     pub network_unhealthy_devices: Vec<u32>,
-    /// Whether the node's agent is heartbeating (`None`: a static cluster
+    /// Whether the node's agent is heartbeating (unset: a static cluster
     /// file, where every node counts as ready).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
@@ -82,7 +82,7 @@ pub struct NodeStatus {
 }
 
 /// `ringleader.io/v1alpha1` Node.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Node {
     /// `ringleader.io/v1alpha1`.
@@ -101,7 +101,7 @@ pub struct Node {
 }
 
 /// One pod of a running workload: where it runs and on which devices.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadPod {
     /// Pod name.
@@ -115,7 +115,7 @@ pub struct WorkloadPod {
 }
 
 /// A job already running when the scheduler takes its snapshot.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadSpec {
     /// Queue it was admitted to (`default` when unset).

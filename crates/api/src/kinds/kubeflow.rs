@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One replica type (`Master`, `Worker`, …) of a Kubeflow-style job.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplicaSpec {
     /// Number of pods of this type (default 1).
@@ -20,7 +20,7 @@ pub struct ReplicaSpec {
 }
 
 /// Gang-scheduling settings of `runPolicy.schedulingPolicy`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SchedulingPolicy {
     /// Minimum pods to start together.
@@ -36,7 +36,7 @@ pub struct SchedulingPolicy {
 }
 
 /// Job-level run settings shared by the Kubeflow kinds and AscendJob.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunPolicy {
     /// `All`, `Running` or `None`.
@@ -54,7 +54,7 @@ pub struct RunPolicy {
 }
 
 /// `rdzvConf` entry of a PyTorch elastic policy.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RdzvConf {
     /// Key.
     pub key: String,
@@ -64,7 +64,7 @@ pub struct RdzvConf {
 }
 
 /// PyTorch elastic training (`torchrun` rendezvous) settings.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ElasticPolicy {
     /// Lower bound of nodes.
@@ -89,7 +89,7 @@ pub struct ElasticPolicy {
 }
 
 /// `kubeflow.org/v1` PyTorchJob spec.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PyTorchJobSpec {
     /// Run settings.
@@ -105,7 +105,7 @@ pub struct PyTorchJobSpec {
 }
 
 /// `kubeflow.org/v1` TFJob spec.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TfJobSpec {
     /// Run settings.
@@ -121,7 +121,7 @@ pub struct TfJobSpec {
 }
 
 /// `kubeflow.org/v2beta1` MPIJob spec.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MpiJobSpec {
     /// Slots per worker in the hostfile (default 1).

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A lifecycle policy: on an event (or exit code), take an action.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LifecyclePolicy {
     /// `RestartJob`, `RestartTask`, `RestartPod`, `AbortJob`, `CompleteJob`, `TerminateJob`.
@@ -24,7 +24,7 @@ pub struct LifecyclePolicy {
 }
 
 /// Network-topology constraint (HyperNode tiers).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkTopology {
     /// `hard` or `soft`.
@@ -34,7 +34,7 @@ pub struct NetworkTopology {
 }
 
 /// One task (role) of a vcjob.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskSpec {
     /// Task name, used in pod names.
@@ -59,7 +59,7 @@ pub struct TaskSpec {
 /// A task's partitions (Volcano `partitionPolicy`): `totalPartitions` groups
 /// of `partitionSize` pods, each placed whole, inside one HyperNode when
 /// `networkTopology` says so.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionPolicy {
     /// Partitions; times `partitionSize` must equal the task's replicas.
@@ -73,7 +73,7 @@ pub struct PartitionPolicy {
 }
 
 /// `batch.volcano.sh/v1alpha1` Job spec.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VolcanoJobSpec {
     /// Normally `volcano`.
@@ -104,7 +104,7 @@ pub struct VolcanoJobSpec {
 }
 
 /// Guaranteed resources of a queue.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Guarantee {
     /// Resource amounts.
     #[serde(default)]
@@ -112,7 +112,7 @@ pub struct Guarantee {
 }
 
 /// `scheduling.volcano.sh/v1beta1` Queue spec.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueSpec {
     /// Share of spare capacity (default 1).
@@ -132,7 +132,7 @@ pub struct QueueSpec {
 }
 
 /// `scheduling.volcano.sh/v1beta1` PodGroup spec.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PodGroupSpec {
     /// Pods that must start together.
