@@ -37,7 +37,6 @@ pub fn now_rfc3339() -> String {
     rfc3339(now())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,14 @@
 //! `ringleader bench api`: list latency at scale. Fills a store with N pods
-//! (50,000 by default) across namespaces, serves it, and times what clients
-//! do against a large collection: a `limit=500` list paged to the end, the
-//! same as kubectl asks for it (`as=Table`, limit=500 pages, all
-//! namespaces), and, when kubectl is on PATH and the server speaks TLS,
-//! `kubectl get pods -A` itself.
+//! (50,000 by default) across namespaces, serves it over HTTPS as `up` does,
+//! and times what clients do against a large collection: a `limit=500` list
+//! paged to the end, the same as kubectl asks for it (`as=Table`, limit=500
+//! pages, all namespaces), and, when kubectl is on PATH, `kubectl get pods
+//! -A` itself through a kubeconfig like the one `up` writes (first with an
+//! empty discovery cache, then with the cache it left).
 
 use anyhow::{bail, Context, Result};
-use ringleader_server::{Metrics, ServerState, Token};
+use ringleader_server::kubeconfig::Kubeconfig;
+use ringleader_server::{Metrics, ServerState, TlsFiles, Token};
 use ringleader_store::{Op, Store};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -133,9 +135,9 @@ pub fn run(args: BenchApiArgs) -> Result<u8> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&timings)?);
     } else {
-        println!("{:<36} {:>7} {:>8} {:>9}", "SCENARIO", "PAGES", "ITEMS", "SECONDS");
+        println!("{:<44} {:>7} {:>8} {:>9}", "SCENARIO", "PAGES", "ITEMS", "SECONDS");
         for t in &timings {
-            println!("{:<36} {:>7} {:>8} {:>9.3}", t.name, t.pages, t.items, t.seconds);
+            println!("{:<44} {:>7} {:>8} {:>9.3}", t.name, t.pages, t.items, t.seconds);
         }
     }
     let short = timings.iter().find(|t| t.items != args.pods && t.name != "fill store");
@@ -157,13 +159,17 @@ async fn measure(args: &BenchApiArgs) -> Result<Vec<Timing>> {
 
     let token = Token::load_or_create(dir.path())?;
     let state = ServerState::new(store, token.clone(), Metrics::new());
+    let tls = TlsFiles::load_or_create(dir.path(), &["127.0.0.1".to_string()])?;
+    let config = std::sync::Arc::new(tls.server_config()?);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
+    let base = format!("https://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(ringleader_server::serve(listener, state, async move {
+    let server = tokio::spawn(ringleader_server::serve_tls(listener, state, config, async move {
         let _ = stopped.await;
     }));
-    let http = reqwest::Client::new();
+    let http = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(tls.ca_pem.as_bytes())?)
+        .build()?;
     let token = token.as_str().to_string();
     let limit = args.limit;
     let name = format!("list limit={limit} (JSON)");
@@ -172,7 +178,113 @@ async fn measure(args: &BenchApiArgs) -> Result<Vec<Timing>> {
     timings.push(timed(&name, page_all(&http, &base, &token, "/api/v1/pods", limit, TABLE_ACCEPT)).await?);
     let name = "list without limit (JSON)";
     timings.push(timed(name, page_all(&http, &base, &token, "/api/v1/pods", 0, "application/json")).await?);
+    if which("kubectl") {
+        let kubeconfig = dir.path().join("kubeconfig");
+        Kubeconfig::single(&base, Some(&tls.ca_pem), &token).write(&kubeconfig)?;
+        let cache = dir.path().join("kube-cache");
+        let kubectl = |chunk: usize| {
+            let mut cmd = tokio::process::Command::new("kubectl");
+            cmd.arg("--kubeconfig").arg(&kubeconfig).arg("--cache-dir").arg(&cache);
+            cmd.args(["get", "pods", "-A", "--no-headers", "-v=6"]).arg(format!("--chunk-size={chunk}"));
+            cmd.kill_on_drop(true);
+            cmd
+        };
+        // The first run also fills kubectl's discovery cache.
+        for (name, chunk) in [("kubectl get pods -A (cold cache)", limit), ("kubectl get pods -A", limit)] {
+            let start = Instant::now();
+            let out = kubectl(chunk).output().await?;
+            let seconds = start.elapsed().as_secs_f64();
+            let log = KubectlLog::read(&out)?;
+            timings.push(Timing { name: name.into(), pages: log.pages, items: log.rows, seconds });
+            if name == "kubectl get pods -A" {
+                // kubectl's own -v=6 log: how long the server took to answer
+                // each page, and how long kubectl's client-side rate limiter
+                // (5 requests/s, burst 10) held the requests back.
+                let server = "  of which server answering (kubectl -v=6)";
+                timings.push(Timing { name: server.into(), pages: log.pages, items: log.rows, seconds: log.server });
+                let waited = "  of which kubectl client-side throttling";
+                timings.push(Timing { name: waited.into(), pages: log.pages, items: log.rows, seconds: log.throttled });
+            }
+        }
+        let name = "kubectl get pods -A --chunk-size=0";
+        let start = Instant::now();
+        let out = kubectl(0).output().await?;
+        let seconds = start.elapsed().as_secs_f64();
+        let log = KubectlLog::read(&out)?;
+        timings.push(Timing { name: name.into(), pages: log.pages, items: log.rows, seconds });
+        let server = "  of which server answering (kubectl -v=6)";
+        timings.push(Timing { name: server.into(), pages: log.pages, items: log.rows, seconds: log.server });
+    }
     let _ = stop.send(());
     server.await??;
     Ok(timings)
+}
+
+/// Whether a program is on PATH.
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// What one `kubectl get pods -A -v=6` printed and logged.
+struct KubectlLog {
+    rows: usize,
+    /// Pod list requests answered.
+    pages: usize,
+    /// Seconds the server took to answer them (kubectl's `milliseconds=`).
+    server: f64,
+    /// Seconds kubectl's client-side rate limiter delayed requests.
+    throttled: f64,
+}
+
+impl KubectlLog {
+    fn read(out: &std::process::Output) -> Result<KubectlLog> {
+        let log = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            bail!("kubectl get pods -A failed: {log}");
+        }
+        let rows = out.stdout.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+        let (mut pages, mut server, mut throttled) = (0, 0.0, 0.0);
+        for line in log.lines() {
+            if line.contains("\"Response\"") && (line.contains("/api/v1/pods?") || line.contains("/api/v1/pods\"")) {
+                pages += 1;
+                server += field(line, "milliseconds=").and_then(|ms| ms.parse::<f64>().ok()).unwrap_or(0.0) / 1000.0;
+            } else if line.contains("Waited before sending request") {
+                throttled += field(line, "delay=\"").and_then(duration_seconds).unwrap_or(0.0);
+            }
+        }
+        Ok(KubectlLog { rows, pages, server, throttled })
+    }
+}
+
+/// The text after `key` up to the next space or quote.
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let rest = &line[line.find(key)? + key.len()..];
+    Some(rest.split([' ', '"']).next().unwrap_or(rest))
+}
+
+/// A Go duration as kubectl logs it (`176.43ms`, `1.2s`, `950µs`) in seconds.
+fn duration_seconds(text: &str) -> Option<f64> {
+    for (unit, scale) in [("ms", 1e-3), ("µs", 1e-6), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0)] {
+        if let Some(n) = text.strip_suffix(unit) {
+            return n.parse::<f64>().ok().map(|n| n * scale);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_kubectl_durations_and_fields() {
+        assert_eq!(duration_seconds("176.5ms"), Some(0.1765));
+        assert_eq!(duration_seconds("2s"), Some(2.0));
+        assert_eq!(duration_seconds("950µs"), Some(0.00095));
+        assert_eq!(duration_seconds("soon"), None);
+        let line = r#"I1125 round_trippers.go:632] "Response" verb="GET" url="https://x/api/v1/pods?limit=500" status="200 OK" milliseconds=20"#;
+        assert_eq!(field(line, "milliseconds="), Some("20"));
+        let wait = r#"I1125 request.go:683] "Waited before sending request" delay="176.438679ms" reason="client-side throttling""#;
+        assert_eq!(field(wait, "delay=\""), Some("176.438679ms"));
+    }
 }

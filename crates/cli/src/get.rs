@@ -291,15 +291,15 @@ struct Layout {
 /// The server's answer as a Table: itself when it is one, else the objects
 /// laid out by the same columns the server uses (`ringleader_server::table`),
 /// for a server that does not make Tables.
-fn as_table(t: &ResourceType, answer: Value, now: f64) -> Value {
+fn as_table(t: &ResourceType, mut answer: Value, now: f64) -> Value {
     if answer.get("kind").and_then(Value::as_str) == Some("Table") {
         return answer;
     }
-    let items = match answer.get("items").and_then(Value::as_array) {
-        Some(items) => items.clone(),
+    let items = match answer.get_mut("items").and_then(Value::as_array_mut) {
+        Some(items) => std::mem::take(items),
         None => vec![answer],
     };
-    ringleader_server::table::table_for(t, &items, json!({}), IncludeObject::Metadata, "v1", now)
+    ringleader_server::table::table_for(t, items, json!({}), IncludeObject::Metadata, "v1", now)
 }
 
 async fn objects(

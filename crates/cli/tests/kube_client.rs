@@ -179,10 +179,7 @@ fn kube_rs_client_drives_the_cluster() -> TestResult {
         let stream = pods.log_stream(&pod_name, &LogParams { follow: true, ..Default::default() }).await?;
         let mut lines = std::pin::pin!(stream.lines());
         let first = tokio::time::timeout(Duration::from_secs(10), lines.next()).await;
-        assert!(
-            matches!(&first, Ok(Some(Ok(line))) if line == "hello-from-kube-rs"),
-            "log_stream -f: {first:?}"
-        );
+        assert!(matches!(&first, Ok(Some(Ok(line))) if line == "hello-from-kube-rs"), "log_stream -f: {first:?}");
 
         // Not found as Kubernetes words it.
         match pods.get("no-such-pod").await {
@@ -200,7 +197,9 @@ fn kube_rs_client_drives_the_cluster() -> TestResult {
         cms.delete("kube-cm", &DeleteParams::default()).await?;
         until(60, "the Deployment's pod to go", || {
             let pods = pods.clone();
-            async move { pods.list(&ListParams::default().labels("app=kube-web")).await.ok()?.items.is_empty().then_some(()) }
+            async move {
+                pods.list(&ListParams::default().labels("app=kube-web")).await.ok()?.items.is_empty().then_some(())
+            }
         })
         .await?;
         Ok(())

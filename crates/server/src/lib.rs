@@ -139,6 +139,10 @@ pub async fn serve(
     shutdown: impl Future + Send + 'static,
 ) -> std::io::Result<()> {
     let closer = state.clone();
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, router(state))
         .with_graceful_shutdown(async move {
             shutdown.await;
@@ -164,8 +168,12 @@ pub async fn serve_tls(
         closer.close_streams();
         stopper.graceful_shutdown(None);
     });
+    // TCP_NODELAY: without it a response's last TLS record waits for the
+    // client's delayed ACK (about 40 ms a page; kubectl paging 50,000 pods
+    // took 19 s instead of under 2).
     let acceptor =
-        axum_server::tls_rustls::RustlsAcceptor::new(axum_server::tls_rustls::RustlsConfig::from_config(tls));
+        axum_server::tls_rustls::RustlsAcceptor::new(axum_server::tls_rustls::RustlsConfig::from_config(tls))
+            .acceptor(axum_server::accept::NoDelayAcceptor::new());
     let served = axum_server::Server::from_listener(listener)
         .acceptor(acceptor)
         .handle(handle)

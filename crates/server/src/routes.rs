@@ -340,11 +340,27 @@ async fn list(
 ) -> Result<Response, ApiError> {
     let sel = store_selector(rt, ns.as_deref());
     let filter = selector.clone();
-    let after = params.after.as_ref().map(|(_, key)| key.clone());
-    let limit = params.limit;
-    let page = state
-        .blocking(move |s| s.list_page(&sel, after.as_ref(), limit, |o| filter.is_empty() || filter.matches(o)))
-        .await?;
+    // Read, build and encode on one blocking thread: a large list is
+    // hundreds of thousands of small allocations, and freeing them on the
+    // thread that made them is several times cheaper than on an async
+    // worker (and keeps the workers free meanwhile).
+    let encoded = state
+        .blocking(move |s| {
+            let after = params.after.as_ref().map(|(_, key)| key.clone());
+            let page = s.list_page(&sel, after.as_ref(), params.limit, |o| filter.is_empty() || filter.matches(o))?;
+            Ok(list_body(rt, &params, page, format))
+        })
+        .await??;
+    Ok(encoded.into_response(StatusCode::OK))
+}
+
+/// The `…List` (or Table) of one page, encoded.
+fn list_body(
+    rt: &ResourceType,
+    params: &ListParams,
+    page: ringleader_store::Page,
+    format: OutputFormat,
+) -> Result<Encoded, ApiError> {
     if params.after.is_none() {
         params.check_version(page.version)?;
     }
@@ -365,7 +381,7 @@ async fn list(
         "metadata": metadata,
         "items": items,
     });
-    Ok(format.respond(StatusCode::OK, &list))
+    format.encode(list)
 }
 
 /// Whether a body is JSON or YAML.
@@ -411,6 +427,12 @@ pub(crate) fn check_yaml_depth(text: &str) -> Result<(), ApiError> {
 pub(crate) fn parse_value(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_field("body", "required: send the object as JSON or YAML"));
+    }
+    // Kubernetes' protobuf encoding (kubectl's typed clients send it for core
+    // kinds, e.g. `kubectl create configmap`) is not decoded here: say so
+    // instead of misreading it as YAML.
+    if content_type.to_ascii_lowercase().contains("protobuf") {
+        return Err(ApiError::unsupported_patch(content_type, &["application/json", "application/yaml"]));
     }
     let value: Value = if is_yaml(content_type, body) {
         let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_field("body", format!("not UTF-8: {e}")))?;
@@ -765,13 +787,32 @@ impl OutputFormat {
         }
     }
 
+    /// The body of `value` in this format, ready to send.
+    pub(crate) fn encode(self, value: Value) -> Result<Encoded, ApiError> {
+        let json = |v: &Value| {
+            serde_json::to_vec(v)
+                .map(|body| Encoded { content_type: "application/json", body })
+                .map_err(|e| ApiError::internal(format!("cannot render JSON: {e}")))
+        };
+        match self {
+            OutputFormat::Json => json(&value),
+            OutputFormat::Table { version, include } => match include {
+                Some(include) => json(&crate::table::render(value, include, version, ringleader_api::time::now())),
+                None => Err(ApiError::bad_field("includeObject", "must be one of None, Metadata, Object")),
+            },
+            OutputFormat::Yaml => serde_yaml_ng::to_string(&value)
+                .map(|text| Encoded { content_type: "application/yaml", body: text.into_bytes() })
+                .map_err(|e| ApiError::internal(format!("cannot render YAML: {e}"))),
+        }
+    }
+
     pub(crate) fn respond(self, code: StatusCode, value: &Value) -> Response {
         match self {
             OutputFormat::Json => (code, axum::Json(value)).into_response(),
             OutputFormat::Table { version, include } => match include {
                 Some(include) => {
                     let now = ringleader_api::time::now();
-                    (code, axum::Json(crate::table::render(value, include, version, now))).into_response()
+                    (code, axum::Json(crate::table::render(value.clone(), include, version, now))).into_response()
                 }
                 None => ApiError::bad_field("includeObject", "must be one of None, Metadata, Object").into_response(),
             },
@@ -780,6 +821,18 @@ impl OutputFormat {
                 Err(e) => ApiError::internal(format!("cannot render YAML: {e}")).into_response(),
             },
         }
+    }
+}
+
+/// A response body already encoded (see [`OutputFormat::encode`]).
+pub(crate) struct Encoded {
+    content_type: &'static str,
+    body: Vec<u8>,
+}
+
+impl Encoded {
+    fn into_response(self, code: StatusCode) -> Response {
+        (code, [(CONTENT_TYPE, self.content_type)], self.body).into_response()
     }
 }
 

@@ -109,7 +109,7 @@ fn line(kind: &str, stored: &Stored, view: &View) -> Bytes {
             meta.insert("resourceVersion".into(), json!(stored.resource_version.to_string()));
         }
         if let Some((version, include)) = view.table {
-            object = crate::table::render(&object, include, version, ringleader_api::time::now());
+            object = crate::table::render(object, include, version, ringleader_api::time::now());
         }
         let text = serde_json::to_string(&object).unwrap_or_else(|_| "null".to_string());
         return Bytes::from(format!("{{\"type\":\"{kind}\",\"object\":{text}}}\n"));

@@ -1,6 +1,6 @@
 //! Contract test with a client nobody here wrote: the Python `kubernetes`
 //! package (PyPI), unchanged, runs tests/python/contract.py against a
-//! server: typed list/read/create of pods, set-based selectors, dry run,
+//! server over HTTPS (the kubeconfig names its CA, as `up`'s does): typed list/read/create of pods, set-based selectors, dry run,
 //! strategic merge and JSON patches, paging, a watch, custom objects, and
 //! 404/409/415/422 as `ApiException`s with Kubernetes' reasons.
 //!
@@ -67,7 +67,7 @@ async fn python_kubernetes_client_contract() -> TestResult {
         Ok(p) => p,
         Err(why) => return skip(&why),
     };
-    let server = plain::PlainServer::start().await?;
+    let server = plain::PlainServer::start_tls().await?;
     let kubeconfig = server.write_kubeconfig()?;
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/contract.py");
     let mut child = tokio::process::Command::new(&python)

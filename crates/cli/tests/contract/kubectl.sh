@@ -201,7 +201,16 @@ run "${K[@]}" logs "$POD" --since=1h
 has 'hello-from-ringleader'
 fails "${K[@]}" logs "$POD" -c nope
 has 'container "?nope"? is not valid'
-run timeout 5 "${K[@]}" logs -f "$POD" --tail=1 || true
+# -f keeps streaming while the container runs: timeout ends it (124), and the
+# last line arrived before that.
+echo "+ timeout 5 ${K[*]} logs -f $POD --tail=1"
+OUT=$(timeout 5 "${K[@]}" logs -f "$POD" --tail=1 2>&1)
+RC=$?
+if [ $RC -ne 124 ]; then
+  printf 'FAIL: logs -f should stream until killed (exit 124), got exit %s:\n%s\n' "$RC" "$OUT" >&2
+  exit 1
+fi
+has '^second-line$'
 run "${K[@]}" describe pod "$POD"
 has '^Name: +'
 has '^Events:'
@@ -218,7 +227,17 @@ echo "+ (watch output)"
 has "^ADDED +${POD} "
 
 # --- patches on core kinds (strategic merge, JSON patch, merge) ------------------
-run "${K[@]}" create configmap kc-cm --from-literal=a=1
+# kubectl's generators (`create configmap`, `run`) send protobuf, which this
+# server answers with 415; objects from files go as JSON.
+cat >"$TMPDIR/kc-cm.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-cm}
+data: {a: "1"}
+YAML
+fails "${K[@]}" create configmap kc-proto --from-literal=a=1
+has 'UnsupportedMediaType|unknown format'
+run "${K[@]}" create -f "$TMPDIR/kc-cm.yaml"
 has 'configmap/kc-cm created'
 run "${K[@]}" patch configmap kc-cm -p '{"data":{"b":"2"}}'
 has 'patched'
@@ -244,16 +263,16 @@ data: {x: "1"}
 YAML
 run "${K[@]}" apply -f "$TMPDIR/cm.yaml"
 has 'created'
-sed -i 's/x: "1"/x: "2", y: "3"/' "$TMPDIR/cm.yaml"
+sed -i 's/x: "1"/x: "2", z: "3"/' "$TMPDIR/cm.yaml"
 run "${K[@]}" apply -f "$TMPDIR/cm.yaml"
 has 'configured'
-run "${K[@]}" get configmap kc-applied -o jsonpath='{.data.x}{","}{.data.y}'
+run "${K[@]}" get configmap kc-applied -o jsonpath='{.data.x}{","}{.data.z}'
 has '^2,3$'
 
 # --- Kubernetes' error wording ---------------------------------------------------
 fails "${K[@]}" get pod no-such-pod
 has 'Error from server \(NotFound\): pods "no-such-pod" not found'
-fails "${K[@]}" create configmap kc-cm --from-literal=a=1
+fails "${K[@]}" create -f "$TMPDIR/kc-cm.yaml"
 has 'AlreadyExists'
 has 'configmaps "kc-cm" already exists'
 
@@ -267,4 +286,22 @@ has 'configmap "kc-cm" deleted'
 run "${K[@]}" delete -f "$TMPDIR/web.yaml"
 has 'deployment\.apps "kc-web" deleted'
 until_ok 60 'No resources found' "${K[@]}" get pods
+
+# --- each job kind for real: apply, get (Table), jsonpath, describe, delete ------
+for f in pytorchjob.yaml ascendjob-pytorch.yaml vcjob-elastic.yaml mpijob.yaml tfjob.yaml batch-job.yaml; do
+  run "${K[@]}" apply -f "$EXAMPLES/$f"
+  has ' created$'
+  run "${K[@]}" get -f "$EXAMPLES/$f"
+  has '^NAME +'
+  run "${K[@]}" get -f "$EXAMPLES/$f" -o name
+  has '^[a-z.]+/[a-z0-9-]+$'
+  run "${K[@]}" get -f "$EXAMPLES/$f" -o jsonpath='{.metadata.uid}{.items[*].metadata.uid}'
+  has '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-'
+  run "${K[@]}" describe -f "$EXAMPLES/$f"
+  has '^Name: +'
+  run "${K[@]}" delete -f "$EXAMPLES/$f"
+  has ' deleted'
+done
+run "${K[@]}" get pytorchjobs,tfjobs,mpijobs,ascendjobs,vcjob
+has 'No resources found'
 echo "kubectl contract: all steps passed"

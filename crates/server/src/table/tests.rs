@@ -253,7 +253,7 @@ fn accept_header_selects_the_table_version() {
 fn tables_carry_list_metadata_and_the_requested_object() {
     let p = pod(json!({"phase": "Running"}));
     let meta = json!({"resourceVersion": "7", "continue": "abc"});
-    let t = table_for(PODS, std::slice::from_ref(&p), meta, IncludeObject::Metadata, "v1", NOW);
+    let t = table_for(PODS, vec![p.clone()], meta, IncludeObject::Metadata, "v1", NOW);
     assert_eq!((t["kind"].as_str(), t["apiVersion"].as_str()), (Some("Table"), Some("meta.k8s.io/v1")));
     assert_eq!(t["metadata"]["continue"], "abc");
     assert_eq!(t["columnDefinitions"][2]["name"], "Status");
@@ -261,9 +261,9 @@ fn tables_carry_list_metadata_and_the_requested_object() {
     assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
     assert_eq!(t["rows"][0]["object"]["metadata"]["namespace"], "ns");
     assert!(t["rows"][0]["object"].get("spec").is_none());
-    let t = table_for(PODS, std::slice::from_ref(&p), json!({}), IncludeObject::None, "v1", NOW);
+    let t = table_for(PODS, vec![p.clone()], json!({}), IncludeObject::None, "v1", NOW);
     assert!(t["rows"][0].get("object").is_none());
-    let t = table_for(PODS, std::slice::from_ref(&p), json!({}), IncludeObject::Object, "v1beta1", NOW);
+    let t = table_for(PODS, vec![p.clone()], json!({}), IncludeObject::Object, "v1beta1", NOW);
     assert_eq!(t["rows"][0]["object"]["spec"]["nodeName"], "n1");
     assert_eq!(t["apiVersion"], "meta.k8s.io/v1beta1");
     assert!(IncludeObject::parse(Some("Everything")).is_err());

@@ -1,10 +1,13 @@
-//! The crate's router served on plain HTTP over loopback, over a temporary
-//! store, with a short bookmark period; stopped when dropped. Transport (TLS)
-//! is the concern of other tests; these test what the API answers.
+//! The crate's router served over loopback, over a temporary store, with a
+//! short bookmark period; stopped when dropped. [`PlainServer::start`] serves
+//! plain HTTP for tests of what the API answers; [`PlainServer::start_tls`]
+//! serves HTTPS as `up` does (a CA and server certificate in the temporary
+//! directory) for stock clients, which want TLS.
 
 #![allow(dead_code)]
 
-use ringleader_server::{router, Metrics, ServerState, Token};
+use ringleader_server::kubeconfig::Kubeconfig;
+use ringleader_server::{router, serve_tls, Metrics, ServerState, TlsFiles, Token};
 use ringleader_store::Store;
 use std::time::Duration;
 
@@ -13,6 +16,8 @@ pub struct PlainServer {
     pub token: String,
     pub http: reqwest::Client,
     pub dir: tempfile::TempDir,
+    /// The CA clients trust, when served over TLS.
+    pub ca_pem: Option<String>,
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -35,19 +40,41 @@ impl PlainServer {
                 })
                 .await
         });
-        Ok(PlainServer { url, token: token.as_str().to_string(), http: reqwest::Client::new(), dir, _stop: stop })
+        Ok(PlainServer {
+            url,
+            token: token.as_str().to_string(),
+            http: reqwest::Client::new(),
+            dir,
+            ca_pem: None,
+            _stop: stop,
+        })
     }
 
-    /// A kubeconfig file naming this server and its token.
-    pub fn write_kubeconfig(&self) -> std::io::Result<std::path::PathBuf> {
+    /// The same server over HTTPS, with a certificate for 127.0.0.1.
+    pub async fn start_tls() -> Result<PlainServer, Box<dyn std::error::Error + Send + Sync>> {
+        let dir = tempfile::tempdir()?;
+        let store = Store::open(&dir.path().join("store"))?;
+        let token = Token::load_or_create(dir.path())?;
+        let state =
+            ServerState::new(store, token.clone(), Metrics::new()).with_bookmark_period(Duration::from_millis(300));
+        let tls = TlsFiles::load_or_create(dir.path(), &["127.0.0.1".to_string()])?;
+        let config = std::sync::Arc::new(tls.server_config()?);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("https://{}", listener.local_addr()?);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(serve_tls(listener, state, config, async move {
+            let _ = stopped.await;
+        }));
+        let http = reqwest::Client::builder()
+            .add_root_certificate(reqwest::Certificate::from_pem(tls.ca_pem.as_bytes())?)
+            .build()?;
+        Ok(PlainServer { url, token: token.as_str().to_string(), http, dir, ca_pem: Some(tls.ca_pem), _stop: stop })
+    }
+
+    /// A kubeconfig file naming this server, its CA (over TLS) and its token.
+    pub fn write_kubeconfig(&self) -> Result<std::path::PathBuf, Box<dyn std::error::Error + Send + Sync>> {
         let path = self.dir.path().join("kubeconfig");
-        let text = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: ringleader\n  cluster:\n    server: {}\n\
-             users:\n- name: admin\n  user:\n    token: {}\ncontexts:\n- name: ringleader\n  context:\n    \
-             cluster: ringleader\n    user: admin\n    namespace: default\ncurrent-context: ringleader\n",
-            self.url, self.token
-        );
-        std::fs::write(&path, text)?;
+        Kubeconfig::single(&self.url, self.ca_pem.as_deref(), &self.token).write(&path)?;
         Ok(path)
     }
 }
