@@ -414,10 +414,15 @@ impl Client {
         response.text().await.map_err(|e| ClientError::Decode(format!("{path}: {e}")))
     }
 
-    /// The OpenAPI document.
-    pub async fn openapi(&self) -> Result<Value> {
-        let path = "/openapi/v3";
-        self.json(self.request(reqwest::Method::GET, path), path).await
+    /// The OpenAPI v3 document of one group-version (`api/v1`,
+    /// `apis/kubeflow.org/v1`), or the index of them all for `""`.
+    pub async fn openapi(&self, group_version: &str) -> Result<Value> {
+        let path = if group_version.is_empty() {
+            "/openapi/v3".to_string()
+        } else {
+            format!("/openapi/v3/{}", group_version.trim_matches('/'))
+        };
+        self.json(self.request(reqwest::Method::GET, &path), &path).await
     }
 
     /// Whether the server answers `/healthz`.

@@ -208,11 +208,14 @@ async fn metrics_and_openapi() -> TestResult {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
 
-    let doc = c.openapi().await?;
-    assert_eq!(doc["openapi"], "3.0.3");
-    assert!(doc["paths"]["/api/v1/namespaces/{namespace}/pods"]["post"].is_object());
-    assert!(doc["paths"]["/api/v1/namespaces/{namespace}/pods/{name}/log"]["get"].is_object());
-    assert!(doc["paths"]["/apis/scheduling.volcano.sh/v1beta1/queues/{name}"]["get"].is_object());
+    let index = c.openapi("").await?;
+    assert!(index["paths"]["api/v1"]["serverRelativeURL"].is_string(), "{index}");
+    let core = c.openapi("api/v1").await?;
+    assert_eq!(core["openapi"], "3.0.0");
+    assert!(core["paths"]["/api/v1/namespaces/{namespace}/pods"]["post"].is_object());
+    assert!(core["paths"]["/api/v1/namespaces/{namespace}/pods/{name}/log"]["get"].is_object());
+    let volcano = c.openapi("apis/scheduling.volcano.sh/v1beta1").await?;
+    assert!(volcano["paths"]["/apis/scheduling.volcano.sh/v1beta1/queues/{name}"]["get"].is_object());
     Ok(())
 }
 
