@@ -412,6 +412,21 @@ impl Agent {
             return;
         };
         match &mut entry.state {
+            PodState::Waiting(_) | PodState::Lost { deleting: false } if !info.deleting && info.is_terminal() => {
+                // The control plane ended it while its node was away (node
+                // lifecycle: NodeLost); its verdict stands, nothing starts.
+                entry.state = PodState::Finished { delete_sent: false };
+            }
+            PodState::Running { pgid } if !info.deleting && info.is_terminal() => {
+                // Ended by the control plane while we still run it (we were
+                // cut off past the not-ready toleration and its devices may
+                // already be someone else's): stop it now, keep the verdict.
+                if let Some(p) = *pgid {
+                    process::signal_group(p, libc::SIGKILL);
+                }
+                tracing::warn!(pod = %info.key.name, node, "pod ended by the control plane while running here: killed its processes");
+                entry.state = PodState::Finished { delete_sent: false };
+            }
             PodState::Waiting(latest) => {
                 if info.deleting {
                     entry.state = PodState::Lost { deleting: true };

@@ -216,6 +216,26 @@ async fn deletion_sends_sigterm_then_removes_the_object() {
     agent.stop().await.unwrap();
 }
 
+/// The node lifecycle ended the pod (NodeLost) while its processes still
+/// ran here: the agent kills them and leaves the control plane's verdict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_ended_by_the_control_plane_is_killed_and_its_verdict_kept() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    store.create(pod("p", "n-0", json!(["echo ready; while true; do sleep 0.05; done"]))).unwrap();
+    let p = wait_phase(&store, "p", "Running").await;
+    let pgid = pgid_of(&p);
+    let verdict = json!({ "status": { "phase": "Failed", "reason": "NodeLost", "message": "node n-0 lost" } });
+    store.patch(&pod_key("p"), &verdict, None).unwrap();
+    wait_for("the group to die", Duration::from_secs(10), || (!group_alive(pgid)).then_some(())).await;
+    // Give a stray status write time to land, then check none did.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = get(&store, &pod_key("p")).unwrap();
+    assert_eq!(after["status"]["phase"], "Failed");
+    assert_eq!(after["status"]["reason"], "NodeLost");
+    agent.stop().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ignored_means_sigkill_after_the_grace_period() {
     let (dir, store) = open();

@@ -17,6 +17,7 @@ mod demo;
 mod describe;
 mod get;
 mod jsonpath;
+mod logging;
 mod logs;
 mod plan;
 mod printer;
@@ -37,6 +38,9 @@ mod version;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Diagnostics on stderr as text lines or one JSON object a line; `RUST_LOG` filters them.
+    #[arg(long, global = true, value_enum, default_value_t = logging::LogFormat::Text)]
+    log_format: logging::LogFormat,
 }
 
 #[derive(Subcommand)]
@@ -106,6 +110,7 @@ fn completion(shell: CompletionShell) -> Vec<u8> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logging::init(cli.log_format, matches!(cli.command, Command::Up(_)));
     // `validate` documents 2 for sources it cannot read; every other command fails with 1, as kubectl.
     let failure = if matches!(cli.command, Command::Validate(_)) { 2 } else { 1 };
     let result = match cli.command {

@@ -232,6 +232,20 @@ fn loud(r: Result<()>) -> Result<()> {
     r
 }
 
+/// Ctrl-C or SIGTERM (what `kill`, systemd and container runtimes send):
+/// either way the plane stops in order and the agent kills its pods'
+/// process groups, so none outlives `up`.
+async fn stop_signal() -> Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.context("cannot watch Ctrl-C")?,
+        _ = term.recv() => {}
+    }
+    tracing::info!("stop signal received: stopping the plane");
+    Ok(())
+}
+
 /// Where `up` writes its API address for the other commands.
 pub fn server_file(data_dir: &Path) -> PathBuf {
     data_dir.join("server")
@@ -249,7 +263,7 @@ pub fn run(args: UpArgs) -> Result<()> {
         let kubeconfig = std::path::absolute(&plane.kubeconfig).unwrap_or_else(|_| plane.kubeconfig.clone());
         println!("kubectl: export KUBECONFIG={} && kubectl get pods", kubeconfig.display());
         println!("try: ringleader apply -f examples/demo/pytorchjob-h100.yaml && ringleader get pods -w");
-        tokio::signal::ctrl_c().await?;
+        stop_signal().await?;
         plane.stop().await
     })
 }

@@ -216,3 +216,36 @@ fn api_needs_the_token_and_survives_malformed_bodies() {
         assert_eq!(r.status().as_u16(), 200, "still serving");
     });
 }
+
+/// SIGTERM (what `kill`, systemd and container runtimes send) stops `up` in
+/// order: it exits 0 and no pod process outlives it.
+#[test]
+fn sigterm_stops_up_and_every_pod_process() {
+    let mut p = Plane::start(&cluster_yaml(17, &[("g-1", "pcie-4090-8")]), &[]);
+    p.apply(&one_pod_pytorch("sleeper", "OnFailure", "echo up; sleep 600")).expect("apply");
+    let running = |p: &Plane| {
+        p.get("pods", "sleeper-master-0").is_some_and(|pod| pod.pointer("/status/phase") == Some(&json!("Running")))
+    };
+    p.wait_for(60, "the sleeper pod Running", running);
+    let pod = p.get("pods", "sleeper-master-0").expect("pod");
+    let pgid: i32 = pod["metadata"]["annotations"]["ringleader.io/pid"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("the agent records the pod's process group");
+    // SAFETY: signal 0 only checks that the group exists.
+    let alive = |g: i32| unsafe { libc::kill(-g, 0) == 0 };
+    assert!(alive(pgid));
+    let mut child = p.child.take().expect("up runs");
+    // SAFETY: signals our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "up did not stop on SIGTERM");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "up exited with {status}");
+    assert!(!alive(pgid), "the pod's process group outlived up");
+}

@@ -133,3 +133,25 @@ spec:
         "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].env[0].value"
     );
 }
+
+/// Diagnostics go to stderr, filtered by RUST_LOG, as JSON lines with
+/// `--log-format json`; a malformed RUST_LOG is reported there, not fatal,
+/// and stdout keeps only the answer.
+#[test]
+fn log_format_json_and_a_bad_rust_log() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+        .args(["--log-format", "json", "validate", "-f", "examples/tfjob.yaml"])
+        .env("RUST_LOG", "[[[")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "examples/tfjob.yaml: TFJob/dist-mnist: ok\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line: serde_json::Value = serde_json::from_str(stderr.lines().next().unwrap_or("")).unwrap();
+    assert_eq!(line["level"], "WARN", "{stderr}");
+    assert!(line["message"].as_str().unwrap_or("").contains("RUST_LOG=\"[[[\""), "{stderr}");
+    let bad = Command::new(env!("CARGO_BIN_EXE_ringleader")).args(["--log-format", "xml", "version"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("possible values: text, json"));
+}

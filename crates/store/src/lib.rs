@@ -279,6 +279,18 @@ struct Inner {
     version: AtomicU64,
 }
 
+/// The store holds every object, Secrets' and tokens' readers included:
+/// its directory is made 0700 and the database file 0600 before SQLite
+/// opens it (SQLite gives its -wal and -shm files the database's mode).
+/// An existing directory or file is narrowed the same way.
+fn private_files(dir: &Path, db: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(db)?;
+    std::fs::set_permissions(db, std::fs::Permissions::from_mode(0o600))
+}
+
 impl Store {
     /// Opens (creating if needed) `<dir>/store.sqlite` with WAL and `synchronous=FULL`.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
@@ -287,8 +299,8 @@ impl Store {
 
     /// [`Store::open`] with options.
     pub fn open_with(dir: &Path, options: Options) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))?;
         let path = dir.join("store.sqlite");
+        private_files(dir, &path).map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))?;
         let writer = sqlite::Writer::open(&path, options.history)?;
         let version = writer.version()?;
         Ok(Store {

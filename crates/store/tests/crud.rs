@@ -304,3 +304,28 @@ fn store_is_shareable() {
     fn shareable<T: Clone + Send + Sync + 'static>() {}
     shareable::<Store>();
 }
+
+/// Other users of the machine can read neither the directory nor the
+/// database (nor its WAL), even where they were made world-readable before.
+#[test]
+fn store_files_are_private() -> Result<(), Box<dyn std::error::Error>> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir()?;
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data)?;
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755))?;
+    let store = Store::open(&data)?;
+    store.create(pod("a"))?;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.permissions().mode() & 0o777);
+    assert_eq!(mode(&data)?, 0o700);
+    for file in ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm"] {
+        let path = data.join(file);
+        assert!(path.exists(), "{file} missing");
+        assert_eq!(mode(&path)?, 0o600, "{file}");
+    }
+    drop(store);
+    std::fs::set_permissions(data.join("store.sqlite"), std::fs::Permissions::from_mode(0o644))?;
+    let _store = Store::open(&data)?;
+    assert_eq!(mode(&data.join("store.sqlite"))?, 0o600);
+    Ok(())
+}
