@@ -47,6 +47,8 @@ enum PodState {
 struct PodEntry {
     uid: String,
     node: String,
+    /// Devices it holds while its processes may run.
+    devices: Vec<u32>,
     container: status::Containers,
     started: Option<f64>,
     state: PodState,
@@ -461,8 +463,14 @@ impl Agent {
     }
 
     fn track(&mut self, info: &PodInfo, obj: &Value, node: &str, started: Option<f64>, state: PodState) {
-        let entry =
-            PodEntry { uid: info.uid.clone(), node: node.to_string(), container: self.containers(obj), started, state };
+        let entry = PodEntry {
+            uid: info.uid.clone(),
+            node: node.to_string(),
+            devices: pod::devices(obj).unwrap_or_default(),
+            container: self.containers(obj),
+            started,
+            state,
+        };
         self.pods.insert(info.key.clone(), entry);
     }
 
@@ -545,7 +553,32 @@ impl Agent {
         self.track(info, obj, node, None, PodState::Finished { delete_sent: false });
     }
 
+    /// Why this pod may not take its devices: they are not device IDs, or a
+    /// pod of ours on the node still holds one (the scheduler never does
+    /// that, so a pod that does was bound around it; defence in depth).
+    fn device_conflict(&self, info: &PodInfo, obj: &Value, node: &str) -> Option<(&'static str, String)> {
+        let wanted = match pod::devices(obj) {
+            Ok(d) => d,
+            Err(msg) => return Some(("InvalidDevices", msg)),
+        };
+        self.pods.iter().find_map(|(key, e)| {
+            let holds = matches!(e.state, PodState::Running { .. } | PodState::Terminating { .. });
+            let shared: Vec<String> =
+                wanted.iter().filter(|d| e.devices.contains(d)).map(ToString::to_string).collect();
+            (holds && e.node == node && key != &info.key && !shared.is_empty()).then(|| {
+                let holder = format!("{}/{}", key.namespace, key.name);
+                (
+                    "DeviceConflict",
+                    format!("device(s) {} of node {node} are held by running pod {holder}", shared.join(",")),
+                )
+            })
+        })
+    }
+
     fn start(&mut self, info: &PodInfo, obj: &Value, node: &str) {
+        if let Some((reason, message)) = self.device_conflict(info, obj, node) {
+            return self.fail_unstarted(info, obj, node, reason, message);
+        }
         let address = self.address_of(node);
         let container = self.containers(obj);
         match self.cfg.runtime {

@@ -28,6 +28,22 @@ pub fn pod_key(namespace: &str, name: &str) -> ObjectKey {
 }
 
 /// One annotation.
+/// Device IDs the scheduler bound (`0,1,2,3`), the manager's annotation.
+pub const DEVICES: &str = "ringleader.io/devices";
+
+/// The bound device IDs; an entry that is not a device ID is an error
+/// naming it (the agent then refuses to start the pod).
+pub fn devices(pod: &Value) -> Result<Vec<u32>, String> {
+    let Some(text) = annotation(pod, DEVICES).filter(|t| !t.trim().is_empty()) else { return Ok(Vec::new()) };
+    text.split(',')
+        .map(|d| {
+            d.trim().parse::<u32>().map_err(|_| {
+                format!("metadata.annotations[{DEVICES}]: {d:?} is not a device ID (comma-separated integers)")
+            })
+        })
+        .collect()
+}
+
 pub fn annotation<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
     pod.get("metadata")?.get("annotations")?.get(key)?.as_str()
 }

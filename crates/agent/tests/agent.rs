@@ -216,6 +216,37 @@ async fn deletion_sends_sigterm_then_removes_the_object() {
     agent.stop().await.unwrap();
 }
 
+/// A pod bound to devices another running pod of the node holds is refused
+/// (a bind that went around the scheduler), naming the devices and the
+/// holder; so is a device annotation that is not device IDs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_on_held_devices_is_refused() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    let with_devices = |name: &str, devices: &str| {
+        let mut p = pod(name, "n-0", json!(["echo ready; while true; do sleep 0.05; done"]));
+        p["metadata"]["annotations"]["ringleader.io/devices"] = json!(devices);
+        p
+    };
+    store.create(with_devices("holder", "0,1")).unwrap();
+    let holder = wait_phase(&store, "holder", "Running").await;
+    store.create(with_devices("intruder", "1,2")).unwrap();
+    let refused = wait_phase(&store, "intruder", "Failed").await;
+    let t = terminated(&refused);
+    assert_eq!(t["reason"], "DeviceConflict", "{refused}");
+    let message = t["message"].as_str().unwrap_or("");
+    assert!(message.contains("device(s) 1 of node n-0") && message.contains("ns/holder"), "{message}");
+    assert!(refused["metadata"]["annotations"].get("ringleader.io/pid").is_none(), "no process was started");
+    store.create(with_devices("garbled", "0,x")).unwrap();
+    let garbled = wait_phase(&store, "garbled", "Failed").await;
+    assert_eq!(terminated(&garbled)["reason"], "InvalidDevices");
+    // Disjoint devices start as usual, and the holder was never disturbed.
+    store.create(with_devices("neighbour", "2,3")).unwrap();
+    wait_phase(&store, "neighbour", "Running").await;
+    assert!(group_alive(pgid_of(&holder)));
+    agent.stop().await.unwrap();
+}
+
 /// The node lifecycle ended the pod (NodeLost) while its processes still
 /// ran here: the agent kills them and leaves the control plane's verdict.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
