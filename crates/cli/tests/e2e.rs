@@ -232,8 +232,17 @@ fn sigterm_stops_up_and_every_pod_process() {
         .as_str()
         .and_then(|s| s.parse().ok())
         .expect("the agent records the pod's process group");
-    // SAFETY: signal 0 only checks that the group exists.
-    let alive = |g: i32| unsafe { libc::kill(-g, 0) == 0 };
+    // Live (not zombie) members of the group: once `up` is gone its killed
+    // children are reparented to an init that may never reap them.
+    let alive = |g: i32| {
+        let Ok(procs) = std::fs::read_dir("/proc") else { return false };
+        procs.flatten().any(|p| {
+            let stat = std::fs::read_to_string(p.path().join("stat")).unwrap_or_default();
+            // pid (comm) state ppid pgrp …; comm may hold spaces, so split after ')'.
+            let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, r)| r).split_whitespace().collect();
+            fields.len() > 2 && fields[0] != "Z" && fields[2] == g.to_string()
+        })
+    };
     assert!(alive(pgid));
     let mut child = p.child.take().expect("up runs");
     // SAFETY: signals our own child process.
@@ -247,5 +256,10 @@ fn sigterm_stops_up_and_every_pod_process() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     assert!(status.success(), "up exited with {status}");
-    assert!(!alive(pgid), "the pod's process group outlived up");
+    // SIGKILL is delivered at once, but a dying process can take a moment.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(pgid) {
+        assert!(std::time::Instant::now() < deadline, "the pod's process group outlived up");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
