@@ -334,17 +334,21 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
     let pod = pod.object;
     let container = container_of(&pod, name, opts.container.as_deref())?;
     let first = s(&pod, "/spec/containers/0/name");
-    if opts.previous {
-        // The agent never restarts a container in place: a restart is a new pod.
-        return Err(ApiError::bad_request(format!(
-            "previous terminated container {container:?} in pod {name:?} not found"
-        )));
-    }
     let status = pod
         .pointer("/status/containerStatuses")
         .and_then(Value::as_array)
         .and_then(|c| c.iter().find(|c| s(c, "/name") == container));
-    let waiting = status.map(|c| s(c, "/state/waiting/reason")).filter(|r| !r.is_empty());
+    // A failed run waiting out its restart back-off (CrashLoopBackOff) keeps
+    // its log: kubelet serves the last terminated run then, with or without
+    // `previous`, as here.
+    let last_run = status.and_then(|c| c.pointer("/lastState/terminated")).is_some_and(Value::is_object);
+    if opts.previous && !last_run {
+        // Restarts are new pods: only a pod in back-off has a previous run.
+        return Err(ApiError::bad_request(format!(
+            "previous terminated container {container:?} in pod {name:?} not found"
+        )));
+    }
+    let waiting = status.map(|c| s(c, "/state/waiting/reason")).filter(|r| !r.is_empty() && !last_run);
     let never_started = s(&pod, "/spec/nodeName").is_empty() || status.is_none();
     if container != first || waiting.is_some() || (never_started && !finished(&pod)) {
         let reason = waiting.unwrap_or("ContainerCreating");

@@ -208,6 +208,30 @@ async fn logs_are_read_from_the_sandbox_with_kubelets_options() -> TestResult {
     let (code, _) = s.text(&format!("{base}?sinceSeconds=0")).await?;
     assert_eq!(code, 400);
 
+    // In restart back-off the failed run's log is served, `previous` too.
+    let backoff = json!({"status": {"containerStatuses": [{
+        "name": "main", "ready": false, "restartCount": 1, "image": "", "imageID": "",
+        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 10s restarting failed container=main"}},
+        "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}},
+    }]}});
+    let key = ringleader_store::ObjectKey::new("v1", "Pod", "default", "a");
+    s.store.patch(&key, &backoff, None)?;
+    assert_eq!(s.text(base).await?, (200, "one\ntwo\nthree\n".to_string()));
+    assert_eq!(s.text(&format!("{base}?previous=true&tailLines=1")).await?, (200, "three\n".to_string()));
+    let waiting = json!({"status": {"containerStatuses": [{
+        "name": "main", "ready": false, "restartCount": 0, "image": "", "imageID": "",
+        "state": {"waiting": {"reason": "ContainerCreating"}}, "lastState": {},
+    }]}});
+    s.store.patch(&key, &waiting, None)?;
+    let (code, body) = s.text(base).await?;
+    assert_eq!(code, 400);
+    assert!(body.contains("is waiting to start: ContainerCreating"), "{body}");
+    let done = json!({"status": {"containerStatuses": [{
+        "name": "main", "ready": false, "restartCount": 0, "image": "", "imageID": "",
+        "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}, "lastState": {},
+    }]}});
+    s.store.patch(&key, &done, None)?;
+
     // Follow of a finished pod sends what is there and ends.
     s.store.patch(
         &ringleader_store::ObjectKey::new("v1", "Pod", "default", "a"),
