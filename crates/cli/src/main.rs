@@ -25,6 +25,7 @@ mod probe;
 mod profiles;
 mod remove;
 mod sim;
+mod token;
 mod up;
 mod validate;
 mod version;
@@ -80,6 +81,8 @@ enum Command {
     Probe(probe::ProbeArgs),
     /// The client's version and the server's.
     Version(version::VersionArgs),
+    /// Bearer tokens for users, node agents and the scheduler (`token create --user NAME`).
+    Token(token::TokenArgs),
     /// A shell completion script (`source <(ringleader completion bash)`).
     Completion {
         /// bash, zsh or fish.
@@ -130,6 +133,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => ctl::explain(args).map(|_| 0),
         Command::Node(args) => ctl::node(args).map(|_| 0),
         Command::Version(args) => version::version(args).map(|_| 0),
+        Command::Token(args) => token::run(args).map(|_| 0),
         Command::Completion { shell } => {
             let script = completion(shell);
             printer::emit(&String::from_utf8_lossy(&script)).map(|_| 0)

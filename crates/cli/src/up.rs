@@ -8,13 +8,22 @@ use ringleader_agent::{loopback_address, AgentConfig, Runtime, VirtualNode};
 use ringleader_api::Resource;
 use ringleader_manager::ManagerConfig;
 use ringleader_server::kubeconfig::{self, Kubeconfig};
-use ringleader_server::{Client, Metrics, ServerState, TlsFiles, Token};
+use ringleader_server::{Client, Health, Metrics, ServerState, TlsFiles, Token};
 use ringleader_store::Store;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
+
+/// Name of the manager component (task, health check).
+const MANAGER: &str = "manager";
+/// A manager loop that has not woken for this long is wedged: it wakes at
+/// least every resync (half a second) and a pass over a large cluster takes
+/// seconds, not tens of them.
+const MANAGER_STALE_AFTER: Duration = Duration::from_secs(30);
+/// How long the rest of the plane gets to stop once a component died.
+const STOP_AFTER_DEATH: Duration = Duration::from_secs(30);
 
 /// The cluster `up` starts without `--cluster`.
 pub const DEMO_CLUSTER: &str = include_str!("../../../examples/demo/cluster.yaml");
@@ -64,7 +73,10 @@ pub struct Plane {
     /// Nodes served.
     pub nodes: Vec<VirtualNode>,
     shutdown: tokio::sync::watch::Sender<bool>,
-    tasks: Vec<JoinHandle<Result<()>>>,
+    /// Each component's task, by name.
+    tasks: Vec<(&'static str, JoinHandle<Result<()>>)>,
+    /// What `/livez` and `/readyz` report; a component that ends is marked.
+    health: Health,
 }
 
 impl Plane {
@@ -79,10 +91,37 @@ impl Plane {
     /// Stops every component and waits for them.
     pub async fn stop(self) -> Result<()> {
         let _ = self.shutdown.send(true);
-        for t in self.tasks {
-            t.await.context("a control-plane task panicked")??;
+        for (name, t) in self.tasks {
+            t.await.with_context(|| format!("the {name} task panicked"))??;
         }
         Ok(())
+    }
+
+    /// Waits until a component ends on its own (none should before
+    /// [`Plane::stop`]); takes it out of the plane, marks it stopped for
+    /// the health checks and returns its name and why it ended.
+    pub async fn first_death(&mut self) -> (&'static str, String) {
+        if self.tasks.is_empty() {
+            return std::future::pending().await;
+        }
+        let (result, i, _) = futures_util::future::select_all(self.tasks.iter_mut().map(|(_, t)| t)).await;
+        let (name, _) = self.tasks.remove(i);
+        let why = match result {
+            Ok(Ok(())) => "it ended on its own".to_string(),
+            Ok(Err(e)) => format!("{e:#}"),
+            Err(e) if e.is_panic() => {
+                let payload = e.into_panic();
+                let text = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                format!("it panicked: {text}")
+            }
+            Err(e) => format!("its task failed: {e}"),
+        };
+        self.health.component_stopped(name, &why);
+        (name, why)
     }
 }
 
@@ -162,30 +201,39 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     std::fs::write(server_file(&args.data_dir), &url).context("writing the server address")?;
 
     let (tx, rx) = tokio::sync::watch::channel(false);
-    let mut tasks: Vec<JoinHandle<Result<()>>> = Vec::new();
-    let state = ServerState::new(store.clone(), token.clone(), metrics.clone()).with_data_dir(&args.data_dir);
+    let mut tasks: Vec<(&'static str, JoinHandle<Result<()>>)> = Vec::new();
+    let heartbeat_timeout = Duration::from_secs_f64(args.heartbeat_timeout.max(0.1));
+    let health = Health::new().with_agents(heartbeat_timeout);
+    let manager_health = health.component(MANAGER, MANAGER_STALE_AFTER);
+    let state = ServerState::new(store.clone(), token.clone(), metrics.clone())
+        .with_data_dir(&args.data_dir)
+        .with_health(health.clone());
     let mut srx = rx.clone();
     let ca_pem = tls.as_ref().map(|(ca, _)| ca.clone());
-    tasks.push(tokio::spawn(async move {
+    let server = tokio::spawn(async move {
         let stop = async move {
             let _ = srx.wait_for(|s| *s).await;
         };
-        match tls {
-            Some((_, config)) => ringleader_server::serve_tls(listener, state, config, stop).await,
-            None => ringleader_server::serve(listener, state, stop).await,
-        }
-        .context("API server")
-    }));
+        loud(
+            match tls {
+                Some((_, config)) => ringleader_server::serve_tls(listener, state, config, stop).await,
+                None => ringleader_server::serve(listener, state, stop).await,
+            }
+            .context("API server"),
+        )
+    });
+    tasks.push(("API server", server));
     let observe = metrics.clone();
     let mconfig = ManagerConfig {
-        heartbeat_timeout: Duration::from_secs_f64(args.heartbeat_timeout.max(0.1)),
+        heartbeat_timeout,
         observe_latency: Some(Arc::new(move |s| observe.observe_scheduling_latency(s))),
+        heartbeat: Some(Arc::new(move || manager_health.beat())),
         ..ManagerConfig::default()
     };
     let (mstore, mrx) = (store.clone(), rx.clone());
-    tasks.push(tokio::spawn(
-        async move { loud(ringleader_manager::run(mstore, mconfig, mrx).await.context("manager")) },
-    ));
+    let manager =
+        tokio::spawn(async move { loud(ringleader_manager::run(mstore, mconfig, mrx).await.context(MANAGER)) });
+    tasks.push((MANAGER, manager));
     let mut aconfig = AgentConfig::new(&args.data_dir, nodes.clone())
         .with_runtime(if args.runtime == "simulated" { Runtime::Simulated } else { Runtime::Process })
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.max(0.05)));
@@ -194,8 +242,11 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         aconfig.path_env = format!("{}:{}", dir.display(), aconfig.path_env);
     }
     let astore = store.clone();
-    tasks.push(tokio::spawn(async move { loud(ringleader_agent::run(astore, aconfig, rx).await.context("agent")) }));
-    Ok(Plane { url, token: token.as_str().to_string(), ca_pem, kubeconfig, nodes, shutdown: tx, tasks })
+    tasks.push((
+        "agent",
+        tokio::spawn(async move { loud(ringleader_agent::run(astore, aconfig, rx).await.context("agent")) }),
+    ));
+    Ok(Plane { url, token: token.as_str().to_string(), ca_pem, kubeconfig, nodes, shutdown: tx, tasks, health })
 }
 
 /// Refuses plain HTTP on an address other machines can reach: every
@@ -254,7 +305,7 @@ pub fn server_file(data_dir: &Path) -> PathBuf {
 pub fn run(args: UpArgs) -> Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
-        let plane = start(&args).await?;
+        let mut plane = start(&args).await?;
         println!("ringleader up: API at {} ({} nodes)", plane.url, plane.nodes.len());
         for n in &plane.nodes {
             println!("  node {:<12} {:<16} {}", n.name, n.profile, n.address);
@@ -263,8 +314,21 @@ pub fn run(args: UpArgs) -> Result<()> {
         let kubeconfig = std::path::absolute(&plane.kubeconfig).unwrap_or_else(|_| plane.kubeconfig.clone());
         println!("kubectl: export KUBECONFIG={} && kubectl get pods", kubeconfig.display());
         println!("try: ringleader apply -f examples/demo/pytorchjob-h100.yaml && ringleader get pods -w");
-        stop_signal().await?;
-        plane.stop().await
+        let died = tokio::select! {
+            signal = stop_signal() => {
+                signal?;
+                None
+            }
+            death = plane.first_death() => Some(death),
+        };
+        let Some((name, why)) = died else { return plane.stop().await };
+        // Serving on without it would be a plane that accepts jobs and never
+        // runs them: stop the rest (the agent kills its pods) and fail.
+        eprintln!("ringleader up: the {name} stopped ({why}); stopping the plane");
+        if tokio::time::timeout(STOP_AFTER_DEATH, plane.stop()).await.is_err() {
+            eprintln!("ringleader up: the other components did not stop within {} s", STOP_AFTER_DEATH.as_secs());
+        }
+        bail!("the {name} stopped: {why}")
     })
 }
 

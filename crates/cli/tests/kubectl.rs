@@ -32,6 +32,7 @@ fn stock_kubectl_drives_the_cluster() {
         .env("KUBECONFIG", &kubeconfig)
         .env("EXAMPLES", repo().join("examples"))
         .env("NODE_GPU", "gpu-1")
+        .env("RINGLEADER", env!("CARGO_BIN_EXE_ringleader"))
         .env("TMPDIR", tmp.path())
         // kubectl's cache of discovery and OpenAPI stays inside the test's directory.
         .env("HOME", tmp.path())

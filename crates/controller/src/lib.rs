@@ -18,7 +18,9 @@
 //!    actions that move the job on: create/delete pods, write status and
 //!    ConfigMaps, requeue; restart, success and Volcano lifecycle policies,
 //!    deadlines and TTL; [`fault`] rescheduling (grace/force, pod or job
-//!    level, isolated devices); [`elastic`] shrink and grow.
+//!    level, isolated devices, pods of nodes NotReady beyond the
+//!    toleration given up as `NodeLost`); [`elastic`] shrink and grow;
+//!    [`backoff`] delays restarts after failures (CrashLoopBackOff).
 //! 5. [`hotreset`] — resetting faulty chips (whole HCCS rings) once idle.
 //!
 //! [`env::lint::env_warnings`] checks a job's env against the NCCL guidance
@@ -26,6 +28,7 @@
 
 #![warn(missing_docs)]
 
+pub mod backoff;
 pub mod elastic;
 pub mod env;
 pub mod expand;

@@ -50,6 +50,7 @@ fn on_failure_restarts_until_the_backoff_limit() {
         sim.now += 10;
         sim.set_phase("pt-worker-0", PodPhase::Failed, Some(1));
         sim.run();
+        sim.after_backoff();
         assert_eq!(phase(&sim), Phase::Running, "round {round}");
         assert_eq!(sim.state.status.retries, round);
         assert_eq!(sim.state.status.generations.get("pt-worker-0"), Some(&round));
@@ -83,6 +84,7 @@ fn exit_code_policy_restarts_retryable_codes_and_fails_permanent_ones() {
     sim.run();
     sim.set_phase("pt-worker-0", PodPhase::Failed, Some(137));
     sim.run();
+    sim.after_backoff();
     assert_eq!(phase(&sim), Phase::Running);
     assert_eq!(sim.state.status.retries, 1);
     sim.set_phase("pt-worker-0", PodPhase::Failed, Some(2));
@@ -101,6 +103,7 @@ fn always_restarts_a_deployment_under_new_names() {
         let name = sim.names()[0].clone();
         sim.set_phase(&name, PodPhase::Failed, Some(1));
         sim.run();
+        sim.after_backoff();
         assert_eq!(sim.names(), [format!("resnetinfer1-1-0-g{g}")]);
     }
     assert_eq!(phase(&sim), Phase::Running, "a Deployment never completes or fails");
@@ -245,12 +248,12 @@ fn task_policies_come_before_job_policies() {
     let actions = sim.tick();
     assert_eq!(phase(&sim), Phase::Running, "RestartTask, not the job's AbortJob");
     assert_eq!(sim.state.status.reason, "RestartTask");
-    let mut deleted: Vec<String> = deletes(&actions).into_iter().map(|d| d.0).collect();
-    deleted.sort();
-    assert_eq!(deleted, ["vc-worker-0", "vc-worker-1"]);
+    let deleted: Vec<String> = deletes(&actions).into_iter().map(|d| d.0).collect();
+    assert_eq!(deleted, ["vc-worker-1"], "the failed pod stays for its back-off");
+    assert!(actions.iter().any(|a| matches!(a, Action::BackOff { pod, delay: 10, .. } if pod == "vc-worker-0")));
 
     sim.settle();
-    sim.run();
+    sim.after_backoff();
     sim.set_phase("vc-worker-1", PodPhase::Failed, Some(1));
     sim.run();
     assert_eq!(phase(&sim), Phase::Aborted, "exit 1 matches only the job's PodFailed → AbortJob");

@@ -420,6 +420,19 @@ pub fn transition(rec: &mut Recorder, job: &JobObject, new: &JobStatus) {
     rec.occurred(&job.stored.object, kind, &reason, message, Some(&job.stored.key));
 }
 
+/// `BackOff` (Warning) on a failed pod whose restart waits, in the kubelet's
+/// words: `Back-off restarting failed container <c> in pod <name>_<ns>(<uid>)`.
+pub fn back_off(rec: &mut Recorder, pod: &Stored, shown: &crate::pods::BackOffShown) {
+    let message = format!("Back-off restarting failed container {} in pod {}", shown.container, shown.pod);
+    rec.occurred(&pod.object, EventType::Warning, "BackOff", message, Some(&pod.key));
+}
+
+/// `NodeLost` (Warning) on a pod marked Failed because its node stayed
+/// NotReady beyond the toleration.
+pub fn node_lost(rec: &mut Recorder, pod: &Stored, message: &str) {
+    rec.occurred(&pod.object, EventType::Warning, "NodeLost", message.to_string(), Some(&pod.key));
+}
+
 /// `NodeNotReady` on a node whose agent stopped heartbeating for longer
 /// than `timeout` seconds (the message stays the same from one outage to the
 /// next, so they add up in one event's count).

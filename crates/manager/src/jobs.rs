@@ -12,6 +12,7 @@ use ringleader_api::devices::{classify, Family};
 use ringleader_api::model::JobKind;
 use ringleader_api::time::rfc3339;
 use ringleader_api::{DeviceKind, Job, Resource};
+use ringleader_controller::fault::NodeLossConfig;
 use ringleader_controller::lifecycle::{status, DeleteMode, JobStatus, ObservedNode, PodPhase};
 use ringleader_controller::placement::{PlacedDevice, Placement, PodPlacement};
 use ringleader_controller::ranktable::hccl;
@@ -41,6 +42,8 @@ pub struct NodeView {
     pub unhealthy: BTreeSet<u32>,
     /// Network-broken devices.
     pub network_unhealthy: BTreeSet<u32>,
+    /// `status.lastHeartbeat` (seconds since the epoch).
+    pub last_heartbeat: Option<f64>,
 }
 
 /// Nodes from the cache.
@@ -58,6 +61,7 @@ pub fn node_views(cache: &Cache) -> Vec<NodeView> {
                 devices: profile.map(|p| p.devices.iter().map(|d| d.id).collect()).unwrap_or_default(),
                 unhealthy: node.status.unhealthy_devices.iter().copied().collect(),
                 network_unhealthy: node.status.network_unhealthy_devices.iter().copied().collect(),
+                last_heartbeat: node.status.last_heartbeat.filter(|t| t.is_finite() && *t >= 0.0),
                 name,
             })
         })
@@ -91,6 +95,10 @@ pub fn jobs(cache: &Cache, config: &ManagerConfig) -> Vec<JobObject> {
             let resource = Resource::from_value(&o.object).ok()?;
             let mut state = JobState::from_resource(&resource)?;
             state.config = config.controller.clone();
+            state.config.node_loss = NodeLossConfig {
+                heartbeat_timeout_secs: config.heartbeat_timeout.as_secs_f64().ceil() as u64,
+                toleration_secs: config.node_lost_toleration.as_secs_f64().ceil() as u64,
+            };
             if let Some(st) = o.object.get("status").and_then(|s| s.get("ringleader")) {
                 state.status = serde_json::from_value::<JobStatus>(st.clone()).unwrap_or_default();
             }
@@ -191,6 +199,24 @@ pub fn reconcile_job(
                 ops.push(Op::Delete { key: job.stored.key.clone(), expected: None });
             }
             Action::RequeueAfter(secs) => requeue = Some(now + secs as f64),
+            Action::BackOff { pod, delay, .. } => {
+                let key = ObjectKey::new("v1", "Pod", &job.state.job.namespace, &pod);
+                if let Some(pod) = cache.get(&key) {
+                    let shown = pods::crash_loop_back_off(&pod.object, delay);
+                    let patch = shown.patch.clone();
+                    ops.push(Op::Patch { key: key.clone(), patch, expected: Some(pod.resource_version) });
+                    events::back_off(&mut recorded, pod, &shown);
+                }
+            }
+            Action::MarkPodLost { pod, node } => {
+                let key = ObjectKey::new("v1", "Pod", &job.state.job.namespace, &pod);
+                if let Some(pod) = cache.get(&key) {
+                    let (patch, message) = pods::node_lost(&pod.object, &node, now);
+                    // An agent back in time to report the pod wins: the conflict skips the mark.
+                    ops.push(Op::Patch { key: key.clone(), patch, expected: Some(pod.resource_version) });
+                    events::node_lost(&mut recorded, pod, &message);
+                }
+            }
         }
     }
     events::write(store, cache, ops, recorded, now)?;
@@ -291,6 +317,7 @@ fn observe(
                 unhealthy_devices: n.unhealthy.clone(),
                 network_unhealthy_devices: n.network_unhealthy.clone(),
                 usable_devices: usable,
+                last_heartbeat: n.last_heartbeat.map(|t| t as u64),
             }
         })
         .collect();

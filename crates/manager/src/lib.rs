@@ -8,6 +8,7 @@
 
 pub mod cache;
 pub mod events;
+pub mod invalid;
 pub mod jobs;
 pub mod nodes;
 pub mod pods;
@@ -36,6 +37,10 @@ pub enum ManagerError {
 /// Receives each pod's creation-to-binding latency (seconds).
 pub type LatencyObserver = Arc<dyn Fn(f64) + Send + Sync>;
 
+/// Called after every wake-up of the loop (a pass or not): the liveness
+/// signal health checks read (see `ringleader_server::health`).
+pub type Heartbeat = Arc<dyn Fn() + Send + Sync>;
+
 /// Settings of the manager.
 #[derive(Clone)]
 pub struct ManagerConfig {
@@ -51,6 +56,11 @@ pub struct ManagerConfig {
     pub observe_latency: Option<LatencyObserver>,
     /// Events last seen longer ago than this are deleted (Kubernetes: 1 h).
     pub event_ttl: Duration,
+    /// Pods on a node NotReady this long are marked Failed (`NodeLost`)
+    /// and their jobs' policies applied (Kubernetes' not-ready toleration: 300 s).
+    pub node_lost_toleration: Duration,
+    /// Told the loop is alive, after every wake-up.
+    pub heartbeat: Option<Heartbeat>,
 }
 
 impl Default for ManagerConfig {
@@ -65,6 +75,8 @@ impl Default for ManagerConfig {
             controller,
             observe_latency: None,
             event_ttl: Duration::from_secs(3600),
+            node_lost_toleration: Duration::from_secs(300),
+            heartbeat: None,
         }
     }
 }
@@ -117,6 +129,9 @@ pub async fn run(
             events::expire(&store, &mut cache, config.event_ttl.as_secs_f64(), now)?;
             next_expiry = now + events::EXPIRY_INTERVAL;
         }
+        if let Some(beat) = &config.heartbeat {
+            beat();
+        }
     }
 }
 
@@ -137,7 +152,7 @@ impl Dirty {
         }
     }
 
-    fn contains(&self, uid: &str) -> bool {
+    pub(crate) fn contains(&self, uid: &str) -> bool {
         match self {
             Dirty::All => true,
             Dirty::Some(set) => set.contains(uid),
@@ -211,6 +226,9 @@ pub fn pass(
 }
 
 /// [`pass`] reconciling only the dirty jobs (the scheduler always sees all).
+///
+/// An object that cannot be modelled (see [`invalid`]) is skipped for the
+/// pass and marked; only a failing store ends it.
 pub fn pass_dirty(
     store: &Store,
     cache: &mut Cache,
@@ -219,13 +237,15 @@ pub fn pass_dirty(
     now: f64,
     dirty: &Dirty,
 ) -> Result<(), ManagerError> {
+    let mut findings = invalid::Findings::default();
+    invalid::check_cluster(cache, &mut findings);
     // Nodes are read once a pass: neither the job controller nor the
     // scheduler writes them.
     let views = jobs::node_views(cache);
-    reconcile_all(store, cache, config, timers, now, dirty, &views)?;
+    reconcile_all(store, cache, config, timers, now, dirty, &views, &mut findings)?;
     let all = jobs::jobs(cache, config);
     let by_owner = jobs::pods_by_owner(cache);
-    let result = schedule::schedule(store, cache, &all, &by_owner, &views, &config.scheduler, now)?;
+    let result = schedule::schedule(store, cache, &all, &by_owner, &views, &config.scheduler, now, &findings)?;
     if let Some(observe) = &config.observe_latency {
         for l in &result.latencies {
             observe(*l);
@@ -233,11 +253,12 @@ pub fn pass_dirty(
     }
     if result.bound > 0 || result.evicted > 0 {
         let touched = Dirty::Some(result.jobs.iter().cloned().collect());
-        reconcile_all(store, cache, config, timers, now, &touched, &views)?;
+        reconcile_all(store, cache, config, timers, now, &touched, &views, &mut findings)?;
     }
-    Ok(())
+    invalid::write(store, cache, &findings, now)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn reconcile_all(
     store: &Store,
     cache: &mut Cache,
@@ -246,11 +267,14 @@ fn reconcile_all(
     now: f64,
     dirty: &Dirty,
     views: &[jobs::NodeView],
+    findings: &mut invalid::Findings,
 ) -> Result<(), ManagerError> {
     let all = jobs::jobs(cache, config);
     let by_owner = jobs::pods_by_owner(cache);
     let held = jobs::held_devices(cache);
-    let mut live = BTreeSet::new();
+    invalid::check_jobs(cache, &all, dirty, findings);
+    // A job skipped because it does not parse still owns its pods.
+    let mut live: BTreeSet<String> = invalid::invalid_uids(cache, findings).into_iter().collect();
     for job in &all {
         live.insert(job.uid().to_string());
         if !dirty.contains(job.uid()) {
@@ -258,8 +282,15 @@ fn reconcile_all(
         }
         timers.remove(job.uid());
         let pods = by_owner.get(job.uid()).map(Vec::as_slice).unwrap_or_default();
-        if let Some(at) = jobs::reconcile_job(store, cache, job, pods, views, &held, now)? {
-            timers.insert(job.uid().to_string(), at);
+        invalid::check_pods(pods.iter(), findings);
+        match jobs::reconcile_job(store, cache, job, pods, views, &held, now) {
+            Ok(Some(at)) => {
+                timers.insert(job.uid().to_string(), at);
+            }
+            Ok(None) => {}
+            Err(ManagerError::Store(e)) => return Err(ManagerError::Store(e)),
+            // Anything else is about this job alone: the others go on.
+            Err(ManagerError::Internal(why)) => findings.skip(&job.stored.key, format!("reconcile: {why}")),
         }
     }
     timers.retain(|uid, _| live.contains(uid));

@@ -24,6 +24,107 @@ pub const CONFIG_FILES: &str = "ringleader.io/config-files";
 pub const PLAN: &str = "ringleader.io/plan";
 /// Set on pods the scheduler evicted.
 pub const EVICTED: &str = "ringleader.io/evicted";
+/// `status.reason` of a pod whose node was lost (Kubernetes' wording).
+pub const NODE_LOST: &str = "NodeLost";
+/// `state.waiting.reason` of a container waiting to be restarted after a failure.
+pub const CRASH_LOOP_BACK_OFF: &str = "CrashLoopBackOff";
+
+/// Seconds as Go prints a `time.Duration` (`10s`, `1m20s`, `5m0s`), as the
+/// kubelet's back-off messages show them.
+pub fn go_duration(secs: u64) -> String {
+    match (secs / 3600, secs % 3600 / 60, secs % 60) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, s) => format!("{m}m{s}s"),
+        (h, m, s) => format!("{h}h{m}m{s}s"),
+    }
+}
+
+fn container_statuses(pod: &Value) -> Vec<Value> {
+    let listed = at(pod, &["status", "containerStatuses"]).and_then(Value::as_array).filter(|l| !l.is_empty());
+    match listed {
+        Some(l) => l.clone(),
+        None => {
+            let spec = at(pod, &["spec", "containers"]).and_then(Value::as_array);
+            spec.into_iter()
+                .flatten()
+                .map(|c| {
+                    json!({"name": c.get("name"), "image": c.get("image"), "ready": false, "restartCount": 0,
+                           "started": false, "state": {"waiting": {"reason": "ContainerCreating"}}})
+                })
+                .collect()
+        }
+    }
+}
+
+/// A failed pod shown in back-off.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackOffShown {
+    /// The status merge patch.
+    pub patch: Value,
+    /// The container's waiting message.
+    pub message: String,
+    /// The container that failed.
+    pub container: String,
+    /// The pod as the kubelet names it: `<name>_<namespace>(<uid>)`.
+    pub pod: String,
+}
+
+/// The status patch showing a failed pod as the kubelet shows a container
+/// in back-off (its container waiting with reason `CrashLoopBackOff`, the
+/// failure kept as `lastState`) with the kubelet's waiting message:
+/// `back-off 20s restarting failed container=pytorch pod=pt-worker-0_default(<uid>)`.
+pub fn crash_loop_back_off(pod: &Value, delay: u64) -> BackOffShown {
+    let name = str_at(pod, &["metadata", "name"]).unwrap_or_default();
+    let namespace = str_at(pod, &["metadata", "namespace"]).unwrap_or_default();
+    let uid = str_at(pod, &["metadata", "uid"]).unwrap_or_default();
+    let mut statuses = container_statuses(pod);
+    // The agent runs the first container: it is the one that failed.
+    let container = at(pod, &["spec", "containers"])
+        .and_then(|c| c.get(0)?.get("name")?.as_str())
+        .or_else(|| statuses.first().and_then(|c| c.get("name")?.as_str()))
+        .unwrap_or("")
+        .to_string();
+    let who = format!("{name}_{namespace}({uid})");
+    let message = format!("back-off {} restarting failed container={container} pod={who}", go_duration(delay));
+    if let Some(first) = statuses.iter_mut().find(|c| c.get("name").and_then(Value::as_str) == Some(&container)) {
+        if let Some(obj) = first.as_object_mut() {
+            let ended = obj.get("state").and_then(|s| s.get("terminated")).cloned();
+            if let Some(t) = ended {
+                obj.insert("lastState".into(), json!({"terminated": t}));
+            }
+            obj.insert("state".into(), json!({"waiting": {"reason": CRASH_LOOP_BACK_OFF, "message": message}}));
+            obj.insert("ready".into(), json!(false));
+            obj.insert("started".into(), json!(false));
+        }
+    }
+    BackOffShown { patch: json!({"status": {"containerStatuses": statuses}}), message, container, pod: who }
+}
+
+/// The status patch of a pod given up with its node, as Kubernetes' node
+/// lifecycle controller writes it (phase Failed, reason `NodeLost`, not
+/// Ready), and its message.
+pub fn node_lost(pod: &Value, node: &str, now: f64) -> (Value, String) {
+    let name = str_at(pod, &["metadata", "name"]).unwrap_or_default();
+    let message = format!("Node {node} which was running pod {name} is unresponsive");
+    let stamp = ringleader_api::time::rfc3339(now);
+    let mut conditions: Vec<Value> =
+        at(pod, &["status", "conditions"]).and_then(Value::as_array).cloned().unwrap_or_default();
+    for kind in ["Ready", "ContainersReady"] {
+        let unready = json!({"type": kind, "status": "False", "reason": NODE_LOST, "lastTransitionTime": stamp});
+        match conditions.iter_mut().find(|c| c.get("type").and_then(Value::as_str) == Some(kind)) {
+            Some(c) => *c = unready,
+            None => conditions.push(unready),
+        }
+    }
+    let mut statuses: Vec<Value> =
+        at(pod, &["status", "containerStatuses"]).and_then(Value::as_array).cloned().unwrap_or_default();
+    for c in statuses.iter_mut().filter_map(Value::as_object_mut) {
+        c.insert("ready".into(), json!(false));
+    }
+    let patch = json!({"status": {"phase": "Failed", "reason": NODE_LOST, "message": message,
+                                  "conditions": conditions, "containerStatuses": statuses}});
+    (patch, message)
+}
 
 /// The identity the job controller gave a pod.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -118,21 +219,34 @@ pub fn started(pod: &Value) -> bool {
     annotation(pod, START) == Some("true")
 }
 
+/// The first container's last termination: `state.terminated`, or
+/// `lastState.terminated` once it waits in CrashLoopBackOff.
+fn terminated(pod: &Value) -> Option<&Value> {
+    let statuses = at(pod, &["status", "containerStatuses"])?.as_array()?;
+    statuses
+        .iter()
+        .find_map(|c| c.get("state")?.get("terminated"))
+        .or_else(|| statuses.iter().find_map(|c| c.get("lastState")?.get("terminated").filter(|t| t.is_object())))
+}
+
 /// Exit code of the first terminated container.
 pub fn exit_code(pod: &Value) -> Option<i32> {
-    let statuses = at(pod, &["status", "containerStatuses"])?.as_array()?;
-    statuses.iter().find_map(|c| c.get("state")?.get("terminated")?.get("exitCode")?.as_i64()).map(|c| c as i32)
+    terminated(pod)?.get("exitCode")?.as_i64().map(|c| c as i32)
 }
 
 /// When the pod entered its current phase (Unix seconds).
 pub fn phase_since(pod: &Value) -> f64 {
     let stamp = |path: &[&str]| str_at(pod, path).and_then(parse_rfc3339);
-    let terminated = at(pod, &["status", "containerStatuses"])
-        .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().find_map(|c| c.get("state")?.get("terminated")?.get("finishedAt")?.as_str()))
-        .and_then(parse_rfc3339);
+    let finished = terminated(pod).and_then(|t| t.get("finishedAt")?.as_str()).and_then(parse_rfc3339);
+    // A pod that ended without a container ending (its node was lost) ended
+    // when it stopped being Ready.
+    let unready = || {
+        let conditions = at(pod, &["status", "conditions"])?.as_array()?;
+        let ready = conditions.iter().find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))?;
+        parse_rfc3339(ready.get("lastTransitionTime")?.as_str()?)
+    };
     match phase_of(pod) {
-        PodPhase::Succeeded | PodPhase::Failed => terminated,
+        PodPhase::Succeeded | PodPhase::Failed => finished.or_else(unready),
         PodPhase::Running => stamp(&["status", "startTime"]),
         _ => None,
     }
@@ -153,6 +267,7 @@ pub fn observe(pod: &Value) -> Option<ObservedPod> {
         phase: phase_of(pod),
         exit_code: exit_code(pod),
         evicted: annotation(pod, EVICTED) == Some("true"),
+        node_lost: str_at(pod, &["status", "reason"]) == Some(NODE_LOST),
         phase_since: phase_since(pod) as u64,
         deleting: deleting(pod),
         node: node_of(pod).map(str::to_string),
@@ -183,5 +298,47 @@ mod tests {
         assert_eq!(o.phase_since, 1_795_428_060);
         assert!(started(&pod) && !deleting(&pod));
         assert!(observe(&json!({"metadata": {"name": "other"}})).is_none());
+    }
+
+    #[test]
+    fn a_failed_pod_in_back_off_reads_as_the_kubelet_shows_it() {
+        assert_eq!(
+            [10, 20, 80, 300, 3_700].map(go_duration),
+            ["10s", "20s", "1m20s", "5m0s", "1h1m40s"].map(String::from)
+        );
+        let mut pod = json!({
+            "metadata": {"name": "pt-worker-0", "namespace": "default", "uid": "u-1",
+                "annotations": {PLAN: r#"{"slot":"pt-worker-0","role":"Worker","index":0,"generation":0,"jobVersion":0}"#}},
+            "spec": {"nodeName": "n1", "containers": [{"name": "pytorch"}, {"name": "sidecar"}]},
+            "status": {"phase": "Failed", "containerStatuses": [
+                {"name": "pytorch", "ready": false, "restartCount": 0,
+                 "state": {"terminated": {"exitCode": 3, "finishedAt": "2026-11-23T10:01:00Z"}}},
+                {"name": "sidecar", "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "NotRunByAgent"}}}]}
+        });
+        let shown = crash_loop_back_off(&pod, 20);
+        assert_eq!(shown.message, "back-off 20s restarting failed container=pytorch pod=pt-worker-0_default(u-1)");
+        assert_eq!((shown.container.as_str(), shown.pod.as_str()), ("pytorch", "pt-worker-0_default(u-1)"));
+        let statuses = &shown.patch["status"]["containerStatuses"];
+        assert_eq!(statuses[0]["state"]["waiting"]["reason"], CRASH_LOOP_BACK_OFF);
+        assert_eq!(statuses[0]["lastState"]["terminated"]["exitCode"], 3);
+        assert_eq!(statuses[1]["state"]["waiting"]["reason"], "NotRunByAgent", "other containers untouched");
+        pod["status"]["containerStatuses"] = statuses.clone();
+        let o = observe(&pod).expect("observed");
+        assert_eq!((o.exit_code, o.phase_since), (Some(3), 1_795_428_060), "the failure is still read");
+
+        let (patch, message) = node_lost(&pod, "n1", 1_795_428_100.0);
+        assert_eq!(message, "Node n1 which was running pod pt-worker-0 is unresponsive");
+        assert_eq!(
+            (patch["status"]["phase"].as_str(), patch["status"]["reason"].as_str()),
+            (Some("Failed"), Some(NODE_LOST))
+        );
+        let conditions = patch["status"]["conditions"].as_array().expect("conditions");
+        assert!(conditions.iter().any(|c| c["type"] == "Ready" && c["status"] == "False"));
+        let mut lost = json!({"metadata": pod["metadata"].clone(), "spec": {"nodeName": "n1"}});
+        lost["status"] = patch["status"].clone();
+        lost["status"]["containerStatuses"] = json!([]);
+        let o = observe(&lost).expect("observed");
+        assert!(o.node_lost && o.phase == PodPhase::Failed);
+        assert_eq!(o.phase_since, 1_795_428_100, "it ended when it stopped being Ready");
     }
 }

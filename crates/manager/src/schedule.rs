@@ -5,6 +5,7 @@
 
 use crate::cache::{str_at, Cache};
 use crate::events::{self, Recorder};
+use crate::invalid::Findings;
 use crate::jobs::{self, JobObject, NodeView};
 use crate::pods::{self, DEVICES, EVICTED};
 use crate::ManagerError;
@@ -16,7 +17,7 @@ use ringleader_scheduler::workload::{Running, RunningPod};
 use ringleader_store::{ObjectKey, Op, Store, Stored};
 use ringleader_topology::DeviceSet;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// What one pass did.
@@ -40,7 +41,9 @@ struct Waiting<'a> {
     by_role: BTreeMap<String, Vec<&'a Stored>>,
 }
 
-/// Runs one scheduling session and writes its decisions.
+/// Runs one scheduling session and writes its decisions. Objects in
+/// `skip` (those the pass found it cannot model) are left out.
+#[allow(clippy::too_many_arguments)]
 pub fn schedule(
     store: &Store,
     cache: &mut Cache,
@@ -49,6 +52,7 @@ pub fn schedule(
     nodes: &[NodeView],
     conf: &SchedulerConf,
     now: f64,
+    skip: &Findings,
 ) -> Result<Pass, ManagerError> {
     let mut waiting: Vec<Waiting<'_>> = Vec::new();
     let mut pending_jobs: Vec<(f64, String, Job)> = Vec::new();
@@ -88,8 +92,9 @@ pub fn schedule(
     }
     pending_jobs.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
 
-    let mut snapshot = snapshot(cache, nodes, pending_jobs.into_iter().map(|(_, _, j)| j).collect())?;
+    let mut snapshot = snapshot(cache, nodes, pending_jobs.into_iter().map(|(_, _, j)| j).collect(), skip)?;
     snapshot.running = running(all_jobs, pods_by_owner, &snapshot);
+    held_outside_jobs(cache, all_jobs, &mut snapshot);
     let outcome = session::run(snapshot, conf, now as u64);
 
     let by_key: HashMap<String, &Waiting<'_>> = waiting.iter().map(|w| (w.job.state.job.key(), w)).collect();
@@ -207,11 +212,11 @@ fn pod_for<'a>(w: &Waiting<'a>, name: &str) -> Option<&'a Stored> {
     })
 }
 
-fn snapshot(cache: &Cache, nodes: &[NodeView], pending: Vec<Job>) -> Result<Snapshot, ManagerError> {
-    let ready: std::collections::BTreeSet<&str> = nodes.iter().filter(|n| n.ready).map(|n| n.name.as_str()).collect();
+fn snapshot(cache: &Cache, nodes: &[NodeView], pending: Vec<Job>, skip: &Findings) -> Result<Snapshot, ManagerError> {
+    let ready: BTreeSet<&str> = nodes.iter().filter(|n| n.ready).map(|n| n.name.as_str()).collect();
     let mut objects = Vec::new();
     for o in cache.of_kind("ringleader.io/v1alpha1", "Node") {
-        if !ready.contains(o.key.name.as_str()) {
+        if !ready.contains(o.key.name.as_str()) || skip.is_invalid(&o.key) {
             continue;
         }
         let mut v = o.object.clone();
@@ -226,10 +231,33 @@ fn snapshot(cache: &Cache, nodes: &[NodeView], pending: Vec<Job>) -> Result<Snap
     for (api, kind) in [("scheduling.volcano.sh/v1beta1", "Queue"), ("scheduling.k8s.io/v1", "PriorityClass")] {
         objects.extend(cache.of_kind(api, kind).filter_map(|o| Resource::from_value(&o.object).ok()));
     }
-    Snapshot::from_resources(&objects, pending).map_err(|errs| {
-        let msg: Vec<String> = errs.iter().map(|(_, e)| e.to_string()).collect();
-        ManagerError::Internal(format!("cluster snapshot: {}", msg.join("; ")))
-    })
+    // An object the scheduler cannot model is left out, never the whole
+    // snapshot. The pass's `invalid` check found (and marks) those already;
+    // should the scheduler still refuse one, it is dropped too. Each round
+    // drops at least one object, so this ends.
+    for _ in 0..=objects.len() {
+        let errs = match Snapshot::from_resources(&objects, Vec::new()) {
+            Ok(mut snapshot) => {
+                snapshot.pending = pending;
+                return Ok(snapshot);
+            }
+            Err(errs) => errs,
+        };
+        let bad: BTreeSet<usize> = errs.iter().map(|(i, _)| *i).collect();
+        for (i, e) in &errs {
+            let name = objects.get(*i).map(Resource::name).unwrap_or_default();
+            tracing::warn!(object = name, problem = %e, "left out of the scheduling snapshot");
+        }
+        if bad.is_empty() {
+            break;
+        }
+        let mut index = 0;
+        objects.retain(|_| {
+            index += 1;
+            !bad.contains(&(index - 1))
+        });
+    }
+    Err(ManagerError::Internal("cluster snapshot: the scheduler refused every subset of the cluster".to_string()))
 }
 
 /// Gangs holding devices: every live pod bound to a ready node, grouped by job.
@@ -271,6 +299,26 @@ fn running(
         });
     }
     out
+}
+
+/// Marks allocated the devices of live bound pods no modelled job owns — a
+/// job skipped because it does not parse, an orphan still terminating, a
+/// pod made by hand — so no binding lands on a device one of them holds.
+fn held_outside_jobs(cache: &Cache, all_jobs: &[JobObject], snapshot: &mut Snapshot) {
+    let jobs: std::collections::HashSet<&str> = all_jobs.iter().map(JobObject::uid).collect();
+    let index: HashMap<String, usize> =
+        snapshot.cluster.nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
+    for p in cache.of_kind("v1", "Pod") {
+        if pods::owner_uid(&p.object).is_some_and(|uid| jobs.contains(uid)) || !pods::phase_of(&p.object).is_live() {
+            continue;
+        }
+        let Some(&n) = pods::node_of(&p.object).and_then(|name| index.get(name)) else { continue };
+        let node = &mut snapshot.cluster.nodes[n];
+        let ids = pods::devices_of(&p.object);
+        let held =
+            DeviceSet::from_indices(ids.iter().filter_map(|id| node.profile.devices.iter().position(|d| d.id == *id)));
+        node.state.allocated = node.state.allocated.or(held);
+    }
 }
 
 /// A PodGroup status patch when phase or explanation changed.

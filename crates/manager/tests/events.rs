@@ -263,7 +263,8 @@ fn a_failed_pod_restarts_the_job_with_events() {
     let patch = json!({"status": {"phase": "Failed", "containerStatuses": [{"name": "c",
         "state": {"terminated": {"exitCode": 137, "finishedAt": "2026-11-23T10:00:02Z"}}}]}});
     set_pod(&store, "flaky-master-0", patch);
-    for i in 2..6 {
+    // The restart waits out its 10 s back-off.
+    for i in 2..16 {
         run_pass(&store, NOW + f64::from(i));
     }
     let all = events(&store);

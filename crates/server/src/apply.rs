@@ -3,6 +3,7 @@
 //! `ringleader validate` does, then stored in one batch — all of it, or (on
 //! any error in any document) none of it.
 
+use crate::admission;
 use crate::resources::{self, ResourceType};
 use crate::routes::{carry_status, check_yaml_depth, prepare};
 use crate::status::{cause_of, ApiError, Cause};
@@ -82,6 +83,7 @@ fn type_of(value: &Value) -> Option<&'static ResourceType> {
 /// (else `default`).
 pub async fn bulk(
     state: &ServerState,
+    identity: Option<&crate::Identity>,
     body: &[u8],
     source: Option<&str>,
     namespace: Option<&str>,
@@ -89,6 +91,7 @@ pub async fn bulk(
     let source = source.filter(|s| !s.is_empty()).unwrap_or("-");
     let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_field("body", format!("not UTF-8 text: {e}")))?;
     check_yaml_depth(text)?;
+    crate::yaml_budget::check(text)?;
     let docs = parse_str(source, text).map_err(|e| ApiError::bad_field("body", e.to_string()))?;
     if docs.is_empty() {
         return Err(ApiError::bad_field("body", "no documents to apply"));
@@ -105,7 +108,19 @@ pub async fn bulk(
     for doc in &docs {
         let Some(rt) = type_of(&doc.value) else { continue };
         match prepare(rt, namespace, None, doc.value.clone()) {
-            Ok(o) => objects.push((rt, o)),
+            Ok(o) => {
+                admission::check_size(rt, &o)?;
+                let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+                let ns = o.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("default");
+                let at = format!("{}[{}] {}/{ns}/{name}", doc.source, doc.index, rt.kind);
+                for e in admission::errors(rt, &o) {
+                    // The typed rules may have named this field already.
+                    if !failures.iter().any(|(a, f)| *a == at && f.field == e.field) {
+                        failures.push((at.clone(), e));
+                    }
+                }
+                objects.push((rt, o))
+            }
             Err(e) => {
                 let kind = doc.value.get("kind").and_then(Value::as_str).unwrap_or_default();
                 let name = doc.value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
@@ -141,6 +156,12 @@ pub async fn bulk(
         err.causes =
             failures.iter().zip(&lines).map(|((_, e), line)| Cause { message: line.clone(), ..cause_of(e) }).collect();
         return Err(err);
+    }
+    for (rt, object) in &objects {
+        admission::pod_devices(state, rt, object, None).await?;
+    }
+    for (rt, object) in &objects {
+        crate::protect::admit_applied(state, identity, rt, object).await?;
     }
 
     let results = state

@@ -1,6 +1,8 @@
-//! The bearer token: one random secret per data directory, created at first
-//! start in `<data-dir>/token` (mode 0600) and reused after, so the CLI on
-//! the same machine authenticates by reading the file.
+//! The admin bearer token: one random secret per data directory, created at
+//! first start in `<data-dir>/token` (mode 0600) and reused after, so the CLI
+//! on the same machine authenticates by reading the file; and the middleware
+//! that authenticates and authorizes every request (other users' tokens are
+//! in [`crate::identity`]).
 
 use crate::status::ApiError;
 use crate::ServerState;
@@ -16,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub const TOKEN_FILE: &str = "token";
 
 /// Paths served without a token (probes must not need the secret).
-const OPEN_PATHS: &[&str] = &["/healthz", "/readyz"];
+const OPEN_PATHS: &[&str] = &["/healthz", "/livez", "/readyz"];
 
 /// The API's bearer token.
 #[derive(Clone)]
@@ -113,8 +115,11 @@ impl Token {
     }
 }
 
-/// Middleware: 401 `Status` unless `Authorization: Bearer <token>` matches.
-pub async fn require_token(State(state): State<ServerState>, request: Request, next: Next) -> Response {
+/// Middleware: 401 `Status` unless `Authorization: Bearer <token>` names a
+/// known identity ([`crate::identity`]), then 403 unless that identity may
+/// make the request ([`crate::authz`]). The identity goes on to the handler
+/// as a request extension.
+pub async fn require_token(State(state): State<ServerState>, mut request: Request, next: Next) -> Response {
     if OPEN_PATHS.contains(&request.uri().path()) {
         return next.run(request).await;
     }
@@ -124,14 +129,22 @@ pub async fn require_token(State(state): State<ServerState>, request: Request, n
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
         .map(str::trim);
-    match presented {
-        Some(t) if state.token.matches(t) => next.run(request).await,
-        Some(_) => ApiError::unauthorized("invalid bearer token").into_response(),
-        None => ApiError::unauthorized(
-            "missing bearer token: send `Authorization: Bearer <token>` with the token from <data-dir>/token",
-        )
-        .into_response(),
+    let identity = match presented.map(|t| state.authn().identify(t)) {
+        Some(Some(identity)) => identity,
+        Some(None) => return ApiError::unauthorized("invalid bearer token").into_response(),
+        None => {
+            return ApiError::unauthorized(
+                "missing bearer token: send `Authorization: Bearer <token>` with the token from <data-dir>/token",
+            )
+            .into_response()
+        }
+    };
+    let attributes = crate::authz::Attributes::of(request.method(), request.uri());
+    if let Err(e) = crate::authz::check(&state, &identity, &attributes).await {
+        return e.into_response();
     }
+    request.extensions_mut().insert(identity);
+    next.run(request).await
 }
 
 #[cfg(test)]

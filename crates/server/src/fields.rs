@@ -5,7 +5,8 @@
 //! (`spec.pytorchReplicaSpecs.Master.replica`, map keys as written, list
 //! items as `[i]`). Strict refuses the write with kube-apiserver's "strict
 //! decoding error"; Warn (the default) answers a `Warning: 299` header per
-//! field; Ignore says nothing.
+//! field; Ignore says nothing. Keys a body has twice ([`crate::duplicates`])
+//! are reported the same way, as `duplicate field "…"`.
 //!
 //! It exists because kubectl's `apply` and `create` default to
 //! `--validate=strict` and, seeing `fieldValidation` on the PATCH operation
@@ -56,14 +57,26 @@ impl Directive {
     }
 }
 
-/// Checks an object about to be created or replaced: the warnings to send
-/// back, or 400 under Strict.
-pub(crate) fn check(rt: &ResourceType, object: &Value, directive: Option<&str>) -> Result<Vec<String>, ApiError> {
+/// Checks an object about to be created or replaced, and the keys its body
+/// had twice ([`crate::duplicates`]): the warnings to send back, or 400
+/// under Strict.
+pub(crate) fn check(
+    rt: &ResourceType,
+    object: &Value,
+    duplicates: &[String],
+    directive: Option<&str>,
+) -> Result<Vec<String>, ApiError> {
     let directive = Directive::parse(directive)?;
     if directive == Directive::Ignore {
         return Ok(Vec::new());
     }
-    decide(rt, directive, unknown_fields(rt, object))
+    decide(rt, directive, problems(unknown_fields(rt, object), duplicates))
+}
+
+/// Unknown fields then duplicate keys, as kube-apiserver words them.
+fn problems(unknown: Vec<String>, duplicates: &[String]) -> Vec<String> {
+    let unknown = unknown.into_iter().map(|f| format!("unknown field {f:?}"));
+    unknown.chain(duplicates.iter().map(|f| format!("duplicate field {f:?}"))).collect()
 }
 
 /// Checks the result of a patch. Only fields the patch brought in count:
@@ -73,6 +86,7 @@ pub(crate) fn check_patch(
     rt: &ResourceType,
     before: &Value,
     after: &Value,
+    duplicates: &[String],
     directive: Option<&str>,
 ) -> Result<Vec<String>, ApiError> {
     let directive = Directive::parse(directive)?;
@@ -81,27 +95,26 @@ pub(crate) fn check_patch(
     }
     let old = unknown_fields(rt, before);
     let new = unknown_fields(rt, after).into_iter().filter(|f| !old.contains(f)).collect();
-    decide(rt, directive, new)
+    decide(rt, directive, problems(new, duplicates))
 }
 
-fn decide(rt: &ResourceType, directive: Directive, unknown: Vec<String>) -> Result<Vec<String>, ApiError> {
-    if unknown.is_empty() || directive != Directive::Strict {
-        return Ok(unknown);
+/// `problems` are whole phrases (`unknown field "x"`).
+fn decide(rt: &ResourceType, directive: Directive, problems: Vec<String>) -> Result<Vec<String>, ApiError> {
+    if problems.is_empty() || directive != Directive::Strict {
+        return Ok(problems);
     }
-    let fields: Vec<String> = unknown.iter().map(|f| format!("unknown field {f:?}")).collect();
     Err(ApiError::bad_request(format!(
         "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
-        fields.join(", "),
+        problems.join(", "),
         kind = rt.kind,
         version = rt.version,
     )))
 }
 
-/// Adds one `Warning: 299 - "unknown field \"…\""` header per field.
-pub(crate) fn warn(mut response: Response, unknown: &[String]) -> Response {
-    for field in unknown {
-        let text = format!("unknown field {field:?}");
-        let value = format!("299 - {:?}", printable(&text));
+/// Adds one `Warning: 299 - "unknown field \"…\""` header per problem.
+pub(crate) fn warn(mut response: Response, problems: &[String]) -> Response {
+    for text in problems {
+        let value = format!("299 - {:?}", printable(text));
         if let Ok(v) = HeaderValue::from_str(&value) {
             response.headers_mut().append(WARNING, v);
         }
@@ -263,17 +276,22 @@ mod tests {
         assert!(e.contains("fieldValidation") && e.contains("\"Strict\""), "{e}");
         let rt = find("pytorchjob").copied().unwrap_or(*PODS);
         let o = pytorchjob(json!({"replica": 1, "foo": 2}));
-        let e = check(&rt, &o, Some("Strict")).err().map(|e| e.message).unwrap_or_default();
+        let e = check(&rt, &o, &[], Some("Strict")).err().map(|e| e.message).unwrap_or_default();
         assert_eq!(
             e,
             "PyTorchJob in version \"v1\" cannot be handled as a PyTorchJob: strict decoding error: \
              unknown field \"spec.pytorchReplicaSpecs.Master.foo\", unknown field \"spec.pytorchReplicaSpecs.Master.replica\""
         );
-        assert_eq!(check(&rt, &o, Some("Ignore")).ok(), Some(vec![]));
-        assert_eq!(check(&rt, &o, None).ok().map(|w| w.len()), Some(2));
+        assert_eq!(check(&rt, &o, &[], Some("Ignore")).ok(), Some(vec![]));
+        assert_eq!(check(&rt, &o, &[], None).ok().map(|w| w.len()), Some(2));
+        let dups = ["metadata.name".to_string()];
+        let w = check(&rt, &o, &dups, None).unwrap_or_default();
+        assert_eq!(w.last().map(String::as_str), Some("duplicate field \"metadata.name\""));
+        let e = check(&rt, &pytorchjob(json!({})), &dups, Some("Strict")).err().map(|e| e.message);
+        assert!(e.is_some_and(|e| e.ends_with("strict decoding error: duplicate field \"metadata.name\"")));
         // A patch is blamed only for what it adds.
         let after = pytorchjob(json!({"replica": 1, "foo": 2, "bar": 3}));
-        let w = check_patch(&rt, &o, &after, Some("Strict")).err().map(|e| e.message).unwrap_or_default();
+        let w = check_patch(&rt, &o, &after, &[], Some("Strict")).err().map(|e| e.message).unwrap_or_default();
         assert!(w.ends_with("unknown field \"spec.pytorchReplicaSpecs.Master.bar\""), "{w}");
     }
 }

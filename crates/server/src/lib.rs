@@ -14,11 +14,16 @@
 //! The server holds no state of its own beyond the metrics: every answer is
 //! read from the store, so it can restart at any time.
 
+mod admission;
 pub mod apply;
 pub mod auth;
+pub mod authz;
 pub mod client;
 mod discovery;
+mod duplicates;
 mod fields;
+pub mod health;
+pub mod identity;
 pub mod kubeconfig;
 mod logs;
 pub mod metrics;
@@ -26,17 +31,23 @@ pub mod node_view;
 mod openapi;
 mod paging;
 pub mod patch;
+mod protect;
+pub mod rbac;
 pub mod resources;
 mod routes;
 pub mod selector;
+mod ssar_protobuf;
 pub mod status;
 pub mod table;
 pub mod tls;
 mod watch;
+mod yaml_budget;
 
 pub use apply::{ApplyAction, ApplyResult};
 pub use auth::Token;
 pub use client::{Client, ClientError, ObjectList, WatchEvent};
+pub use health::{ComponentHealth, Health};
+pub use identity::Identity;
 pub use metrics::Metrics;
 pub use resources::{find, resolve, ResourceType, RESOURCES};
 pub use routes::router;
@@ -51,7 +62,8 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct ServerState {
     store: Store,
-    token: Token,
+    /// Maps bearer tokens to identities (the admin token and `tokens.yaml`).
+    authn: identity::Authenticator,
     metrics: Metrics,
     // Watch and log-follow streams never end on their own; graceful shutdown
     // would wait on them forever, so they also watch this flag.
@@ -61,6 +73,8 @@ pub struct ServerState {
     bookmark_period: std::time::Duration,
     /// The data dir the agent keeps pod sandboxes (and logs) in.
     data_dir: Option<Arc<std::path::PathBuf>>,
+    /// Components `/livez` and `/readyz` report on.
+    health: health::Health,
 }
 
 impl ServerState {
@@ -69,21 +83,35 @@ impl ServerState {
         let (close, closing) = tokio::sync::watch::channel(false);
         ServerState {
             store,
-            token,
+            authn: identity::Authenticator::new(token),
             metrics,
             closing,
             close: Arc::new(close),
             bookmark_period: watch::DEFAULT_BOOKMARK_PERIOD,
             data_dir: None,
+            health: health::Health::default(),
         }
     }
 
     /// Sets the data dir whose `nodes/<node>/pods/<ns>_<pod>/log` files pod
     /// logs are read from (without one, a pod's `ringleader.io/log-path`
-    /// is read only when it has that shape).
+    /// is read only when it has that shape), and whose `tokens.yaml` holds
+    /// the tokens accepted besides the admin's.
     pub fn with_data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> ServerState {
-        self.data_dir = Some(Arc::new(dir.into()));
+        let dir = dir.into();
+        self.authn = self.authn.with_registry(identity::tokens_path(&dir));
+        self.data_dir = Some(Arc::new(dir));
         self
+    }
+
+    /// Accepts the tokens of the registry at `path` (see [`identity`]).
+    pub fn with_token_registry(mut self, path: impl Into<std::path::PathBuf>) -> ServerState {
+        self.authn = self.authn.with_registry(path.into());
+        self
+    }
+
+    pub(crate) fn authn(&self) -> &identity::Authenticator {
+        &self.authn
     }
 
     pub(crate) fn data_dir(&self) -> Option<&std::path::Path> {
@@ -99,6 +127,17 @@ impl ServerState {
 
     pub(crate) fn bookmark_period(&self) -> std::time::Duration {
         self.bookmark_period
+    }
+
+    /// Sets the registry of components `/livez` and `/readyz` report on
+    /// (without one: the server and its store only).
+    pub fn with_health(mut self, health: health::Health) -> ServerState {
+        self.health = health;
+        self
+    }
+
+    pub(crate) fn health(&self) -> &health::Health {
+        &self.health
     }
 
     /// The store.

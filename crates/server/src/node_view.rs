@@ -64,6 +64,22 @@ fn ready_condition(node: &Value) -> Value {
     c
 }
 
+/// `Ready`, then the conditions the manager keeps on the node (`Valid`
+/// False when it cannot model the node), so `kubectl describe node` shows why
+/// a node is skipped.
+fn conditions(node: &Value) -> Value {
+    let mut list = vec![ready_condition(node)];
+    let kept = node.pointer("/status/conditions").and_then(Value::as_array).into_iter().flatten();
+    list.extend(kept.filter(|c| c.get("type").and_then(Value::as_str).is_some_and(|t| t != "Ready")).map(|c| {
+        let mut c = c.clone();
+        if c.get("lastHeartbeatTime").is_none() {
+            c["lastHeartbeatTime"] = c.get("lastTransitionTime").cloned().unwrap_or(Value::Null);
+        }
+        c
+    }));
+    Value::Array(list)
+}
+
 /// The core `v1 Node` of a stored `ringleader.io/v1alpha1 Node`.
 pub fn project(node: &Value) -> Value {
     let name = s(node, "/metadata/name");
@@ -140,7 +156,7 @@ pub fn project(node: &Value) -> Value {
         "status": {
             "capacity": capacity,
             "allocatable": allocatable,
-            "conditions": [ready_condition(node)],
+            "conditions": conditions(node),
             "addresses": addresses,
             "nodeInfo": node_info,
         },
@@ -297,6 +313,18 @@ mod tests {
         assert_eq!(stopped.spec.and_then(|s| s.unschedulable), Some(true));
         let v = project(&stored(Some(true), false));
         assert_eq!(v["status"]["conditions"][0]["lastHeartbeatTime"], "2026-01-01T00:01:00Z");
+    }
+
+    #[test]
+    fn the_managers_valid_condition_follows_ready() {
+        let mut n = stored(Some(true), false);
+        n["status"]["conditions"] = json!([{"type": "Valid", "status": "False", "reason": "FailedValidation",
+            "message": "spec.profile: x: unknown profile", "lastTransitionTime": "2026-01-01T00:02:00Z"}]);
+        let v = decode(&project(&n));
+        let conditions = v.status.and_then(|s| s.conditions).unwrap_or_default();
+        let kinds: Vec<(&str, &str)> = conditions.iter().map(|c| (c.type_.as_str(), c.status.as_str())).collect();
+        assert_eq!(kinds, [("Ready", "True"), ("Valid", "False")]);
+        assert_eq!(conditions[1].reason.as_deref(), Some("FailedValidation"));
     }
 
     #[test]

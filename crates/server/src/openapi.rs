@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job as BatchJob;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Node as CoreNode, NodeSystemInfo, Pod};
+use k8s_openapi::api::rbac::v1 as rbac;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, ListMeta, ObjectMeta, Status};
 use ringleader_api::kinds::{ascend, cluster, kubeflow, volcano};
@@ -211,6 +212,12 @@ fn build_catalog() -> Catalog {
             ("apps", "Deployment") => Shape::Builtin(registered::<Deployment>(&mut gen)),
             ("batch", "Job") => Shape::Builtin(registered::<BatchJob>(&mut gen)),
             ("scheduling.k8s.io", "PriorityClass") => Shape::Builtin(registered::<PriorityClass>(&mut gen)),
+            ("rbac.authorization.k8s.io", "Role") => Shape::Builtin(registered::<rbac::Role>(&mut gen)),
+            ("rbac.authorization.k8s.io", "ClusterRole") => Shape::Builtin(registered::<rbac::ClusterRole>(&mut gen)),
+            ("rbac.authorization.k8s.io", "RoleBinding") => Shape::Builtin(registered::<rbac::RoleBinding>(&mut gen)),
+            ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
+                Shape::Builtin(registered::<rbac::ClusterRoleBinding>(&mut gen))
+            }
             ("mindxdl.gitee.com", "AscendJob") => Shape::Custom(sub::<ascend::AscendJobSpec>(&mut gen)),
             ("batch.volcano.sh", "Job") => Shape::Custom(sub::<volcano::VolcanoJobSpec>(&mut gen)),
             ("kubeflow.org", "PyTorchJob") => Shape::Custom(sub::<kubeflow::PyTorchJobSpec>(&mut gen)),

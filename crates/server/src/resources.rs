@@ -118,7 +118,14 @@ pub const RESOURCES: &[ResourceType] = &[
     ),
     rt("Pod", "", "v1", "v1", "pods", "pod", &["po"], true, false),
     rt("Event", "", "v1", "v1", "events", "event", &["ev"], true, false),
+    rt("Role", RBAC, "v1", RBAC_V1, "roles", "role", &[], true, false),
+    rt("ClusterRole", RBAC, "v1", RBAC_V1, "clusterroles", "clusterrole", &[], false, false),
+    rt("RoleBinding", RBAC, "v1", RBAC_V1, "rolebindings", "rolebinding", &[], true, false),
+    rt("ClusterRoleBinding", RBAC, "v1", RBAC_V1, "clusterrolebindings", "clusterrolebinding", &[], false, false),
 ];
+
+const RBAC: &str = "rbac.authorization.k8s.io";
+const RBAC_V1: &str = "rbac.authorization.k8s.io/v1";
 
 /// The `v1 Pod` resource.
 pub const PODS: &ResourceType = &RESOURCES[13];
@@ -134,6 +141,24 @@ pub const EVENTS: &ResourceType = &RESOURCES[14];
 /// `kubectl get nodes` finds it.
 pub const CORE_NODES: &ResourceType = &rt("Node", "", "v1", "v1", "nodes", "node", &["no"], false, false);
 
+/// `SelfSubjectAccessReview`, which `kubectl auth can-i` creates: answered
+/// ([`crate::authz`]), never stored, so not in [`RESOURCES`]; discovery
+/// lists it.
+pub const SELF_SUBJECT_ACCESS_REVIEWS: &ResourceType = &rt(
+    "SelfSubjectAccessReview",
+    "authorization.k8s.io",
+    "v1",
+    "authorization.k8s.io/v1",
+    "selfsubjectaccessreviews",
+    "selfsubjectaccessreview",
+    &[],
+    false,
+    false,
+);
+
+/// Verbs of [`SELF_SUBJECT_ACCESS_REVIEWS`].
+const CREATE_ONLY_VERBS: &[&str] = &["create"];
+
 /// Verbs of every type in [`RESOURCES`]: collections take GET (list, watch)
 /// and POST, objects GET, PUT, PATCH and DELETE; a DELETE of a whole
 /// collection is not served, so `deletecollection` is not claimed.
@@ -141,10 +166,10 @@ const READ_WRITE_VERBS: &[&str] = &["create", "delete", "get", "list", "patch", 
 /// Verbs of [`CORE_NODES`], a view that refuses writes.
 const READ_ONLY_VERBS: &[&str] = &["get", "list", "watch"];
 
-/// Every type discovery and the OpenAPI documents list: [`RESOURCES`] and
-/// [`CORE_NODES`].
+/// Every type discovery and the OpenAPI documents list: [`RESOURCES`],
+/// [`CORE_NODES`] and [`SELF_SUBJECT_ACCESS_REVIEWS`].
 pub fn discoverable() -> impl Iterator<Item = &'static ResourceType> {
-    RESOURCES.iter().chain(std::iter::once(CORE_NODES))
+    RESOURCES.iter().chain([CORE_NODES, SELF_SUBJECT_ACCESS_REVIEWS])
 }
 
 /// The name of the group of every job kind (`ringleader get jobs`).
@@ -188,6 +213,8 @@ impl ResourceType {
     pub fn verbs(&self) -> &'static [&'static str] {
         if self == CORE_NODES {
             READ_ONLY_VERBS
+        } else if self == SELF_SUBJECT_ACCESS_REVIEWS {
+            CREATE_ONLY_VERBS
         } else {
             READ_WRITE_VERBS
         }
@@ -305,7 +332,7 @@ mod tests {
         assert_eq!(CORE_NODES.verbs(), &["get", "list", "watch"]);
         assert!(!CORE_NODES.writable() && NODES.writable());
         assert!(by_path("", "v1", "nodes").is_none());
-        assert_eq!(discoverable().count(), RESOURCES.len() + 1);
+        assert_eq!(discoverable().count(), RESOURCES.len() + 2);
         assert_eq!(find("pj").map(|r| r.kind), Some("PyTorchJob"));
         assert_eq!(PODS.categories(), &["all"]);
         assert!(NODES.categories().is_empty());

@@ -8,7 +8,10 @@ use crate::patch::{self as patches, PatchType};
 use crate::resources::{self, ResourceType, PODS};
 use crate::selector::ObjectSelector;
 use crate::status::{ApiError, Cause};
-use crate::{apply, auth, discovery, fields, logs, node_view, openapi, watch, ServerState};
+use crate::{
+    admission, apply, auth, discovery, duplicates, fields, logs, node_view, openapi, protect, watch, yaml_budget,
+    ServerState,
+};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
@@ -32,9 +35,13 @@ const DEFAULT_GRACE_SECONDS: u64 = 30;
 
 /// The whole HTTP API.
 pub fn router(state: ServerState) -> Router {
+    if let Err(e) = crate::rbac::ensure_builtins(state.store()) {
+        tracing::warn!("cannot create the built-in RBAC roles: {e}");
+    }
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(|| async { "ok" }))
+        .route("/readyz", get(crate::health::readyz))
+        .route("/livez", get(crate::health::livez))
         .route("/metrics", get(metrics))
         .route("/version", get(discovery::version))
         .route("/api", get(discovery::core_versions))
@@ -47,6 +54,7 @@ pub fn router(state: ServerState) -> Router {
             "/openapi/v3/{*group_version}",
             get(|axum::extract::Path(gv): axum::extract::Path<String>| async move { openapi::v3_group_version(&gv) }),
         )
+        .route(crate::authz::SSAR_PATH, axum::routing::post(crate::authz::self_subject_access_review))
         .fallback(api)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(DefaultBodyLimit::max(MAX_BODY))
@@ -124,7 +132,8 @@ async fn api(State(state): State<ServerState>, request: Request) -> Response {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let req = Req { method: parts.method, path, query, headers: parts.headers, body: bytes, format };
+    let identity = parts.extensions.get::<crate::Identity>().cloned();
+    let req = Req { method: parts.method, path, query, headers: parts.headers, body: bytes, format, identity };
     let (method, path) = (req.method.clone(), req.path.clone());
     match handle(&state, req).await {
         Ok(response) => response,
@@ -155,6 +164,8 @@ struct Req {
     headers: HeaderMap,
     body: Bytes,
     format: OutputFormat,
+    /// Who asks (set by the auth middleware).
+    identity: Option<crate::Identity>,
 }
 
 impl Req {
@@ -211,7 +222,7 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     match target {
         Target::BulkApply if m == Method::POST => {
             let namespace = req.param("namespace").filter(|n| !n.is_empty());
-            apply::bulk(state, &req.body, req.param("source"), namespace).await
+            apply::bulk(state, req.identity.as_ref(), &req.body, req.param("source"), namespace).await
         }
         Target::Log { ns, name } if m == Method::GET => {
             let options = logs::LogOptions::parse(&req.query, ringleader_api::time::now())?;
@@ -229,10 +240,12 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
         }
         Target::Collection { rt, ns } if m == Method::POST => {
             let dry = req.dry_run("CreateOptions")?;
-            let object = parse_body(&req)?;
+            let (object, dups) = parse_body(&req)?;
             let object = prepare(rt, ns.as_deref(), None, object)?;
-            let unknown = fields::check(rt, &object, req.param("fieldValidation"))?;
+            let unknown = fields::check(rt, &object, &dups, req.param("fieldValidation"))?;
             validate(rt, &object)?;
+            admission::pod_devices(state, rt, &object, None).await?;
+            protect::admit(state, req.identity.as_ref(), "create", rt, &object, protect::Before::Absent).await?;
             if dry {
                 let out = dry_run(state, Op::Create(object)).await?;
                 return Ok(fields::warn(req.format.respond(StatusCode::CREATED, &out), &unknown));
@@ -252,10 +265,13 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                 }
                 Method::PUT => {
                     let dry = req.dry_run("UpdateOptions")?;
-                    let object = parse_body(&req)?;
+                    let (object, dups) = parse_body(&req)?;
                     let object = prepare(rt, Some(&ns), Some(&name), object)?;
-                    let unknown = fields::check(rt, &object, req.param("fieldValidation"))?;
+                    let unknown = fields::check(rt, &object, &dups, req.param("fieldValidation"))?;
                     validate(rt, &object)?;
+                    admission::pod_devices(state, rt, &object, None).await?;
+                    protect::admit(state, req.identity.as_ref(), "update", rt, &object, protect::Before::Lookup)
+                        .await?;
                     let stored = replace(state, key, object, dry).await?;
                     Ok(fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
                 }
@@ -423,8 +439,10 @@ pub(crate) fn check_yaml_depth(text: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Parses a one-object body, JSON or YAML by Content-Type (sniffed when absent).
-pub(crate) fn parse_value(content_type: &str, body: &[u8]) -> Result<Value, ApiError> {
+/// Parses a one-object body, JSON or YAML by Content-Type (sniffed when
+/// absent), with the paths of the keys it has twice. A YAML body's alias
+/// expansion is bounded ([`yaml_budget`]) before anything is built.
+pub(crate) fn parse_value(content_type: &str, body: &[u8]) -> Result<(Value, Vec<String>), ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_field("body", "required: send the object as JSON or YAML"));
     }
@@ -434,20 +452,21 @@ pub(crate) fn parse_value(content_type: &str, body: &[u8]) -> Result<Value, ApiE
     if content_type.to_ascii_lowercase().contains("protobuf") {
         return Err(ApiError::unsupported_patch(content_type, &["application/json", "application/yaml"]));
     }
-    let value: Value = if is_yaml(content_type, body) {
+    let (value, dups) = if is_yaml(content_type, body) {
         let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_field("body", format!("not UTF-8: {e}")))?;
         check_yaml_depth(text)?;
-        serde_yaml_ng::from_str(text).map_err(|e| ApiError::bad_field("body", format!("not valid YAML: {e}")))?
+        yaml_budget::check(text)?;
+        duplicates::from_yaml(text).map_err(|e| ApiError::bad_field("body", format!("not valid YAML: {e}")))?
     } else {
-        serde_json::from_slice(body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?
+        duplicates::from_json(body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?
     };
     if !value.is_object() {
         return Err(ApiError::bad_field("body", "must be an object with apiVersion, kind and metadata"));
     }
-    Ok(value)
+    Ok((value, dups))
 }
 
-fn parse_body(req: &Req) -> Result<Value, ApiError> {
+fn parse_body(req: &Req) -> Result<(Value, Vec<String>), ApiError> {
     parse_value(req.content_type(), &req.body)
 }
 
@@ -532,20 +551,39 @@ pub(crate) fn prepare(
     Ok(object)
 }
 
-/// Job kinds pass the checks of `ringleader validate` before they are stored.
+/// Every object passes the [`admission`] checks, and kinds `ringleader
+/// validate` knows its checks too, before they are stored: 413 for an
+/// object over the size limit, else 422 naming each field, value and rule.
 pub(crate) fn validate(rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
-    if !rt.job {
-        return Ok(());
+    admission::check_size(rt, object)?;
+    refuse_errors(rt, object, object_errors(rt, object))
+}
+
+/// [`validate`] for the result of a patch: only errors the stored object
+/// did not have already count (see [`admission::new_errors`]).
+fn validate_patch(rt: &ResourceType, before: &Value, after: &Value) -> Result<(), ApiError> {
+    admission::check_size(rt, after)?;
+    let errors = admission::new_errors(&object_errors(rt, before), object_errors(rt, after));
+    refuse_errors(rt, after, errors)
+}
+
+fn object_errors(rt: &ResourceType, object: &Value) -> Vec<ringleader_api::FieldError> {
+    let ours = admission::errors(rt, object);
+    let known = ringleader_api::kinds::SUPPORTED.iter().any(|(a, k)| *a == rt.api_version && *k == rt.kind);
+    if !known {
+        return ours;
     }
     let doc = Document { source: "body".into(), index: 0, value: object.clone() };
-    let reports = check_documents(std::slice::from_ref(&doc));
-    let errors: Vec<_> = reports.into_iter().flat_map(|r| r.errors).collect();
+    let typed = check_documents(std::slice::from_ref(&doc)).into_iter().flat_map(|r| r.errors).collect();
+    admission::merge(ours, typed)
+}
+
+fn refuse_errors(rt: &ResourceType, object: &Value, errors: Vec<ringleader_api::FieldError>) -> Result<(), ApiError> {
     if errors.is_empty() {
         return Ok(());
     }
     let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-    let kind = if rt.group.is_empty() { rt.kind.to_string() } else { format!("{}.{}", rt.kind, rt.group) };
-    Err(ApiError::invalid(&kind, name, &errors))
+    Err(ApiError::invalid(&admission::qualified_kind(rt), name, &errors))
 }
 
 /// Keeps the stored `status` when a replacing object carries none: users
@@ -617,12 +655,15 @@ async fn patch(
         return Err(ApiError::unsupported_patch(req.content_type(), accepted));
     };
     if kind == PatchType::Apply {
-        let object = parse_body(req)?;
+        let (object, dups) = parse_body(req)?;
         let mut object = prepare(rt, Some(key.namespace.as_str()).filter(|_| rt.namespaced), Some(&key.name), object)?;
-        let unknown = fields::check(rt, &object, req.param("fieldValidation"))?;
+        let unknown = fields::check(rt, &object, &dups, req.param("fieldValidation"))?;
         validate(rt, &object)?;
+        admission::pod_devices(state, rt, &object, None).await?;
         let k = key.clone();
         let existing = state.blocking(move |s| s.get(&k)).await?;
+        let before = protect::Before::Known(existing.as_ref().map(|e| &e.object));
+        protect::admit(state, req.identity.as_ref(), "patch", rt, &object, before).await?;
         carry_status(existing.as_ref().map(|e| &e.object), &mut object);
         let code = if existing.is_some() { StatusCode::OK } else { StatusCode::CREATED };
         if dry {
@@ -631,8 +672,8 @@ async fn patch(
         let stored = state.blocking(move |s| s.apply(object)).await?;
         return Ok(fields::warn(req.format.respond(code, &stored.object), &unknown));
     }
-    let body: Value =
-        serde_json::from_slice(&req.body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?;
+    let (body, dups) =
+        duplicates::from_json(&req.body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?;
     match (kind, &body) {
         (PatchType::Json, Value::Array(_)) | (PatchType::Merge | PatchType::Strategic, Value::Object(_)) => {}
         (PatchType::Json, _) => return Err(ApiError::bad_field("body", "a JSON patch must be a list of operations")),
@@ -670,8 +711,11 @@ async fn patch(
         if let Some(meta) = patched.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("resourceVersion".into(), json!(current.resource_version.to_string()));
         }
-        let unknown = fields::check_patch(rt, &current.object, &patched, req.param("fieldValidation"))?;
-        validate(rt, &patched)?;
+        let unknown = fields::check_patch(rt, &current.object, &patched, &dups, req.param("fieldValidation"))?;
+        validate_patch(rt, &current.object, &patched)?;
+        admission::pod_devices(state, rt, &patched, Some(&current.object)).await?;
+        let before = protect::Before::Known(Some(&current.object));
+        protect::admit(state, req.identity.as_ref(), "patch", rt, &patched, before).await?;
         if dry {
             let out = dry_run(state, Op::Update(patched)).await?;
             return Ok(fields::warn(req.format.respond(StatusCode::OK, &out), &unknown));

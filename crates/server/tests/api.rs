@@ -397,10 +397,12 @@ async fn started_pods_are_marked_for_the_agent() -> TestResult {
         }
         p
     };
-    c.create(PODS, "default", &started("p1", "up", Some(7))).await?;
-    c.create(PODS, "default", &started("p2", "up", None)).await?;
-    c.create(PODS, "default", &started("p3", "down", None)).await?;
-    c.create(PODS, "default", &started("p4", "up", None)).await?;
+    // Bound pods are the scheduler's to create.
+    let scheduler = s.scheduler()?;
+    scheduler.create(PODS, "default", &started("p1", "up", Some(7))).await?;
+    scheduler.create(PODS, "default", &started("p2", "up", None)).await?;
+    scheduler.create(PODS, "default", &started("p3", "down", None)).await?;
+    scheduler.create(PODS, "default", &started("p4", "up", None)).await?;
 
     let marked = c.delete(PODS, "default", "p1", None).await?;
     assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 7);

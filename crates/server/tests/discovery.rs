@@ -60,8 +60,10 @@ async fn version_and_legacy_discovery() -> TestResult {
     assert_eq!(groups["kind"], "APIGroupList");
     let names: Vec<&str> =
         groups["groups"].as_array().into_iter().flatten().filter_map(|g| g["name"].as_str()).collect();
-    let expected: BTreeSet<&str> =
+    let mut expected: BTreeSet<&str> =
         ringleader_server::RESOURCES.iter().map(|r| r.group).filter(|g| !g.is_empty()).collect();
+    // SelfSubjectAccessReviews (`kubectl auth can-i`) are answered, not stored.
+    expected.insert("authorization.k8s.io");
     assert_eq!(names.iter().copied().collect::<BTreeSet<_>>(), expected);
     let kubeflow = groups["groups"].as_array().and_then(|g| g.iter().find(|g| g["name"] == "kubeflow.org"));
     let kubeflow = kubeflow.cloned().unwrap_or_default();
@@ -462,6 +464,13 @@ async fn bundled_examples_and_server_written_objects_have_no_unknown_fields() ->
             "imageID": "", "state": {"running": {"startedAt": "2024-01-01T00:00:00Z"}}}]});
     objects.push(("agent pod".into(), running));
 
+    // The agent pod is bound: only the scheduler may send that.
+    let scheduler = ringleader_server::identity::issue(
+        s.dir.path(),
+        ringleader_server::identity::SCHEDULER_USER,
+        &[],
+        "2025-01-01T00:00:00Z",
+    )?;
     let mut problems = Vec::new();
     for (source, object) in objects {
         let api_version = object["apiVersion"].as_str().unwrap_or("");
@@ -472,7 +481,12 @@ async fn bundled_examples_and_server_written_objects_have_no_unknown_fields() ->
         };
         let ns = object["metadata"]["namespace"].as_str().unwrap_or("default");
         let path = format!("{}?dryRun=All&fieldValidation=Strict", rt.collection_path(Some(ns)));
-        let r = s.raw(Method::POST, &path).json(&object).send().await?;
+        let request = if source == "agent pod" {
+            reqwest::Client::new().post(format!("{}{path}", s.url)).bearer_auth(&scheduler)
+        } else {
+            s.raw(Method::POST, &path)
+        };
+        let r = request.json(&object).send().await?;
         let code = r.status();
         let text = r.text().await?;
         if text.contains("strict decoding error") {

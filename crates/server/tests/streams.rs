@@ -128,7 +128,7 @@ async fn logs_whole_tail_and_follow() -> TestResult {
     std::fs::write(&log, "one\ntwo\n")?;
     let mut p = running_pod("runner");
     p["metadata"]["annotations"] = json!({"ringleader.io/log-path": log.display().to_string()});
-    c.create(PODS, "default", &p).await?;
+    s.scheduler()?.create(PODS, "default", &p).await?;
     c.create(PODS, "default", &pod("unstarted", json!({}))).await?;
 
     let collect = |stream: Vec<bytes::Bytes>| stream.concat();
@@ -191,7 +191,7 @@ async fn metrics_and_openapi() -> TestResult {
     bound["metadata"]["annotations"] = json!({"ringleader.io/devices": "0,1,2"});
     bound["spec"]["nodeName"] = json!("n1");
     bound["status"]["phase"] = json!("Running");
-    c.create(PODS, "team", &bound).await?;
+    s.scheduler()?.create(PODS, "team", &bound).await?;
     c.create(PODS, "team", &pod("waiting", json!({}))).await?;
 
     let text = c.metrics_text().await?;
@@ -226,7 +226,7 @@ async fn shutdown_ends_open_streams() -> TestResult {
     std::fs::write(&log, "x\n")?;
     let mut p = running_pod("runner");
     p["metadata"]["annotations"] = json!({"ringleader.io/log-path": log.display().to_string()});
-    s.client.create(PODS, "default", &p).await?;
+    s.scheduler()?.create(PODS, "default", &p).await?;
     let mut w = s.client.watch(PODS, None, None).await?;
     let mut l = s.client.logs("default", "runner", true, None).await?;
     assert!(tokio::time::timeout(WAIT, w.next()).await?.is_some());

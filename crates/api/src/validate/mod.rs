@@ -9,7 +9,10 @@ mod names;
 mod npu;
 
 pub use jobs::is_quantity;
-pub use names::{is_dns1123_label, is_dns1123_subdomain};
+pub use names::{
+    is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name, LABEL_RULE, LABEL_VALUE_RULE,
+    QUALIFIED_NAME_RULE, SUBDOMAIN_RULE,
+};
 
 use crate::ascend as keys;
 use crate::document::Document;

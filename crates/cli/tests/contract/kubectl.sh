@@ -2,8 +2,10 @@
 # Stock kubectl against `ringleader up`, with nothing but the kubeconfig that
 # `up` wrote: discovery, OpenAPI (explain, validation), Tables, get/describe/
 # logs/apply/patch/delete/watch/jsonpath/dry-run on pods, nodes, events and
-# every job kind. Run by crates/cli/tests/kubectl.rs with KUBECONFIG, EXAMPLES
-# (the repo's examples/) and NODE_GPU (a GPU node's name) set.
+# every job kind; RBAC, `auth can-i` and Forbidden for a user of `ringleader
+# token create`. Run by crates/cli/tests/kubectl.rs with KUBECONFIG, EXAMPLES
+# (the repo's examples/), NODE_GPU (a GPU node's name) and RINGLEADER (the
+# binary) set.
 # Each step prints its command; the first failure ends the script with the
 # command, what was expected and what kubectl printed.
 set -uo pipefail
@@ -304,4 +306,43 @@ for f in pytorchjob.yaml ascendjob-pytorch.yaml vcjob-elastic.yaml mpijob.yaml t
 done
 run "${K[@]}" get pytorchjobs,tfjobs,mpijobs,ascendjobs,vcjob
 has 'No resources found'
+# --- identities and RBAC: a user's token from `ringleader token create`, can-i, Forbidden, the bypass pod ---
+DATA=$(dirname "$KUBECONFIG")
+run "$RINGLEADER" token create --user kc-alice --data-dir "$DATA" --kubeconfig-out "$TMPDIR/alice.kubeconfig"
+has '^[0-9a-f]{64}$'
+A=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/alice.kubeconfig")
+cat > "$TMPDIR/alice-view.yaml" <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: kc-alice-view, namespace: kc-team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: kc-alice}]
+YAML
+run "${K[@]}" apply -f "$TMPDIR/alice-view.yaml"
+has 'rolebinding.rbac.authorization.k8s.io/kc-alice-view created'
+run "${K[@]}" get clusterroles
+has '^cluster-admin +'
+has '^view +'
+run "${A[@]}" auth can-i list pods -n kc-team
+has '^yes$'
+fails "${A[@]}" auth can-i create pods -n kc-team
+has '^no$'
+run "${K[@]}" auth can-i '*' '*'
+has '^yes$'
+run "${A[@]}" get pods -n kc-team
+fails "${A[@]}" get pods -n kc-other
+has 'pods is forbidden: User "kc-alice" cannot list resource "pods" in API group "" in the namespace "kc-other"'
+# The scheduler bypass of issue 12: a pod sent already bound is refused, to the admin too.
+cat > "$TMPDIR/bypass.yaml" <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: kc-bypass, annotations: {ringleader.io/devices: "0"}}
+spec: {nodeName: $NODE_GPU, containers: [{name: main, image: busybox, command: [sleep, "1"]}]}
+YAML
+fails "${K[@]}" apply -f "$TMPDIR/bypass.yaml"
+has 'forbidden: .*spec\.nodeName, metadata\.annotations\["ringleader\.io/devices"\]: only the scheduler'
+fails "${K[@]}" get pod kc-bypass
+run "${K[@]}" delete -f "$TMPDIR/alice-view.yaml"
+has 'deleted'
+
 echo "kubectl contract: all steps passed"

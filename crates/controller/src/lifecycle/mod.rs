@@ -19,11 +19,12 @@ pub mod policy;
 pub mod status;
 pub mod success;
 
+use crate::backoff::{BackoffConfig, SlotBackoff};
 use crate::elastic::{self, Scale};
 use crate::env::{self, EnvOptions};
 use crate::expand::{expand, ExpandOptions, Expansion, PodPlan};
 use crate::extras::JobExtras;
-use crate::fault::{self, DeviceRef, FaultConfig, FaultKind};
+use crate::fault::{self, DeviceRef, FaultConfig, FaultKind, NodeLossConfig};
 use crate::placement::{Placement, PodPlacement};
 use crate::ranktable::hccl;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -78,6 +79,8 @@ pub struct ObservedPod {
     pub exit_code: Option<i32>,
     /// Evicted (a `PodEvicted` event rather than `PodFailed`).
     pub evicted: bool,
+    /// Failed because its node was lost (status reason `NodeLost`).
+    pub node_lost: bool,
     /// When the pod entered its phase.
     pub phase_since: u64,
     /// A delete has been issued and the pod is terminating.
@@ -103,6 +106,7 @@ impl ObservedPod {
             phase: PodPhase::Pending,
             exit_code: None,
             evicted: false,
+            node_lost: false,
             phase_since: now,
             deleting: false,
             node: None,
@@ -125,6 +129,8 @@ pub struct ObservedNode {
     pub network_unhealthy_devices: BTreeSet<u32>,
     /// Healthy devices this job could use here (free, or held by the job).
     pub usable_devices: u32,
+    /// Last heartbeat (seconds since the epoch); `None`: never heard from.
+    pub last_heartbeat: Option<u64>,
 }
 
 /// What the controller sees of the cluster for one job.
@@ -258,6 +264,9 @@ pub struct JobStatus {
     pub fault_deletes: BTreeMap<String, u64>,
     /// Last `hccl.json` written, and how many versions so far.
     pub rank_table: Option<(String, u64)>,
+    /// Restart back-off (CrashLoopBackOff) per slot.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub backoff: BTreeMap<String, SlotBackoff>,
 }
 
 /// Settings of the controller.
@@ -269,11 +278,21 @@ pub struct ControllerConfig {
     pub elastic_grow: bool,
     /// How static env is computed for the pods it creates.
     pub env: EnvOptions,
+    /// Restart back-off after failures.
+    pub backoff: BackoffConfig,
+    /// When pods on a NotReady node are given up for lost.
+    pub node_loss: NodeLossConfig,
 }
 
 impl Default for ControllerConfig {
     fn default() -> Self {
-        ControllerConfig { fault: FaultConfig::default(), elastic_grow: true, env: EnvOptions::default() }
+        ControllerConfig {
+            fault: FaultConfig::default(),
+            elastic_grow: true,
+            env: EnvOptions::default(),
+            backoff: BackoffConfig::default(),
+            node_loss: NodeLossConfig::default(),
+        }
     }
 }
 
@@ -323,6 +342,24 @@ pub enum Action {
     DeleteJob,
     /// Reconcile again after this many seconds even without events.
     RequeueAfter(u64),
+    /// A failed pod's slot waits before its replacement is created: show it
+    /// as CrashLoopBackOff. The pod stays until `until`.
+    BackOff {
+        /// The failed pod.
+        pod: String,
+        /// Seconds of this back-off.
+        delay: u64,
+        /// When the replacement may be created.
+        until: u64,
+    },
+    /// The pod's node has been NotReady beyond the toleration: mark the pod
+    /// Failed with reason `NodeLost` (its agent can no longer say anything).
+    MarkPodLost {
+        /// Pod name.
+        pod: String,
+        /// The lost node.
+        node: String,
+    },
 }
 
 impl JobState {
@@ -407,6 +444,8 @@ impl Run<'_> {
     }
 
     fn delete(&mut self, pod: &ObservedPod, mode: DeleteMode, reason: &str) {
+        // No agent will ever finish a lost pod's graceful delete.
+        let mode = if pod.node_lost { DeleteMode::Force } else { mode };
         let already = pod.deleting && mode == DeleteMode::Graceful;
         if already || !self.deleted.insert(pod.name.clone()) {
             return;
@@ -492,10 +531,20 @@ pub fn reconcile(state: &JobState, observed: &Observed, now: u64) -> Vec<Action>
         }
         run.actions.push(Action::ApplyPodGroup(Box::new(exp.pod_group.clone())));
     }
+    // Node loss is judged in every phase: a finished job's pods must not
+    // hold a dead node's devices either.
+    let loss = fault::node_loss(&observed.pods, &observed.nodes, &state.config.node_loss, now);
+    for (pod, node) in loss.lost {
+        run.actions.push(Action::MarkPodLost { pod, node });
+    }
+    if let Some(at) = loss.next {
+        run.requeue_at(at);
+    }
     step(&mut run, observed);
     if run.st.phase.is_finished() {
         finished(&mut run, observed);
         run.st.timers.clear();
+        run.st.backoff.clear();
     } else {
         prune_timers(&mut run, observed);
         write_rank_table(&mut run, observed);
@@ -530,13 +579,18 @@ fn step(run: &mut Run<'_>, observed: &Observed) {
 
     // Old incarnations go first; a fault-deleted pod is forced after the grace period.
     let grace = state.config.fault.grace_period_secs;
+    run.st.backoff.retain(|slot, _| slots.contains(slot.as_str()));
     for p in &stale {
         match run.st.fault_deletes.get(&p.name).copied() {
             Some(t) if run.now >= t.saturating_add(grace) => run.delete(p, DeleteMode::Force, "grace period over"),
             Some(t) => {
                 run.requeue_at(t.saturating_add(grace));
             }
-            None => run.delete(p, DeleteMode::Graceful, "previous incarnation"),
+            None => match backing_off(&run.st, p, run.now) {
+                // The failed pod stays, shown as CrashLoopBackOff, until its slot may restart.
+                Some(until) => run.requeue_at(until),
+                None => run.delete(p, DeleteMode::Graceful, "previous incarnation"),
+            },
         }
     }
     let present: BTreeSet<&str> = observed.pods.iter().map(|p| p.name.as_str()).collect();
@@ -604,12 +658,28 @@ fn step(run: &mut Run<'_>, observed: &Observed) {
         return;
     }
 
-    // Create what is missing; a name still in use waits for its pod to go.
+    // Create what is missing; a name still in use waits for its pod to go,
+    // a slot in back-off for its delay (a gang for every member's: a
+    // partial gang could not be scheduled anyway).
+    let independent = matches!(job.kind, JobKind::Deployment | JobKind::BatchJob);
+    let waiting: Vec<(&str, u64)> =
+        run.st.backoff.iter().filter(|(_, b)| b.waiting(run.now)).map(|(slot, b)| (slot.as_str(), b.until)).collect();
+    let mut wake = None;
     let missing: Vec<&PodPlan> = exp
         .pods
         .iter()
         .filter(|plan| !current.iter().any(|p| p.slot == plan.slot) && !present.contains(plan.name.as_str()))
+        .filter(|plan| {
+            let held = waiting.iter().filter(|(slot, _)| !independent || *slot == plan.slot).map(|(_, u)| *u).max();
+            if let Some(until) = held {
+                wake = Some(wake.map_or(until, |w: u64| w.min(until)));
+            }
+            held.is_none()
+        })
         .collect();
+    if let Some(until) = wake {
+        run.requeue_at(until);
+    }
     if !missing.is_empty() {
         let envs = env::static_env(&job, &state.extras, &exp.pods, &state.config.env);
         for plan in missing {
@@ -823,7 +893,8 @@ fn handle_pod_events(run: &mut Run<'_>, job: &Job, current: &[&ObservedPod]) -> 
         let task = extras.task_policies.get(&p.role).unwrap_or(&no_task);
         match p.phase {
             PodPhase::Failed => {
-                let event = if p.evicted { Event::PodEvicted } else { Event::PodFailed(p.exit_code) };
+                // Volcano sees a pod its node took down as evicted.
+                let event = if p.evicted || p.node_lost { Event::PodEvicted } else { Event::PodFailed(p.exit_code) };
                 let (action, timeout) = match policy::matching(task, &job.fault.policies, event) {
                     Some((a, t, _)) => (a, t),
                     None => {
@@ -834,6 +905,9 @@ fn handle_pod_events(run: &mut Run<'_>, job: &Job, current: &[&ObservedPod]) -> 
                     }
                 };
                 let why = match (event, p.exit_code) {
+                    (Event::PodEvicted, _) if p.node_lost => {
+                        format!("pod {} was lost with node {}", p.name, p.node.as_deref().unwrap_or("?"))
+                    }
                     (Event::PodEvicted, _) => format!("pod {} was evicted", p.name),
                     (_, Some(c)) => format!("pod {} failed with exit code {c}", p.name),
                     _ => format!("pod {} failed", p.name),
@@ -895,6 +969,11 @@ fn handle_pod_events(run: &mut Run<'_>, job: &Job, current: &[&ObservedPod]) -> 
             for p in current.iter().filter(|p| p.phase.is_live()) {
                 run.delete(p, DeleteMode::Graceful, "job restart");
             }
+            // The failed pods are the previous incarnation's; the restart
+            // waits for them, and they stay for their back-off.
+            for p in decisions.iter().filter_map(|d| d.1) {
+                back_off(run, p);
+            }
             run.transition(Phase::Restarting, "RestartJob", &message);
         }
         PolicyAction::RestartTask => {
@@ -908,9 +987,12 @@ fn handle_pod_events(run: &mut Run<'_>, job: &Job, current: &[&ObservedPod]) -> 
                 .filter(|d| d.0 == PolicyAction::RestartTask)
                 .filter_map(|d| d.1.map(|p| p.role.as_str()))
                 .collect();
+            let failed: BTreeSet<&str> = decisions.iter().filter_map(|d| d.1.map(|p| p.name.as_str())).collect();
             for p in current.iter().filter(|p| roles.contains(p.role.as_str())) {
                 *run.st.generations.entry(p.slot.clone()).or_insert(0) += 1;
-                run.delete(p, DeleteMode::Graceful, "task restart");
+                if !(failed.contains(p.name.as_str()) && back_off(run, p)) {
+                    run.delete(p, DeleteMode::Graceful, "task restart");
+                }
             }
             let phase = run.st.phase;
             run.transition(phase, "RestartTask", &message);
@@ -924,7 +1006,9 @@ fn handle_pod_events(run: &mut Run<'_>, job: &Job, current: &[&ObservedPod]) -> 
                 }
                 run.st.retries += 1;
                 *run.st.generations.entry(p.slot.clone()).or_insert(0) += 1;
-                run.delete(p, DeleteMode::Graceful, "pod restart");
+                if !back_off(run, p) {
+                    run.delete(p, DeleteMode::Graceful, "pod restart");
+                }
             }
             let phase = run.st.phase;
             run.transition(phase, "RestartPod", &message);
@@ -932,6 +1016,28 @@ fn handle_pod_events(run: &mut Run<'_>, job: &Job, current: &[&ObservedPod]) -> 
         PolicyAction::None => return false,
     }
     true
+}
+
+/// Starts the back-off of a failed pod's slot (CrashLoopBackOff); true
+/// when the pod is to stay until it ends. Pods that failed for their node
+/// or an eviction restart at once: the container did not crash.
+fn back_off(run: &mut Run<'_>, p: &ObservedPod) -> bool {
+    if p.phase != PodPhase::Failed || p.evicted || p.node_lost {
+        return false;
+    }
+    let Some(b) = run.state.config.backoff.next(run.st.backoff.get(&p.slot), run.now) else { return false };
+    run.st.backoff.insert(p.slot.clone(), b);
+    run.actions.push(Action::BackOff { pod: p.name.clone(), delay: b.delay, until: b.until });
+    run.requeue_at(b.until);
+    true
+}
+
+/// Until when a failed pod of an earlier incarnation stays for its slot's back-off.
+fn backing_off(st: &JobStatus, p: &ObservedPod, now: u64) -> Option<u64> {
+    if p.phase != PodPhase::Failed || p.evicted || p.node_lost || p.deleting {
+        return None;
+    }
+    st.backoff.get(&p.slot).filter(|b| b.waiting(now)).map(|b| b.until)
 }
 
 fn severity(a: PolicyAction) -> u8 {

@@ -134,6 +134,16 @@ impl Sim {
                     }
                 }
                 Action::DeleteJob => self.log.push(format!("{} delete job", self.now)),
+                Action::BackOff { pod, delay, .. } => self.log.push(format!("{} back-off {pod} {delay}", self.now)),
+                Action::MarkPodLost { pod, node } => {
+                    self.log.push(format!("{} lost {pod} on {node}", self.now));
+                    let now = self.now;
+                    if let Some(p) = self.pods.iter_mut().find(|p| &p.name == pod) {
+                        p.phase = PodPhase::Failed;
+                        p.node_lost = true;
+                        p.phase_since = now;
+                    }
+                }
                 _ => {}
             }
         }
@@ -229,6 +239,14 @@ impl Sim {
                 break;
             }
         }
+    }
+
+    /// Lets every restart back-off run out (time jumps to its end), then runs.
+    pub fn after_backoff(&mut self) {
+        if let Some(until) = self.state.status.backoff.values().map(|b| b.until).max() {
+            self.now = self.now.max(until);
+        }
+        self.run();
     }
 
     pub fn pod(&mut self, name: &str) -> &mut ObservedPod {

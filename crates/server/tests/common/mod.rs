@@ -28,7 +28,8 @@ impl TestServer {
         let dir = tempfile::tempdir()?;
         let store = Store::open_with(&dir.path().join("store"), options)?;
         let token = Token::load_or_create(dir.path())?;
-        let state = ServerState::new(store, token.clone(), Metrics::new());
+        let state = ServerState::new(store, token.clone(), Metrics::new())
+            .with_token_registry(ringleader_server::identity::tokens_path(dir.path()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -52,6 +53,18 @@ impl TestServer {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
+    }
+
+    /// A client authenticating as `user` in `groups`, with a token made for it.
+    pub fn client_as(&self, user: &str, groups: &[&str]) -> Result<Client, String> {
+        let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+        let token = ringleader_server::identity::issue(self.dir.path(), user, &groups, "2025-01-01T00:00:00Z")?;
+        Ok(Client::new(&self.url, token))
+    }
+
+    /// A client as the scheduler, the only identity that may bind pods.
+    pub fn scheduler(&self) -> Result<Client, String> {
+        self.client_as(ringleader_server::identity::SCHEDULER_USER, &[])
     }
 
     /// A raw request with the token.

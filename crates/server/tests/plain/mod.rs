@@ -26,8 +26,9 @@ impl PlainServer {
         let dir = tempfile::tempdir()?;
         let store = Store::open(&dir.path().join("store"))?;
         let token = Token::load_or_create(dir.path())?;
-        let state =
-            ServerState::new(store, token.clone(), Metrics::new()).with_bookmark_period(Duration::from_millis(300));
+        let state = ServerState::new(store, token.clone(), Metrics::new())
+            .with_bookmark_period(Duration::from_millis(300))
+            .with_token_registry(ringleader_server::identity::tokens_path(dir.path()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -55,8 +56,9 @@ impl PlainServer {
         let dir = tempfile::tempdir()?;
         let store = Store::open(&dir.path().join("store"))?;
         let token = Token::load_or_create(dir.path())?;
-        let state =
-            ServerState::new(store, token.clone(), Metrics::new()).with_bookmark_period(Duration::from_millis(300));
+        let state = ServerState::new(store, token.clone(), Metrics::new())
+            .with_bookmark_period(Duration::from_millis(300))
+            .with_token_registry(ringleader_server::identity::tokens_path(dir.path()));
         let tls = TlsFiles::load_or_create(dir.path(), &["127.0.0.1".to_string()])?;
         let config = std::sync::Arc::new(tls.server_config()?);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -69,6 +71,12 @@ impl PlainServer {
             .add_root_certificate(reqwest::Certificate::from_pem(tls.ca_pem.as_bytes())?)
             .build()?;
         Ok(PlainServer { url, token: token.as_str().to_string(), http, dir, ca_pem: Some(tls.ca_pem), _stop: stop })
+    }
+
+    /// A token for `user` in `groups`, made in this server's registry.
+    pub fn token_for(&self, user: &str, groups: &[&str]) -> Result<String, String> {
+        let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+        ringleader_server::identity::issue(self.dir.path(), user, &groups, "2025-01-01T00:00:00Z")
     }
 
     /// A kubeconfig file naming this server, its CA (over TLS) and its token.

@@ -1,0 +1,371 @@
+//! `/livez` and `/readyz` as kube-apiserver answers them: each check on a
+//! line of its own (`[+]store ok`, `[-]manager failed: …`), `ok` when
+//! every check passes and `?verbose` was not asked, 500 with every line and
+//! `readyz check failed` when one does not, `?exclude=<check>` to leave one
+//! out.
+//!
+//! The checks: `ping` (the server answers), `store` (a read comes back in
+//! time), each component registered in the [`Health`] registry (the
+//! manager: its loop reports a heartbeat on each wake-up, and `up` marks it
+//! stopped when its task ends), and, for readiness only, `agents`: nodes
+//! whose agents stopped heartbeating are listed, but fail the check only
+//! when no node is heartbeating. A lost node is the node lifecycle's
+//! business (NotReady, pods rescheduled) and the plane still serves and
+//! schedules on the others; taking the API out of service for it would turn
+//! one lost machine into a lost cluster. With every node gone nothing can
+//! run, and readiness says so.
+//!
+//! The registry is in memory and shared by `up` between the server and the
+//! manager (one process): a heartbeat costs a lock, not a store write and
+//! a watch event to every client as a Lease object would.
+//! Messages name components and nodes, never object contents or secrets:
+//! the paths are served without a token, as Kubernetes does.
+
+use crate::ServerState;
+use axum::extract::{RawQuery, State};
+use axum::http::header::{CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use ringleader_store::{ObjectKey, Selector};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Longest wait for the store's answer before its check fails.
+const STORE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Stale nodes named in the `agents` line; more are counted.
+const MAX_NAMED: usize = 10;
+
+/// Components' liveness, shared between the server and what it reports on.
+#[derive(Clone, Default)]
+pub struct Health {
+    inner: Arc<Mutex<Registry>>,
+}
+
+#[derive(Default)]
+struct Registry {
+    components: BTreeMap<String, Component>,
+    /// Node heartbeat timeout; `None`: no `agents` check.
+    agents: Option<Duration>,
+}
+
+struct Component {
+    stale_after: Duration,
+    registered: Instant,
+    last_beat: Option<Instant>,
+    stopped: Option<String>,
+}
+
+/// One component's handle on the registry.
+#[derive(Clone)]
+pub struct ComponentHealth {
+    health: Health,
+    name: String,
+}
+
+impl ComponentHealth {
+    /// The component is alive and working.
+    pub fn beat(&self) {
+        if let Some(c) = self.health.lock().components.get_mut(&self.name) {
+            c.last_beat = Some(Instant::now());
+        }
+    }
+
+    /// The component ended (and will not beat again); `why` says how.
+    pub fn stopped(&self, why: impl Into<String>) {
+        if let Some(c) = self.health.lock().components.get_mut(&self.name) {
+            c.stopped = Some(why.into());
+        }
+    }
+}
+
+impl Health {
+    /// An empty registry: only `ping` and `store` are checked.
+    pub fn new() -> Health {
+        Health::default()
+    }
+
+    /// Registers a component that fails its checks when it has not beaten
+    /// for `stale_after` (before its first beat it is alive for that long
+    /// after registration, and not ready).
+    pub fn component(&self, name: &str, stale_after: Duration) -> ComponentHealth {
+        let c = Component { stale_after, registered: Instant::now(), last_beat: None, stopped: None };
+        self.lock().components.insert(name.to_string(), c);
+        ComponentHealth { health: self.clone(), name: name.to_string() }
+    }
+
+    /// Marks the registered component `name` stopped (others are ignored).
+    pub fn component_stopped(&self, name: &str, why: &str) {
+        if let Some(c) = self.lock().components.get_mut(name) {
+            c.stopped = Some(why.to_string());
+        }
+    }
+
+    /// Adds the `agents` readiness check: a node is stale when its last
+    /// heartbeat is older than `timeout` (the manager's NotReady timeout).
+    pub fn with_agents(self, timeout: Duration) -> Health {
+        self.lock().agents = Some(timeout);
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Registry> {
+        // A panic elsewhere while holding the lock leaves plain data behind.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Which endpoint: liveness asks "restart me?", readiness "send me work?".
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    Live,
+    Ready,
+}
+
+impl Probe {
+    fn name(self) -> &'static str {
+        match self {
+            Probe::Live => "livez",
+            Probe::Ready => "readyz",
+        }
+    }
+}
+
+/// One check's outcome: `Ok(note)` (an optional note for verbose output) or `Err(why)`.
+type Outcome = Result<Option<String>, String>;
+
+/// `GET /livez`.
+pub async fn livez(State(state): State<ServerState>, RawQuery(query): RawQuery) -> Response {
+    answer(&state, Probe::Live, query.as_deref().unwrap_or_default()).await
+}
+
+/// `GET /readyz`.
+pub async fn readyz(State(state): State<ServerState>, RawQuery(query): RawQuery) -> Response {
+    answer(&state, Probe::Ready, query.as_deref().unwrap_or_default()).await
+}
+
+async fn answer(state: &ServerState, probe: Probe, query: &str) -> Response {
+    let (verbose, excluded) = parse_query(query);
+    let checks = run_checks(state, probe, &excluded).await;
+    let (status, body) = render(probe, &checks, verbose, &excluded);
+    (status, [(CONTENT_TYPE, "text/plain; charset=utf-8"), (X_CONTENT_TYPE_OPTIONS, "nosniff")], body).into_response()
+}
+
+/// `verbose` (present with any value) and the `exclude` values.
+fn parse_query(query: &str) -> (bool, Vec<String>) {
+    let mut verbose = false;
+    let mut excluded = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        match k {
+            "verbose" => verbose = true,
+            "exclude" => excluded.push(v.to_string()),
+            _ => {}
+        }
+    }
+    (verbose, excluded)
+}
+
+/// Every check of the probe, in order, `None` for those excluded.
+async fn run_checks(state: &ServerState, probe: Probe, excluded: &[String]) -> Vec<(String, Option<Outcome>)> {
+    let skip = |name: &str| excluded.iter().any(|e| e == name);
+    let mut out: Vec<(String, Option<Outcome>)> = vec![("ping".into(), (!skip("ping")).then_some(Ok(None)))];
+    out.push(("store".into(), if skip("store") { None } else { Some(store_check(state).await) }));
+    let (components, agents) = {
+        let registry = state.health().lock();
+        let now = Instant::now();
+        let components: Vec<(String, Outcome)> =
+            registry.components.iter().map(|(name, c)| (name.clone(), component_check(c, probe, now))).collect();
+        (components, registry.agents)
+    };
+    for (name, outcome) in components {
+        let keep = !skip(&name);
+        out.push((name, keep.then_some(outcome)));
+    }
+    if let (Probe::Ready, Some(timeout)) = (probe, agents) {
+        out.push(("agents".into(), if skip("agents") { None } else { Some(agents_check(state, timeout).await) }));
+    }
+    out
+}
+
+async fn store_check(state: &ServerState) -> Outcome {
+    // An indexed read of a key that need not exist: it goes through SQLite.
+    let key = ObjectKey::new("v1", "Namespace", "", "default");
+    match tokio::time::timeout(STORE_TIMEOUT, state.blocking(move |store| store.get(&key))).await {
+        Ok(Ok(_)) => Ok(None),
+        Ok(Err(e)) => Err(e.message),
+        Err(_) => Err(format!("no answer in {} s", STORE_TIMEOUT.as_secs())),
+    }
+}
+
+fn component_check(c: &Component, probe: Probe, now: Instant) -> Outcome {
+    if let Some(why) = &c.stopped {
+        return Err(format!("stopped: {why}"));
+    }
+    let limit = c.stale_after.as_secs_f64();
+    match c.last_beat {
+        Some(beat) if now.duration_since(beat) > c.stale_after => {
+            Err(format!("no heartbeat for {:.0} s (limit {limit:.0} s)", now.duration_since(beat).as_secs_f64()))
+        }
+        Some(_) => Ok(None),
+        // Starting: alive for a while, not ready until its first beat.
+        None if probe == Probe::Ready => Err("starting: no heartbeat yet".into()),
+        None if now.duration_since(c.registered) > c.stale_after => {
+            Err(format!("no heartbeat since it started {limit:.0} s ago"))
+        }
+        None => Ok(None),
+    }
+}
+
+async fn agents_check(state: &ServerState, timeout: Duration) -> Outcome {
+    let read = state.blocking(|store| store.list(&Selector::kind("ringleader.io/v1alpha1", "Node")));
+    let nodes = match tokio::time::timeout(STORE_TIMEOUT, read).await {
+        Ok(Ok((nodes, _))) => nodes,
+        Ok(Err(e)) => return Err(format!("cannot list nodes: {}", e.message)),
+        Err(_) => return Err(format!("cannot list nodes: no answer in {} s", STORE_TIMEOUT.as_secs())),
+    };
+    let now = ringleader_api::time::now();
+    let nodes: Vec<(String, Value)> = nodes.into_iter().map(|n| (n.key.name, n.object)).collect();
+    agents_outcome(&nodes, timeout.as_secs_f64(), now)
+}
+
+/// The `agents` outcome over `(name, object)` Nodes at `now` (seconds).
+fn agents_outcome(nodes: &[(String, Value)], timeout: f64, now: f64) -> Outcome {
+    let mut fresh = 0;
+    let mut stale = Vec::new();
+    for (name, node) in nodes {
+        // A node stopped on purpose is not missing.
+        if node.pointer("/spec/stopped").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        let ready = node.pointer("/status/ready").and_then(Value::as_bool) != Some(false);
+        match node.pointer("/status/lastHeartbeat").and_then(Value::as_f64) {
+            Some(t) if now - t <= timeout && ready => fresh += 1,
+            Some(t) => stale.push(format!("{name} (last heartbeat {:.0} s ago)", (now - t).max(0.0))),
+            None => stale.push(format!("{name} (no heartbeat yet)")),
+        }
+    }
+    let total = fresh + stale.len();
+    let named = if stale.len() > MAX_NAMED {
+        let more = stale.len() - MAX_NAMED;
+        format!("{} and {more} more", stale[..MAX_NAMED].join(", "))
+    } else {
+        stale.join(", ")
+    };
+    match (total, fresh) {
+        (0, _) => Ok(Some("no nodes".into())),
+        (_, 0) => Err(format!("no node is heartbeating: {named}")),
+        _ if stale.is_empty() => Ok(Some(format!("{fresh} of {total} nodes heartbeating"))),
+        _ => Ok(Some(format!("{fresh} of {total} nodes heartbeating; stale: {named}"))),
+    }
+}
+
+/// The status and body Kubernetes' healthz handler writes.
+fn render(
+    probe: Probe,
+    checks: &[(String, Option<Outcome>)],
+    verbose: bool,
+    excluded: &[String],
+) -> (StatusCode, String) {
+    let failed = checks.iter().any(|(_, o)| matches!(o, Some(Err(_))));
+    if !failed && !verbose {
+        return (StatusCode::OK, "ok".into());
+    }
+    let mut body = String::new();
+    for (name, outcome) in checks {
+        match outcome {
+            None => body.push_str(&format!("[+]{name} excluded: ok\n")),
+            Some(Ok(None)) => body.push_str(&format!("[+]{name} ok\n")),
+            Some(Ok(Some(note))) => body.push_str(&format!("[+]{name} ok: {note}\n")),
+            Some(Err(why)) => body.push_str(&format!("[-]{name} failed: {why}\n")),
+        }
+    }
+    let unknown: Vec<&str> =
+        excluded.iter().map(String::as_str).filter(|e| !checks.iter().any(|(name, _)| name == e)).collect();
+    if !unknown.is_empty() {
+        let quoted: Vec<String> = unknown.iter().map(|u| format!("{u:?}")).collect();
+        body.push_str(&format!("warn: some health checks cannot be excluded: no matches for {}\n", quoted.join(",")));
+    }
+    let name = probe.name();
+    if failed {
+        let failing: Vec<String> =
+            checks.iter().filter(|(_, o)| matches!(o, Some(Err(_)))).map(|(n, _)| n.clone()).collect();
+        tracing::warn!(probe = name, failing = %failing.join(","), "health check failed");
+        body.push_str(&format!("{name} check failed\n"));
+        (StatusCode::INTERNAL_SERVER_ERROR, body)
+    } else {
+        body.push_str(&format!("{name} check passed\n"));
+        (StatusCode::OK, body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn node(name: &str, beat: Option<f64>, ready: bool) -> (String, Value) {
+        let mut status = json!({"ready": ready});
+        if let Some(b) = beat {
+            status["lastHeartbeat"] = json!(b);
+        }
+        (name.to_string(), json!({"spec": {"profile": "hgx-h100-8"}, "status": status}))
+    }
+
+    #[test]
+    fn stale_nodes_are_listed_and_fail_only_when_none_is_left() {
+        let now = 1000.0;
+        assert_eq!(agents_outcome(&[], 40.0, now), Ok(Some("no nodes".into())));
+        let some = [node("a", Some(990.0), true), node("b", Some(900.0), true), node("c", None, true)];
+        assert_eq!(
+            agents_outcome(&some, 40.0, now),
+            Ok(Some("1 of 3 nodes heartbeating; stale: b (last heartbeat 100 s ago), c (no heartbeat yet)".into()))
+        );
+        let gone = [node("a", Some(990.0), false), node("b", Some(900.0), true)];
+        let Err(why) = agents_outcome(&gone, 40.0, now) else { panic!("all nodes gone but ready") };
+        assert!(why.starts_with("no node is heartbeating: a (last heartbeat 10 s ago), b"), "{why}");
+        let mut stopped = node("s", Some(100.0), true);
+        stopped.1["spec"]["stopped"] = json!(true);
+        assert_eq!(
+            agents_outcome(&[stopped, node("a", Some(999.0), true)], 40.0, now),
+            Ok(Some("1 of 1 nodes heartbeating".into()))
+        );
+    }
+
+    #[test]
+    fn a_component_is_alive_while_starting_but_ready_only_after_a_beat() {
+        let now = Instant::now();
+        let c = Component { stale_after: Duration::from_secs(30), registered: now, last_beat: None, stopped: None };
+        assert_eq!(component_check(&c, Probe::Live, now), Ok(None));
+        assert_eq!(component_check(&c, Probe::Ready, now), Err("starting: no heartbeat yet".into()));
+        let beaten = Component { last_beat: Some(now), ..c };
+        assert_eq!(component_check(&beaten, Probe::Ready, now + Duration::from_secs(1)), Ok(None));
+        assert_eq!(
+            component_check(&beaten, Probe::Live, now + Duration::from_secs(45)),
+            Err("no heartbeat for 45 s (limit 30 s)".into())
+        );
+        let stopped = Component { stopped: Some("store: disk full".into()), ..beaten };
+        assert_eq!(component_check(&stopped, Probe::Live, now), Err("stopped: store: disk full".into()));
+    }
+
+    #[test]
+    fn output_follows_kubernetes() {
+        let checks = vec![
+            ("ping".to_string(), Some(Ok(None))),
+            ("store".to_string(), None),
+            ("manager".to_string(), Some(Err("stopped: boom".to_string()))),
+        ];
+        let (status, body) = render(Probe::Ready, &checks, false, &["store".into(), "nope".into()]);
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(
+            body,
+            "[+]ping ok\n[+]store excluded: ok\n[-]manager failed: stopped: boom\n\
+             warn: some health checks cannot be excluded: no matches for \"nope\"\nreadyz check failed\n"
+        );
+        let ok = vec![("ping".to_string(), Some(Ok(None)))];
+        assert_eq!(render(Probe::Live, &ok, false, &[]), (StatusCode::OK, "ok".to_string()));
+        assert_eq!(render(Probe::Live, &ok, true, &[]), (StatusCode::OK, "[+]ping ok\nlivez check passed\n".into()));
+        assert_eq!(parse_query("verbose&exclude=store&exclude=agents"), (true, vec!["store".into(), "agents".into()]));
+        assert_eq!(parse_query("verbose=1"), (true, vec![]));
+    }
+}

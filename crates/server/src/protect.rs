@@ -1,0 +1,436 @@
+//! Checks on the object a write would leave, by who writes it (the URL
+//! alone, which [`crate::authz`] decides on, does not say what changes):
+//!
+//! - **Binding is the scheduler's**: only [`SCHEDULER_USER`] may set or
+//!   change a Pod's `spec.nodeName` or the annotations the scheduler writes
+//!   when it binds ([`BINDING_ANNOTATIONS`], and any `huawei.com/Ascend…`).
+//!   Anyone else, the admin included, gets 403 naming the field: a pod
+//!   created already bound would run on devices the scheduler gave another.
+//! - **Agents write status**: a node identity's writes of Pods and Nodes
+//!   may change `status` (and on pods the agent's own annotations), nothing
+//!   else; the Node it creates must be its own.
+//! - **RBAC objects** are well-formed (rules with verbs, a `roleRef` to a
+//!   Role or ClusterRole, subjects of a known kind), a binding's `roleRef`
+//!   cannot change, and nobody grants what they do not hold: a role's rules
+//!   must all be allowed to the writer (or they hold `escalate`), a
+//!   binding's role likewise (or they hold `bind` on it), as Kubernetes'
+//!   escalation check.
+
+use crate::authz::{self, Attributes};
+use crate::identity::{Identity, MASTERS_GROUP, SCHEDULER_USER};
+use crate::rbac::{self, Rule};
+use crate::resources::{ResourceType, NODES, PODS};
+use crate::status::{ApiError, Cause};
+use crate::ServerState;
+use axum::http::StatusCode;
+use ringleader_store::ObjectKey;
+use serde_json::Value;
+
+/// Pod annotations only the scheduler writes (at binding, or eviction).
+pub const BINDING_ANNOTATIONS: &[&str] = &[
+    crate::metrics::DEVICES_ANNOTATION,
+    "ringleader.io/scheduled-at",
+    ringleader_scheduler::place::PREDICATE_TIME,
+    ringleader_scheduler::place::VISIBLE_DEVICES,
+    ringleader_scheduler::place::GPU_MILLI,
+    ringleader_api::ascend::NPU_CORE,
+];
+
+/// Pod annotations an agent writes besides status.
+const AGENT_ANNOTATIONS: &[&str] = &["ringleader.io/log-path", "ringleader.io/pid"];
+
+/// What the object was before the write.
+pub(crate) enum Before<'a> {
+    /// A create: nothing.
+    Absent,
+    /// Known to the caller (`None`: it does not exist).
+    Known(Option<&'a Value>),
+    /// To be read from the store (a replace or an apply).
+    Lookup,
+}
+
+fn is_binding_annotation(key: &str) -> bool {
+    BINDING_ANNOTATIONS.contains(&key) || key.starts_with(ringleader_api::ascend::POD_DEVICE_ANNOTATION_PREFIX)
+}
+
+fn annotations(object: Option<&Value>) -> serde_json::Map<String, Value> {
+    object.and_then(|o| o.pointer("/metadata/annotations")).and_then(Value::as_object).cloned().unwrap_or_default()
+}
+
+/// The scheduler-only fields `after` sets or changes relative to `before`.
+pub fn binding_changes(before: Option<&Value>, after: &Value) -> Vec<String> {
+    let mut fields = Vec::new();
+    let node = |o: Option<&Value>| {
+        o.and_then(|o| o.pointer("/spec/nodeName")).filter(|v| !v.is_null() && v.as_str() != Some("")).cloned()
+    };
+    if node(before) != node(Some(after)) {
+        fields.push("spec.nodeName".to_string());
+    }
+    let (was, now) = (annotations(before), annotations(Some(after)));
+    let mut keys: Vec<&String> = was.keys().chain(now.keys()).filter(|k| is_binding_annotation(k)).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        if was.get(k) != now.get(k) {
+            fields.push(format!("metadata.annotations[{k:?}]"));
+        }
+    }
+    fields
+}
+
+/// Everything of an object but what a node agent may write.
+fn beyond_status(rt: &ResourceType, object: Option<&Value>) -> Value {
+    let mut o = object.cloned().unwrap_or(Value::Null);
+    if let Some(map) = o.as_object_mut() {
+        map.remove("status");
+        if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
+            for f in ["resourceVersion", "generation", "managedFields", "uid", "creationTimestamp"] {
+                meta.remove(f);
+            }
+            if rt == PODS {
+                if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+                    for k in AGENT_ANNOTATIONS {
+                        ann.remove(*k);
+                    }
+                    if ann.is_empty() {
+                        meta.remove("annotations");
+                    }
+                }
+            }
+        }
+    }
+    o
+}
+
+fn refuse(id: &Identity, verb: &str, rt: &ResourceType, object: &Value, fields: &[String], why: &str) -> ApiError {
+    let s = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
+    let a = Attributes::write_of(verb, rt, &s("/metadata/namespace"), &s("/metadata/name"));
+    let because = if fields.is_empty() { why.to_string() } else { format!("{}: {why}", fields.join(", ")) };
+    let mut e = authz::forbidden(id, &a, &because);
+    e.causes = fields
+        .iter()
+        .map(|f| Cause { field: f.clone(), message: why.to_string(), reason: "FieldValueForbidden".into() })
+        .collect();
+    e
+}
+
+/// Runs every check of this module on a write of `after` by `id`
+/// (`verb`: create, update or patch).
+pub(crate) async fn admit(
+    state: &ServerState,
+    id: Option<&Identity>,
+    verb: &str,
+    rt: &ResourceType,
+    after: &Value,
+    before: Before<'_>,
+) -> Result<(), ApiError> {
+    let anonymous = Identity::new("system:anonymous", Vec::<String>::new());
+    let id = id.unwrap_or(&anonymous);
+    let concerned = rt == PODS || rt == NODES || rt.group == rbac::GROUP;
+    if !concerned {
+        return Ok(());
+    }
+    let fetched;
+    let before = match before {
+        Before::Absent => None,
+        Before::Known(b) => b,
+        Before::Lookup => {
+            let key = ObjectKey::of(after).map_err(ApiError::from)?;
+            fetched = state.blocking(move |s| s.get(&key)).await?;
+            fetched.as_ref().map(|s| &s.object)
+        }
+    };
+    if rt == PODS && !id.is_scheduler() {
+        let fields = binding_changes(before, after);
+        if !fields.is_empty() {
+            let why = format!("only the scheduler ({SCHEDULER_USER}) binds pods to nodes and devices");
+            return Err(refuse(id, verb, rt, after, &fields, &why));
+        }
+    }
+    if let Some(node) = id.node_name() {
+        if rt == NODES && before.is_none() {
+            let name = after.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            if name != node {
+                return Err(refuse(id, verb, rt, after, &[], &format!("node {node:?} may create only its own Node")));
+            }
+        } else if (rt == PODS || rt == NODES) && beyond_status(rt, before) != beyond_status(rt, Some(after)) {
+            let why = format!("node {node:?} may write only the status of its Node and of pods bound to it");
+            return Err(refuse(id, verb, rt, after, &[], &why));
+        }
+    }
+    if rt.group == rbac::GROUP {
+        rbac_object(state, id, verb, rt, after, before).await?;
+    }
+    Ok(())
+}
+
+/// One document of a bulk apply: authorized as the create or patch it
+/// amounts to (the middleware lets the bulk path through), then [`admit`].
+pub(crate) async fn admit_applied(
+    state: &ServerState,
+    id: Option<&Identity>,
+    rt: &ResourceType,
+    object: &Value,
+) -> Result<(), ApiError> {
+    let Some(id) = id else {
+        return Err(ApiError::unauthorized("no identity"));
+    };
+    let key = ObjectKey::of(object).map_err(ApiError::from)?;
+    let existing = state.blocking(move |s| s.get(&key)).await?;
+    let verb = if existing.is_some() { "patch" } else { "create" };
+    authz::authorize_write(state, id, verb, rt, object).await?;
+    admit(state, Some(id), verb, rt, object, Before::Known(existing.as_ref().map(|e| &e.object))).await
+}
+
+fn invalid(rt: &ResourceType, object: &Value, errors: Vec<(String, String)>) -> Result<(), ApiError> {
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let kind = format!("{}.{}", rt.kind, rt.group);
+    let detail: Vec<String> = errors.iter().map(|(f, m)| format!("{f}: {m}")).collect();
+    let mut e = ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "Invalid",
+        format!("{kind} {name:?} is invalid: {}", detail.join(", ")),
+    )
+    .with_object(&kind, name);
+    e.causes = errors
+        .into_iter()
+        .map(|(field, message)| Cause { field, message, reason: "FieldValueInvalid".into() })
+        .collect();
+    Err(e)
+}
+
+/// The shape errors of an RBAC object, as `(field, message)`.
+fn rbac_errors(rt: &ResourceType, object: &Value) -> Vec<(String, String)> {
+    let mut errs = Vec::new();
+    let strings_ok = |v: Option<&Value>| v.is_none_or(|v| v.as_array().is_some_and(|a| a.iter().all(Value::is_string)));
+    if rt.kind.ends_with("Role") {
+        let rules = object.get("rules");
+        if !rules.is_none_or(|r| r.is_array() || r.is_null()) {
+            errs.push(("rules".into(), "must be a list".into()));
+        }
+        for (i, r) in rules.and_then(Value::as_array).into_iter().flatten().enumerate() {
+            for f in ["verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"] {
+                if !strings_ok(r.get(f)) {
+                    errs.push((format!("rules[{i}].{f}"), "must be a list of strings".into()));
+                }
+            }
+            let rule = Rule::of(r);
+            if rule.verbs.is_empty() {
+                errs.push((
+                    format!("rules[{i}].verbs"),
+                    "Required value: verbs must contain at least one value".into(),
+                ));
+            }
+            let resource = !rule.resources.is_empty() || !rule.api_groups.is_empty();
+            if rule.non_resource_urls.is_empty() && !resource {
+                errs.push((
+                    format!("rules[{i}].resources"),
+                    "Required value: resource rules must supply at least one api group and resource".into(),
+                ));
+            }
+            if !rule.non_resource_urls.is_empty() && (resource || rt.kind == "Role") {
+                errs.push((
+                    format!("rules[{i}].nonResourceURLs"),
+                    "only a ClusterRole may have them, and not in a rule with resources".into(),
+                ));
+            }
+        }
+        return errs;
+    }
+    let (kind, name) = rbac::role_ref(object);
+    if !(kind == "ClusterRole" || (kind == "Role" && rt.kind == "RoleBinding")) {
+        let allowed = if rt.kind == "RoleBinding" { "Role or ClusterRole" } else { "ClusterRole" };
+        errs.push(("roleRef.kind".into(), format!("Unsupported value: {kind:?}: supported values: {allowed}")));
+    }
+    if name.is_empty() {
+        errs.push(("roleRef.name".into(), "Required value".into()));
+    }
+    let group = object.pointer("/roleRef/apiGroup").and_then(Value::as_str).unwrap_or(rbac::GROUP);
+    if group != rbac::GROUP {
+        errs.push((
+            "roleRef.apiGroup".into(),
+            format!("Unsupported value: {group:?}: supported values: {:?}", rbac::GROUP),
+        ));
+    }
+    let subjects = object.get("subjects");
+    if !subjects.is_none_or(|s| s.is_array() || s.is_null()) {
+        errs.push(("subjects".into(), "must be a list".into()));
+    }
+    for (i, s) in subjects.and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let kind = s.get("kind").and_then(Value::as_str).unwrap_or_default();
+        if !matches!(kind, "User" | "Group" | "ServiceAccount") {
+            errs.push((
+                format!("subjects[{i}].kind"),
+                format!("Unsupported value: {kind:?}: supported values: \"User\", \"Group\", \"ServiceAccount\""),
+            ));
+        }
+        if s.get("name").and_then(Value::as_str).is_none_or(str::is_empty) {
+            errs.push((format!("subjects[{i}].name"), "Required value".into()));
+        }
+    }
+    errs
+}
+
+/// Every (verb, group, resource, name) or (verb, URL) a rule grants, as
+/// attributes to authorize; `*` stays literal, so only a holder of `*` covers it.
+fn expand(rule: &Rule, namespace: &str) -> Vec<Attributes> {
+    let mut out = Vec::new();
+    for verb in &rule.verbs {
+        for url in &rule.non_resource_urls {
+            out.push(Attributes { verb: verb.clone(), path: url.clone(), ..Attributes::default() });
+        }
+        let names: Vec<String> =
+            if rule.resource_names.is_empty() { vec![String::new()] } else { rule.resource_names.clone() };
+        for group in &rule.api_groups {
+            for resource in &rule.resources {
+                let (resource, sub) = resource.split_once('/').unwrap_or((resource, ""));
+                for name in &names {
+                    out.push(Attributes {
+                        verb: verb.clone(),
+                        api_group: group.clone(),
+                        resource: resource.to_string(),
+                        subresource: sub.to_string(),
+                        namespace: namespace.to_string(),
+                        name: name.clone(),
+                        resource_request: true,
+                        path: String::new(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The first grant of `rules` that `id` does not hold in `namespace`.
+async fn first_not_held(
+    state: &ServerState,
+    id: &Identity,
+    rules: &[Rule],
+    namespace: &str,
+) -> Result<Option<Attributes>, ApiError> {
+    for rule in rules {
+        for a in expand(rule, namespace) {
+            if !authz::decide(state, id, &a).await?.allowed {
+                return Ok(Some(a));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn describe(a: &Attributes) -> String {
+    if !a.resource_request {
+        return format!("{} {}", a.verb, a.path);
+    }
+    let resource =
+        if a.subresource.is_empty() { a.resource.clone() } else { format!("{}/{}", a.resource, a.subresource) };
+    let name = if a.name.is_empty() { String::new() } else { format!(" {:?}", a.name) };
+    format!("{} {resource}{name} in API group {:?}", a.verb, a.api_group)
+}
+
+async fn rbac_object(
+    state: &ServerState,
+    id: &Identity,
+    verb: &str,
+    rt: &ResourceType,
+    after: &Value,
+    before: Option<&Value>,
+) -> Result<(), ApiError> {
+    invalid(rt, after, rbac_errors(rt, after))?;
+    let is_binding = rt.kind.ends_with("Binding");
+    if let (true, Some(before)) = (is_binding, before) {
+        if rbac::role_ref(before) != rbac::role_ref(after) {
+            return invalid(rt, after, vec![("roleRef".into(), "Invalid value: cannot change roleRef".into())]);
+        }
+    }
+    if id.in_group(MASTERS_GROUP) {
+        return Ok(());
+    }
+    let namespace = after.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default().to_string();
+    let name = after.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    let on = |verb: &str, resource: &str, name: &str| Attributes {
+        verb: verb.into(),
+        api_group: rbac::GROUP.into(),
+        resource: resource.into(),
+        namespace: namespace.clone(),
+        name: name.into(),
+        resource_request: true,
+        ..Attributes::default()
+    };
+    let (rules, waiver) = if is_binding {
+        let (kind, role) = rbac::role_ref(after);
+        let (kind, role) = (kind.to_string(), role.to_string());
+        let key = match kind.as_str() {
+            "Role" => ObjectKey::new(rbac::API_VERSION, "Role", &namespace, &role),
+            _ => ObjectKey::new(rbac::API_VERSION, "ClusterRole", "", &role),
+        };
+        let rules = state.blocking(move |s| s.get(&key)).await?.map(|r| rbac::rules_of(&r.object)).unwrap_or_default();
+        let plural = if kind == "Role" { "roles" } else { "clusterroles" };
+        (rules, on("bind", plural, &role))
+    } else {
+        (rbac::rules_of(after), on("escalate", rt.plural, &name))
+    };
+    if authz::decide(state, id, &waiver).await?.allowed {
+        return Ok(());
+    }
+    if let Some(missing) = first_not_held(state, id, &rules, &namespace).await? {
+        let why = format!(
+            "user {:?} is attempting to grant RBAC permissions not currently held ({})",
+            id.user,
+            describe(&missing)
+        );
+        return Err(refuse(id, verb, rt, after, &[], &why));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn binding_fields_are_found_whether_set_or_changed() {
+        let unbound = json!({"metadata": {"annotations": {"a": "1"}}, "spec": {}});
+        let bound = json!({"metadata": {"annotations": {"ringleader.io/devices": "0", "huawei.com/Ascend910": "Ascend910-0"}},
+            "spec": {"nodeName": "n1"}});
+        assert_eq!(
+            binding_changes(None, &bound),
+            vec![
+                "spec.nodeName".to_string(),
+                "metadata.annotations[\"huawei.com/Ascend910\"]".into(),
+                "metadata.annotations[\"ringleader.io/devices\"]".into()
+            ]
+        );
+        assert!(binding_changes(Some(&bound), &bound).is_empty());
+        assert!(binding_changes(None, &unbound).is_empty());
+        let mut relabelled = bound.clone();
+        relabelled["metadata"]["labels"] = json!({"x": "y"});
+        assert!(binding_changes(Some(&bound), &relabelled).is_empty());
+        let mut moved = bound.clone();
+        moved["metadata"]["annotations"]["ringleader.io/devices"] = json!("1");
+        assert_eq!(binding_changes(Some(&bound), &moved), vec!["metadata.annotations[\"ringleader.io/devices\"]"]);
+    }
+
+    #[test]
+    fn rbac_shapes_are_checked() -> Result<(), String> {
+        let roles = crate::resources::find("roles").copied();
+        let bindings = crate::resources::find("rolebindings").copied();
+        let (Some(roles), Some(bindings)) = (roles, bindings) else { return Err("rbac rows missing".into()) };
+        let bad = json!({"rules": [{"apiGroups": [""], "resources": ["pods"]}, {"verbs": ["get"]}]});
+        let errs = rbac_errors(&roles, &bad);
+        assert!(errs.iter().any(|(f, _)| f == "rules[0].verbs"), "{errs:?}");
+        assert!(errs.iter().any(|(f, _)| f == "rules[1].resources"), "{errs:?}");
+        let bad = json!({"roleRef": {"kind": "Widget", "name": "x"}, "subjects": [{"kind": "Robot", "name": "r"}]});
+        let errs = rbac_errors(&bindings, &bad);
+        assert!(errs.iter().any(|(f, _)| f == "roleRef.kind") && errs.iter().any(|(f, _)| f == "subjects[0].kind"));
+        let good = json!({"roleRef": {"apiGroup": rbac::GROUP, "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": "User", "name": "alice"}]});
+        assert!(rbac_errors(&bindings, &good).is_empty());
+        Ok(())
+    }
+}
