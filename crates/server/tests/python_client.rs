@@ -10,62 +10,27 @@
 //! `RINGLEADER_REQUIRE_PYTHON=1` (CI sets it), where that is a failure.
 
 mod plain;
+mod pyenv;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
-
-fn required() -> bool {
-    std::env::var("RINGLEADER_REQUIRE_PYTHON").is_ok_and(|v| v == "1")
-}
-
-/// Skips (or fails, when required) with a message naming what is missing.
-fn skip(why: &str) -> TestResult {
-    if required() {
-        return Err(format!("RINGLEADER_REQUIRE_PYTHON=1 but {why}").into());
-    }
-    eprintln!("SKIPPED: the Python kubernetes-client contract test did not run: {why}");
-    Ok(())
-}
-
-fn run(cmd: &mut Command) -> Result<std::process::Output, String> {
-    cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))
-}
+use pyenv::TestResult;
 
 /// The venv's python with `kubernetes` importable, made if needed.
 fn venv() -> Result<PathBuf, String> {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-kubernetes-venv");
-    let python = dir.join("bin").join("python");
-    let importable =
-        |p: &Path| Command::new(p).args(["-c", "import kubernetes"]).output().is_ok_and(|o| o.status.success());
-    if python.exists() && importable(&python) {
-        return Ok(python);
-    }
-    let out = run(Command::new("python3").arg("--version"))?;
-    if !out.status.success() {
-        return Err("python3 is not on PATH".to_string());
-    }
-    let out = run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&dir))?;
-    if !out.status.success() {
-        return Err(format!("python3 -m venv failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    let out = run(Command::new(&python).args(["-m", "pip", "install", "--quiet", "kubernetes"]))?;
-    if !out.status.success() {
-        return Err(format!("pip install kubernetes failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    if !importable(&python) {
-        return Err("kubernetes is not importable after pip install".to_string());
-    }
-    Ok(python)
+    let importable = |bin: &Path| {
+        Command::new(bin.join("python")).args(["-c", "import kubernetes"]).output().is_ok_and(|o| o.status.success())
+    };
+    pyenv::venv("python-kubernetes-venv", "kubernetes", importable).map(|bin| bin.join("python"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_kubernetes_client_contract() -> TestResult {
     let python = match tokio::task::spawn_blocking(venv).await? {
         Ok(p) => p,
-        Err(why) => return skip(&why),
+        Err(why) => return pyenv::skip("the Python kubernetes-client contract test", &why),
     };
     let server = plain::PlainServer::start_tls().await?;
     let kubeconfig = server.write_kubeconfig()?;

@@ -15,13 +15,14 @@
 //! `RINGLEADER_SCHEMATHESIS_SEED` repeats a run.
 
 mod plain;
+mod pyenv;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+use pyenv::TestResult;
 
 /// The version this test was verified with; a newer one may change the CLI
 /// or the report's shape.
@@ -37,53 +38,15 @@ const DEFAULT_SECONDS: u64 = 40;
 /// (`RINGLEADER_SCHEMATHESIS_PHASES=coverage,fuzzing`).
 const DEFAULT_PHASES: &str = "fuzzing";
 
-fn required() -> bool {
-    std::env::var("RINGLEADER_REQUIRE_PYTHON").is_ok_and(|v| v == "1")
-}
-
-/// Skips (or fails, when required) with a message naming what is missing.
-fn skip(why: &str) -> TestResult {
-    if required() {
-        return Err(format!("RINGLEADER_REQUIRE_PYTHON=1 but {why}").into());
-    }
-    eprintln!("SKIPPED: the schemathesis run against the OpenAPI document did not run: {why}");
-    Ok(())
-}
-
-fn run(cmd: &mut Command) -> Result<std::process::Output, String> {
-    cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))
-}
-
 /// The venv's `st` at the pinned version, made if needed.
 fn venv() -> Result<PathBuf, String> {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("schemathesis-venv");
-    let (python, st) = (dir.join("bin").join("python"), dir.join("bin").join("st"));
-    let pinned = |st: &Path| {
-        Command::new(st)
+    let pinned = |bin: &Path| {
+        Command::new(bin.join("st"))
             .arg("--version")
             .output()
             .is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains(SCHEMATHESIS))
     };
-    if st.exists() && pinned(&st) {
-        return Ok(st);
-    }
-    let out = run(Command::new("python3").arg("--version"))?;
-    if !out.status.success() {
-        return Err("python3 is not on PATH".to_string());
-    }
-    let out = run(Command::new("python3").args(["-m", "venv", "--clear"]).arg(&dir))?;
-    if !out.status.success() {
-        return Err(format!("python3 -m venv failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    let spec = format!("schemathesis=={SCHEMATHESIS}");
-    let out = run(Command::new(&python).args(["-m", "pip", "install", "--quiet", &spec]))?;
-    if !out.status.success() {
-        return Err(format!("pip install {spec} failed: {}", String::from_utf8_lossy(&out.stderr)));
-    }
-    if !pinned(&st) {
-        return Err(format!("{} does not report version {SCHEMATHESIS} after pip install", st.display()));
-    }
-    Ok(st)
+    pyenv::venv("schemathesis-venv", &format!("schemathesis=={SCHEMATHESIS}"), pinned).map(|bin| bin.join("st"))
 }
 
 /// Parameters pinned for every operation: a watch or a log follow never
@@ -99,7 +62,7 @@ const CONFIG: &str = r#"
 async fn schemathesis_finds_no_server_errors() -> TestResult {
     let st = match tokio::task::spawn_blocking(venv).await? {
         Ok(p) => p,
-        Err(why) => return skip(&why),
+        Err(why) => return pyenv::skip("the schemathesis run against the OpenAPI document", &why),
     };
     let seconds: u64 = match std::env::var("RINGLEADER_SCHEMATHESIS_SECONDS") {
         Ok(v) => v.parse().map_err(|_| format!("RINGLEADER_SCHEMATHESIS_SECONDS={v:?}: not a whole number"))?,
