@@ -216,6 +216,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         runtime: "simulated".into(),
         // Heartbeats are not what is measured; keep them out of the way.
         heartbeat_timeout: 3600.0,
+        node_lost_toleration: 300.0,
         heartbeat_interval: 600.0,
         insecure_plain_http: false,
         tls_san: Vec::new(),

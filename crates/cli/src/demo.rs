@@ -43,6 +43,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         listen: "127.0.0.1:0".into(),
         runtime: "process".into(),
         heartbeat_timeout: 40.0,
+        node_lost_toleration: 300.0,
         heartbeat_interval: 2.0,
         insecure_plain_http: false,
         tls_san: Vec::new(),

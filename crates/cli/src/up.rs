@@ -47,6 +47,11 @@ pub struct UpArgs {
     /// Seconds without a heartbeat before a node is NotReady.
     #[arg(long, default_value_t = 40.0)]
     pub heartbeat_timeout: f64,
+    /// Seconds a node may stay NotReady before its pods are failed
+    /// (`NodeLost`) and their jobs' policies move them (Kubernetes' not-ready
+    /// toleration).
+    #[arg(long, default_value_t = 300.0)]
+    pub node_lost_toleration: f64,
     /// Seconds between heartbeats.
     #[arg(long, default_value_t = 10.0)]
     pub heartbeat_interval: f64,
@@ -226,6 +231,7 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let observe = metrics.clone();
     let mconfig = ManagerConfig {
         heartbeat_timeout,
+        node_lost_toleration: seconds(args.node_lost_toleration, 300.0),
         observe_latency: Some(Arc::new(move |s| observe.observe_scheduling_latency(s))),
         heartbeat: Some(Arc::new(move || manager_health.beat())),
         ..ManagerConfig::default()
@@ -297,6 +303,13 @@ async fn stop_signal() -> Result<()> {
     Ok(())
 }
 
+/// A duration flag in seconds: negative is 0, NaN is `default`, and it is
+/// capped at about 30 years (`Duration::from_secs_f64` panics beyond).
+fn seconds(value: f64, default: f64) -> Duration {
+    let v = if value.is_nan() { default } else { value };
+    Duration::from_secs_f64(v.clamp(0.0, 1e9))
+}
+
 /// Where `up` writes its API address for the other commands.
 pub fn server_file(data_dir: &Path) -> PathBuf {
     data_dir.join("server")
@@ -343,6 +356,7 @@ mod tests {
             listen: listen.into(),
             runtime: "simulated".into(),
             heartbeat_timeout: 40.0,
+            node_lost_toleration: 300.0,
             heartbeat_interval: 10.0,
             insecure_plain_http: plain,
             tls_san: Vec::new(),
@@ -363,6 +377,14 @@ mod tests {
         assert!(check_plain_http("[::1]:8470".parse()?, true).is_ok());
         assert!(check_plain_http("10.0.0.1:8470".parse()?, false).is_ok());
         Ok(())
+    }
+
+    #[test]
+    fn duration_flags_never_panic() {
+        assert_eq!(seconds(2.5, 300.0), Duration::from_millis(2500));
+        assert_eq!(seconds(-1.0, 300.0), Duration::ZERO);
+        assert_eq!(seconds(f64::NAN, 300.0), Duration::from_secs(300));
+        assert_eq!(seconds(f64::INFINITY, 300.0), Duration::from_secs(1_000_000_000));
     }
 
     #[test]
