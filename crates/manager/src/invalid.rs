@@ -27,17 +27,6 @@ pub const REASON: &str = "FailedValidation";
 /// Reason of the condition once the object is modelled again.
 const VALID_REASON: &str = "Validated";
 
-/// The job kinds the controller runs (`(apiVersion, kind)`).
-pub const JOB_KINDS: &[(&str, &str)] = &[
-    ("mindxdl.gitee.com/v1", "AscendJob"),
-    ("batch.volcano.sh/v1alpha1", "Job"),
-    ("kubeflow.org/v1", "PyTorchJob"),
-    ("kubeflow.org/v1", "TFJob"),
-    ("kubeflow.org/v2beta1", "MPIJob"),
-    ("apps/v1", "Deployment"),
-    ("batch/v1", "Job"),
-];
-
 /// Cluster objects the scheduler reads besides Nodes.
 const SCHEDULING_KINDS: &[(&str, &str)] =
     &[("scheduling.volcano.sh/v1beta1", "Queue"), ("scheduling.k8s.io/v1", "PriorityClass")];
@@ -106,7 +95,7 @@ pub fn check_cluster(cache: &Cache, findings: &mut Findings) {
 /// are not among `parsed`. Parsed jobs that are `dirty` count as checked.
 pub fn check_jobs(cache: &Cache, parsed: &[JobObject], dirty: &crate::Dirty, findings: &mut Findings) {
     let known: HashSet<&ObjectKey> = parsed.iter().map(|j| &j.stored.key).collect();
-    for (api, kind) in JOB_KINDS {
+    for (api, kind) in ringleader_api::kinds::JOB_KINDS {
         for o in cache.of_kind(api, kind) {
             if known.contains(&o.key) {
                 continue;
