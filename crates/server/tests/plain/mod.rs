@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 use ringleader_server::kubeconfig::Kubeconfig;
-use ringleader_server::{router, serve_tls, Metrics, ServerState, TlsFiles, Token};
+use ringleader_server::{serve, serve_tls, Metrics, ServerState, TlsFiles, Token};
 use ringleader_store::Store;
 use std::time::Duration;
 
@@ -23,54 +23,40 @@ pub struct PlainServer {
 
 impl PlainServer {
     pub async fn start() -> Result<PlainServer, Box<dyn std::error::Error + Send + Sync>> {
-        let dir = tempfile::tempdir()?;
-        let store = Store::open(&dir.path().join("store"))?;
-        let token = Token::load_or_create(dir.path())?;
-        let state = ServerState::new(store, token.clone(), Metrics::new())
-            .with_bookmark_period(Duration::from_millis(300))
-            .with_token_registry(ringleader_server::identity::tokens_path(dir.path()));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let closer = state.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, router(state))
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                    closer.close_streams();
-                })
-                .await
-        });
-        Ok(PlainServer {
-            url,
-            token: token.as_str().to_string(),
-            http: reqwest::Client::new(),
-            dir,
-            ca_pem: None,
-            _stop: stop,
-        })
+        PlainServer::launch(false).await
     }
 
     /// The same server over HTTPS, with a certificate for 127.0.0.1.
     pub async fn start_tls() -> Result<PlainServer, Box<dyn std::error::Error + Send + Sync>> {
+        PlainServer::launch(true).await
+    }
+
+    async fn launch(tls: bool) -> Result<PlainServer, Box<dyn std::error::Error + Send + Sync>> {
         let dir = tempfile::tempdir()?;
         let store = Store::open(&dir.path().join("store"))?;
         let token = Token::load_or_create(dir.path())?;
         let state = ServerState::new(store, token.clone(), Metrics::new())
             .with_bookmark_period(Duration::from_millis(300))
             .with_token_registry(ringleader_server::identity::tokens_path(dir.path()));
-        let tls = TlsFiles::load_or_create(dir.path(), &["127.0.0.1".to_string()])?;
-        let config = std::sync::Arc::new(tls.server_config()?);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("https://{}", listener.local_addr()?);
+        let addr = listener.local_addr()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(serve_tls(listener, state, config, async move {
+        let stopped = async move {
             let _ = stopped.await;
-        }));
+        };
+        let token = token.as_str().to_string();
+        if !tls {
+            tokio::spawn(serve(listener, state, stopped));
+            let url = format!("http://{addr}");
+            return Ok(PlainServer { url, token, http: reqwest::Client::new(), dir, ca_pem: None, _stop: stop });
+        }
+        let files = TlsFiles::load_or_create(dir.path(), &["127.0.0.1".to_string()])?;
+        tokio::spawn(serve_tls(listener, state, std::sync::Arc::new(files.server_config()?), stopped));
         let http = reqwest::Client::builder()
-            .add_root_certificate(reqwest::Certificate::from_pem(tls.ca_pem.as_bytes())?)
+            .add_root_certificate(reqwest::Certificate::from_pem(files.ca_pem.as_bytes())?)
             .build()?;
-        Ok(PlainServer { url, token: token.as_str().to_string(), http, dir, ca_pem: Some(tls.ca_pem), _stop: stop })
+        let url = format!("https://{addr}");
+        Ok(PlainServer { url, token, http, dir, ca_pem: Some(files.ca_pem), _stop: stop })
     }
 
     /// A token for `user` in `groups`, made in this server's registry.
