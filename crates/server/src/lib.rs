@@ -170,6 +170,22 @@ impl ServerState {
     }
 }
 
+/// What the store must hold before the first request: the built-in RBAC
+/// roles and bindings (absent ones created, edited ones left alone). A
+/// server that cannot write them does not start: without them every
+/// identity but the admin would be refused everything.
+async fn prepare(state: &ServerState) -> std::io::Result<()> {
+    let store = state.store().clone();
+    let created = tokio::task::spawn_blocking(move || rbac::ensure_builtins(&store))
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| std::io::Error::other(format!("cannot create the built-in RBAC roles: {e}")))?;
+    if created > 0 {
+        tracing::info!(created, "built-in RBAC roles and bindings created");
+    }
+    Ok(())
+}
+
 /// Serves the API on `listener` until `shutdown` completes; open watch and
 /// log streams are then ended and in-flight requests finish.
 pub async fn serve(
@@ -177,6 +193,7 @@ pub async fn serve(
     state: ServerState,
     shutdown: impl Future + Send + 'static,
 ) -> std::io::Result<()> {
+    prepare(&state).await?;
     let closer = state.clone();
     use axum::serve::ListenerExt;
     let listener = listener.tap_io(|tcp| {
@@ -199,6 +216,7 @@ pub async fn serve_tls(
     tls: Arc<rustls::ServerConfig>,
     shutdown: impl Future + Send + 'static,
 ) -> std::io::Result<()> {
+    prepare(&state).await?;
     let handle = axum_server::Handle::<std::net::SocketAddr>::new();
     let (closer, stopper) = (state.clone(), handle.clone());
     let signal = tokio::spawn(async move {

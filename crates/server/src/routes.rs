@@ -35,9 +35,6 @@ const DEFAULT_GRACE_SECONDS: u64 = 30;
 
 /// The whole HTTP API.
 pub fn router(state: ServerState) -> Router {
-    if let Err(e) = crate::rbac::ensure_builtins(state.store()) {
-        tracing::warn!("cannot create the built-in RBAC roles: {e}");
-    }
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(crate::health::readyz))
