@@ -3,51 +3,18 @@
 //! that a repeated condition is one event whose count grows slowly rather
 //! than a write per pass, and that events expire.
 
-use ringleader_manager::cache::Cache;
+mod common;
+
+use common::{loaded, node, one_pod_job, open, NOW};
 use ringleader_manager::{events, pass, run, ManagerConfig};
 use ringleader_store::{ObjectKey, Selector, Store};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::Duration;
 
-const NOW: f64 = 1_795_428_000.0;
-
-fn node(name: &str, address: &str, heartbeat: f64) -> Value {
-    json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node",
-           "metadata": {"name": name, "labels": {"gpu-model": "h100"}},
-           "spec": {"profile": "hgx-h100-8", "address": address},
-           "status": {"ready": true, "lastHeartbeat": heartbeat}})
-}
-
 fn yaml(path: &str) -> Value {
     let text = std::fs::read_to_string(format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))).expect("example");
     serde_yaml_ng::from_str(&text).expect("yaml")
-}
-
-/// A one-pod PyTorchJob asking for a whole H100 node.
-fn one_pod_job(name: &str, priority_class: Option<&str>, restart: &str) -> Value {
-    let mut sched = json!({"minAvailable": 1, "queue": "default"});
-    if let Some(pc) = priority_class {
-        sched["priorityClass"] = json!(pc);
-    }
-    json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
-           "metadata": {"name": name, "namespace": "default"},
-           "spec": {"runPolicy": {"schedulingPolicy": sched},
-                    "pytorchReplicaSpecs": {"Master": {"replicas": 1, "restartPolicy": restart,
-                        "template": {"spec": {"containers": [{"name": "pytorch", "image": "x", "command": ["true"],
-                            "resources": {"requests": {"nvidia.com/gpu": 8}, "limits": {"nvidia.com/gpu": 8}}}]}}}}}})
-}
-
-fn open() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path()).expect("open");
-    (dir, store)
-}
-
-fn loaded(store: &Store) -> Cache {
-    let mut cache = Cache::default();
-    cache.load(store.list(&Selector::all()).expect("list").0);
-    cache
 }
 
 /// One pass over a cache freshly loaded from the store (a manager restart).

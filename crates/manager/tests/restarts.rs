@@ -5,43 +5,14 @@
 //! heartbeating is marked `NodeLost` once the toleration ends, its devices
 //! freed, and the job's restart policy decides (rescheduled or failed).
 
-use ringleader_manager::cache::Cache;
+mod common;
+
+use common::{loaded, node, one_pod_job, open, NOW};
 use ringleader_manager::{nodes, pass, run, ManagerConfig};
 use ringleader_store::{ObjectKey, Selector, Store};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-
-const NOW: f64 = 1_795_428_000.0;
-
-fn node(name: &str, address: &str, heartbeat: f64) -> Value {
-    json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node",
-           "metadata": {"name": name, "labels": {"gpu-model": "h100"}},
-           "spec": {"profile": "hgx-h100-8", "address": address},
-           "status": {"ready": true, "lastHeartbeat": heartbeat}})
-}
-
-/// A one-pod PyTorchJob asking for a whole H100 node.
-fn one_pod_job(name: &str, restart: &str) -> Value {
-    json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
-           "metadata": {"name": name, "namespace": "default"},
-           "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": 1, "queue": "default"}},
-                    "pytorchReplicaSpecs": {"Master": {"replicas": 1, "restartPolicy": restart,
-                        "template": {"spec": {"containers": [{"name": "pytorch", "image": "x", "command": ["true"],
-                            "resources": {"requests": {"nvidia.com/gpu": 8}, "limits": {"nvidia.com/gpu": 8}}}]}}}}}})
-}
-
-fn open() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path()).expect("open");
-    (dir, store)
-}
-
-fn loaded(store: &Store) -> Cache {
-    let mut cache = Cache::default();
-    cache.load(store.list(&Selector::all()).expect("list").0);
-    cache
-}
 
 /// One pass over a cache freshly loaded from the store: every pass is a
 /// manager restart, so whatever the back-off remembers lives in the store.
@@ -84,7 +55,7 @@ fn restart_delays_grow_ten_twenty_forty_and_show_as_crash_loop_back_off() {
     let (_dir, store) = open();
     let config = ManagerConfig::default();
     store.create(node("h100-1", "127.0.1.5", NOW)).expect("node");
-    store.create(one_pod_job("flaky", "OnFailure")).expect("job");
+    store.create(one_pod_job("flaky", None, "OnFailure")).expect("job");
     run_pass(&store, &config, NOW);
     run_pass(&store, &config, NOW);
     set_pod(&store, "flaky-master-0", json!({"status": {"phase": "Running"}}));
@@ -162,7 +133,7 @@ fn a_never_restarting_job_fails_within_the_toleration_and_frees_its_devices() {
         ..ManagerConfig::default()
     };
     store.create(node("h100-1", "127.0.1.5", NOW)).expect("node");
-    store.create(one_pod_job("once", "Never")).expect("job");
+    store.create(one_pod_job("once", None, "Never")).expect("job");
     run_pass(&store, &config, NOW);
     run_pass(&store, &config, NOW);
     set_pod(&store, "once-master-0", json!({"status": {"phase": "Running"}}));
@@ -216,7 +187,7 @@ fn the_running_manager_reschedules_a_pod_off_a_node_that_stopped_heartbeating() 
     let start = ringleader_api::time::now();
     store.create(node("h100-1", "127.0.1.5", start)).expect("node");
     store.create(node("h100-2", "127.0.1.6", start)).expect("node");
-    store.create(one_pod_job("steady", "OnFailure")).expect("job");
+    store.create(one_pod_job("steady", None, "OnFailure")).expect("job");
     let config = ManagerConfig {
         heartbeat_timeout: Duration::from_secs(1),
         node_lost_toleration: Duration::from_secs(2),
