@@ -3,21 +3,23 @@
 //! heartbeat ticks and timers (simulated completions, grace periods). It
 //! never blocks on the store: writes go to the batching writer.
 
+use crate::cluster::Cluster;
 use crate::config::{AgentConfig, Runtime, VirtualNode};
 use crate::hosts::Directory;
 use crate::node::{self, Faults};
 use crate::pod::{self, PodInfo};
-use crate::runtime::{process, sim};
+use crate::runtime::{isolate, process, sim};
 use crate::sandbox;
 use crate::status::{self, Exit};
 use crate::writer::Write;
 use crate::{command, AgentError};
 use ringleader_api::time;
-use ringleader_store::{Event, EventType, ObjectKey, Store, Stored, Watch};
+use ringleader_store::{Event, EventType, ObjectKey, Stored, Watch};
 use serde_json::Value;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -27,6 +29,10 @@ struct NodeState {
     stopped: bool,
     /// Faults written but not yet seen back in the node's status.
     faults_sent: Option<Faults>,
+    /// Faults injected by the operator, as last seen in the Node.
+    injected: Faults,
+    /// Devices discovery found unhealthy.
+    detected: Vec<u32>,
 }
 
 enum PodState {
@@ -91,7 +97,9 @@ pub(crate) struct Agent {
     writes: mpsc::UnboundedSender<Write>,
     exits_tx: mpsc::UnboundedSender<Exited>,
     /// Read (never written) for the ConfigMaps a starting pod takes files from.
-    store: Store,
+    store: Arc<dyn Cluster>,
+    /// Pod sandboxes, when the process runtime uses them.
+    sandboxing: Option<isolate::Sandboxing>,
 }
 
 fn uid_of(obj: &Value) -> &str {
@@ -103,12 +111,21 @@ impl Agent {
         cfg: AgentConfig,
         writes: mpsc::UnboundedSender<Write>,
         exits_tx: mpsc::UnboundedSender<Exited>,
-        store: Store,
+        store: Arc<dyn Cluster>,
     ) -> Agent {
         let nodes = cfg
             .nodes
             .iter()
-            .map(|n| (n.name.clone(), NodeState { vnode: n.clone(), stopped: false, faults_sent: None }))
+            .map(|n| {
+                let state = NodeState {
+                    vnode: n.clone(),
+                    stopped: false,
+                    faults_sent: None,
+                    injected: Faults::default(),
+                    detected: Vec::new(),
+                };
+                (n.name.clone(), state)
+            })
             .collect();
         let addresses = cfg.nodes.iter().map(|n| (n.name.clone(), n.address.clone())).collect();
         Agent {
@@ -124,7 +141,14 @@ impl Agent {
             writes,
             exits_tx,
             store,
+            sandboxing: None,
         }
+    }
+
+    /// With pods started in sandboxes (`None`: plain process groups).
+    pub(crate) fn with_sandboxing(mut self, sandboxing: Option<isolate::Sandboxing>) -> Agent {
+        self.sandboxing = sandboxing;
+        self
     }
 
     /// The files a pod takes from ConfigMaps, read as the pod starts (the
@@ -209,6 +233,11 @@ impl Agent {
         heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         // Registration already heartbeated: skip the immediate first tick.
         heartbeat.tick().await;
+        let mut detected = self.cfg.detected_faults.clone();
+        if let Some(d) = &mut detected {
+            let now = d.borrow_and_update().clone();
+            self.on_detected(&now);
+        }
         let result = loop {
             let next = self.timers.peek().map(|Reverse((at, _))| *at);
             tokio::select! {
@@ -235,6 +264,7 @@ impl Agent {
                     None => break Err(AgentError::WatchClosed("nodes")),
                 },
                 Some(exit) = exits.recv() => self.on_exit(exit),
+                Some(now) = next_detected(&mut detected) => self.on_detected(&now),
                 _ = heartbeat.tick() => self.heartbeat(),
                 _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => self.fire_timers(),
             }
@@ -306,15 +336,38 @@ impl Agent {
         if stopped {
             return;
         }
-        let desired = node::injected_faults(obj);
         let reported = node::reported_faults(obj);
         let Some(n) = self.nodes.get_mut(name) else { return };
+        n.injected = node::injected_faults(obj);
+        let desired = node::merged_faults(&n.injected, &n.detected);
         if desired == reported {
             n.faults_sent = None;
         } else if n.faults_sent.as_ref() != Some(&desired) {
             let patch = node::faults_patch(&desired);
             n.faults_sent = Some(desired);
             self.write(Write::Node { key: node::node_key(name), patch });
+        }
+    }
+
+    /// Discovery's view of device health changed: report it with the
+    /// injected faults.
+    fn on_detected(&mut self, detected: &BTreeMap<String, Vec<u32>>) {
+        let mut writes = Vec::new();
+        for (name, n) in &mut self.nodes {
+            let now = detected.get(name).cloned().unwrap_or_default();
+            if now == n.detected {
+                continue;
+            }
+            tracing::warn!(node = %name, unhealthy = ?now, "device health changed");
+            n.detected = now;
+            let desired = node::merged_faults(&n.injected, &n.detected);
+            if !n.stopped && n.faults_sent.as_ref() != Some(&desired) {
+                writes.push(Write::Node { key: node::node_key(name), patch: node::faults_patch(&desired) });
+                n.faults_sent = Some(desired);
+            }
+        }
+        for w in writes {
+            self.write(w);
         }
     }
 
@@ -604,6 +657,9 @@ impl Agent {
                     }
                     self.track(info, obj, node, Some(now), PodState::Running { pgid });
                     self.write_pod(&info.key, &info.uid, status::running(&container, &address, now, &annotations));
+                    if let Some(event) = node::image_not_used_event(&info.key, &info.uid, obj, node, now) {
+                        self.write(Write::Event(event));
+                    }
                     tracing::debug!(pod = %info.key, node, pgid, "pod started");
                     let tx = self.exits_tx.clone();
                     let (key, uid) = (info.key.clone(), info.uid.clone());
@@ -642,25 +698,44 @@ impl Agent {
         let hosts = dir.join(sandbox::HOSTS_FILE);
         self.write_hosts(ns, &hosts).map_err(|m| ("SandboxError", m))?;
 
+        // The agent writes at host paths; the pod is told the paths it sees
+        // (a sandboxed pod sees its sandbox and the agent's programs at fixed
+        // paths its uid can reach, wherever they lie on the host).
+        let (pod_dir, program_dir) = match &self.sandboxing {
+            Some(s) => (s.view.pod.clone(), s.program_dir_view().or(self.cfg.program_dir.as_deref())),
+            None => (dir.clone(), self.cfg.program_dir.as_deref()),
+        };
+        let seen = |p: &Path| match p.strip_prefix(&dir) {
+            Ok(rest) => pod_dir.join(rest),
+            Err(_) => p.to_path_buf(),
+        };
         let mut env = command::expand_env(&container.env);
-        sandbox::rewrite_env(&mut env, &files, &dir);
-        let dir_str = dir.to_string_lossy();
-        let hosts_str = hosts.to_string_lossy();
+        sandbox::rewrite_env(&mut env, &files, &pod_dir);
+        let path_env = match program_dir {
+            Some(d) => format!("{}:{}", d.display(), self.cfg.path_env),
+            None => self.cfg.path_env.clone(),
+        };
+        let (home, hosts_seen) = (pod_dir.to_string_lossy(), seen(&hosts));
+        let hosts_str = hosts_seen.to_string_lossy();
         let agent_env = command::AgentEnv {
             node,
             pod: name,
             namespace: if ns.is_empty() { "default" } else { ns },
             pod_ip: address,
             hosts: &hosts_str,
-            home: &dir_str,
-            path: &self.cfg.path_env,
+            home: &home,
+            path: &path_env,
             hostname: info.hostname.as_deref().unwrap_or(name),
         };
         let env = command::process_env(&env, &agent_env);
         let argv = command::argv(&container.command, &container.args, &env).map_err(invalid)?;
         let log = dir.join(sandbox::LOG_FILE);
-        let launch = process::Launch { argv, env, cwd, log: log.clone() };
-        let child = process::spawn(&launch).map_err(|e| {
+        let launch = process::Launch { argv, env, cwd: seen(&cwd), log: log.clone() };
+        let confined = match &self.sandboxing {
+            Some(s) => Some(isolate::confine(s, obj, &launch, &dir, info.hostname.as_deref().unwrap_or(name))?),
+            None => None,
+        };
+        let child = process::spawn_in(&launch, confined).map_err(|e| {
             let program = launch.argv.first().map(String::as_str).unwrap_or_default();
             ("StartError", format!("{program}: {e}"))
         })?;
@@ -751,6 +826,19 @@ impl Agent {
 }
 
 /// Drops a pod whose object is gone: its process must not live on.
+/// The next report of discovery; never, once it has stopped (its last
+/// report stands).
+async fn next_detected(
+    detected: &mut Option<watch::Receiver<BTreeMap<String, Vec<u32>>>>,
+) -> Option<BTreeMap<String, Vec<u32>>> {
+    let Some(d) = detected else { return std::future::pending().await };
+    if d.changed().await.is_err() {
+        *detected = None;
+        return std::future::pending().await;
+    }
+    Some(d.borrow_and_update().clone())
+}
+
 fn forget(e: &PodEntry) {
     if let PodState::Running { pgid: Some(p) } | PodState::Terminating { pgid: p } = e.state {
         process::signal_group(p, libc::SIGKILL);

@@ -24,8 +24,13 @@ pub enum Runtime {
 pub struct VirtualNode {
     /// Node name (`metadata.name` of the Node object).
     pub name: String,
-    /// Built-in hardware profile (`ringleader profiles` lists them).
+    /// Built-in hardware profile (`ringleader profiles` lists them); empty
+    /// when the hardware is given as `topology_text` or `npu_smi_text`.
     pub profile: String,
+    /// `nvidia-smi topo -m` output describing the node's GPUs (`--detect`).
+    pub topology_text: Option<String>,
+    /// `npu-smi info` output describing the node's NPUs (`--detect`).
+    pub npu_smi_text: Option<String>,
     /// Address pods on this node get as `podIP` / `hostIP`, e.g. `127.0.1.3`.
     pub address: String,
     /// Node labels.
@@ -67,6 +72,61 @@ impl VirtualNode {
         self.network = network;
         self
     }
+
+    /// With its hardware stated as `hardware` (replacing any other statement of it).
+    pub fn with_hardware(mut self, hardware: Hardware) -> VirtualNode {
+        (self.profile, self.topology_text, self.npu_smi_text) = match hardware {
+            Hardware::Profile(p) => (p, None, None),
+            Hardware::TopologyText(t) => (String::new(), Some(t), None),
+            Hardware::NpuSmiText(t) => (String::new(), None, Some(t)),
+        };
+        self
+    }
+
+    /// Exactly one statement of the hardware, and a usable one: a built-in
+    /// profile, or tool output the scheduler's parsers accept.
+    fn validate_hardware(&self, i: usize) -> Result<(), AgentError> {
+        use ringleader_topology::parse::{npu_smi, nvidia_smi};
+        let bad = |m: String| Err(AgentError::Config(m));
+        match (self.profile.as_str(), &self.topology_text, &self.npu_smi_text) {
+            ("", None, None) => bad(format!("nodes[{i}].profile: required (or topologyText / npuSmiText)")),
+            (p, None, None) => match ringleader_topology::profiles::builtin(p) {
+                Some(_) => Ok(()),
+                None => {
+                    let known = ringleader_topology::profiles::builtin_names().join(", ");
+                    bad(format!("nodes[{i}].profile: unknown profile {p:?} (built-in: {known})"))
+                }
+            },
+            ("", Some(text), None) => {
+                let speeds = ringleader_topology::LinkSpeeds::default();
+                match nvidia_smi::profile_from_topo(&self.name, text, speeds, "NVIDIA GPU") {
+                    Ok(_) => Ok(()),
+                    Err(e) => {
+                        bad(format!("nodes[{i}].topologyText: not `nvidia-smi topo -m` output the parser accepts: {e}"))
+                    }
+                }
+            }
+            ("", None, Some(text)) => {
+                match npu_smi::parse_info(text).and_then(|info| npu_smi::profile_from_info(&info)) {
+                    Ok(_) => Ok(()),
+                    Err(e) => bad(format!("nodes[{i}].npuSmiText: not `npu-smi info` output the parser accepts: {e}")),
+                }
+            }
+            _ => bad(format!("nodes[{i}]: give exactly one of profile, topologyText or npuSmiText")),
+        }
+    }
+}
+
+/// How a node's hardware is stated in its Node object (`spec.profile`,
+/// `spec.topologyText` or `spec.npuSmiText`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hardware {
+    /// A built-in profile name.
+    Profile(String),
+    /// `nvidia-smi topo -m` output.
+    TopologyText(String),
+    /// `npu-smi info` output.
+    NpuSmiText(String),
 }
 
 /// The `n`-th virtual-node address: `127.0.1.n` for 1 ≤ n ≤ 254, then on
@@ -79,6 +139,20 @@ pub fn loopback_address(n: u32) -> String {
     let third = block % 256;
     let second = (block / 256) % 256;
     format!("127.{second}.{third}.{fourth}")
+}
+
+/// Whether pods run in sandboxes (mount, PID, IPC and UTS namespaces, an
+/// unprivileged user; `docs/sandbox.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// Sandboxes where they work here; otherwise plain process groups, with
+    /// a warning at start (the one-process `up` and `demo`).
+    #[default]
+    Auto,
+    /// Sandboxes or no start: `start` fails naming `--unsafe-process-runtime`.
+    Required,
+    /// Plain process groups (`--unsafe-process-runtime`).
+    Unsafe,
 }
 
 /// Everything the agent needs to start.
@@ -98,13 +172,42 @@ pub struct AgentConfig {
     /// Grace period between SIGTERM and SIGKILL when a deleted pod does not
     /// say (`metadata.deletionGracePeriodSeconds`).
     pub default_grace_period: Duration,
-    /// `PATH` given to pod processes (the container env may override it).
+    /// `PATH` given to pod processes (the container env may override it),
+    /// after [`AgentConfig::program_dir`].
     pub path_env: String,
+    /// The agent's own program directory (pods run `ringleader probe`): first
+    /// on the pods' `PATH`. Sandboxed pods see it read-only at a fixed path
+    /// (`/run/ringleader/bin`), so it works from a directory the pods' uids
+    /// cannot enter; others at its own path.
+    pub program_dir: Option<PathBuf>,
+    /// Where a standalone agent serves its pods' logs (written into each
+    /// node's `status.agentEndpoint` for the API server to proxy to);
+    /// `None` inside `up`, where the server reads the sandboxes itself.
+    pub endpoint: Option<ringleader_api::kinds::cluster::AgentEndpoint>,
+    /// Devices found unhealthy by discovery (`--detect`), by node name, as
+    /// they change; reported with the injected faults.
+    pub detected_faults: Option<tokio::sync::watch::Receiver<BTreeMap<String, Vec<u32>>>>,
+    /// Pod sandboxes (process runtime only).
+    pub isolation: Isolation,
+    /// Paths hidden from sandboxed pods besides the data dir (a kubeconfig
+    /// or token file kept elsewhere).
+    pub hidden_paths: Vec<PathBuf>,
+    /// The program that builds a sandbox when run with
+    /// `runtime::isolate::INIT_ARG` (it calls
+    /// `runtime::pod_init::run_if_invoked` first in `main`); `None`: this
+    /// program.
+    pub init_program: Option<PathBuf>,
+    /// Sandboxed pods run as uid and gid `pod_uid_base + n`, n below
+    /// `pod_uid_count`, one per running pod.
+    pub pod_uid_base: u32,
+    /// How many uids from `pod_uid_base` are the agent's.
+    pub pod_uid_count: u32,
 }
 
 impl AgentConfig {
     /// Defaults: process runtime, 10 s heartbeats, 25 ms write batches, 30 s
-    /// grace, the agent's own `PATH`.
+    /// grace, the agent's own `PATH`, sandboxes where they work
+    /// ([`Isolation::Auto`]) with pods from uid 200000.
     pub fn new(data_dir: impl Into<PathBuf>, nodes: Vec<VirtualNode>) -> AgentConfig {
         AgentConfig {
             data_dir: data_dir.into(),
@@ -114,7 +217,21 @@ impl AgentConfig {
             flush_interval: Duration::from_millis(25),
             default_grace_period: Duration::from_secs(30),
             path_env: std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".to_string()),
+            program_dir: None,
+            endpoint: None,
+            detected_faults: None,
+            isolation: Isolation::Auto,
+            hidden_paths: Vec::new(),
+            init_program: None,
+            pod_uid_base: crate::runtime::isolate::DEFAULT_UID_BASE,
+            pod_uid_count: crate::runtime::isolate::DEFAULT_UID_COUNT,
         }
+    }
+
+    /// With another sandboxing choice.
+    pub fn with_isolation(mut self, isolation: Isolation) -> AgentConfig {
+        self.isolation = isolation;
+        self
     }
 
     /// With another runtime.
@@ -129,7 +246,8 @@ impl AgentConfig {
         self
     }
 
-    /// Names unique and usable as directory names, profiles built in,
+    /// Names unique and usable as directory names, hardware a built-in
+    /// profile or parseable tool output,
     /// addresses present, intervals non-zero.
     pub fn validate(&self) -> Result<(), AgentError> {
         let bad = |m: String| Err(AgentError::Config(m));
@@ -139,6 +257,15 @@ impl AgentConfig {
         if self.flush_interval.is_zero() {
             return bad("flush_interval: must be greater than zero".into());
         }
+        if self.pod_uid_count == 0
+            || self.pod_uid_base == 0
+            || self.pod_uid_base.checked_add(self.pod_uid_count).is_none()
+        {
+            return bad(format!(
+                "pod_uid_base, pod_uid_count: {} and {} must be non-zero and end below 2^32 (uid 0 is root)",
+                self.pod_uid_base, self.pod_uid_count
+            ));
+        }
         let mut seen = HashSet::new();
         for (i, n) in self.nodes.iter().enumerate() {
             if n.name.is_empty() || n.name == "." || n.name == ".." || n.name.contains('/') {
@@ -147,10 +274,7 @@ impl AgentConfig {
             if !seen.insert(n.name.as_str()) {
                 return bad(format!("nodes[{i}].name: {} appears twice", n.name));
             }
-            if ringleader_topology::profiles::builtin(&n.profile).is_none() {
-                let known = ringleader_topology::profiles::builtin_names().join(", ");
-                return bad(format!("nodes[{i}].profile: unknown profile {:?} (built-in: {known})", n.profile));
-            }
+            n.validate_hardware(i)?;
             if n.address.trim().is_empty() {
                 return bad(format!("nodes[{i}].address: required"));
             }

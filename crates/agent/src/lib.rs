@@ -19,21 +19,25 @@
 //! fields (docs/control-plane.md, "A pod's life").
 
 mod agent;
+pub mod cluster;
 pub mod command;
 pub mod config;
+pub mod detect;
 pub mod hosts;
 pub mod node;
 pub mod pod;
 pub mod runtime;
 pub mod sandbox;
 pub mod status;
+pub mod volumes;
 mod writer;
 
-pub use config::{loopback_address, AgentConfig, Runtime, VirtualNode};
+pub use cluster::Cluster;
+pub use config::{loopback_address, AgentConfig, Isolation, Runtime, VirtualNode};
 pub use node::node_object;
 
 use ringleader_api::time;
-use ringleader_store::{Selector, Store, StoreError};
+use ringleader_store::{Selector, StoreError};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
@@ -120,7 +124,12 @@ async fn blocking<T: Send + 'static>(
 /// existing Node), lists nodes and pods, applies the restart rule to pods
 /// left Running, and starts following the store. Returns once the agent is
 /// running.
-pub async fn start(store: Store, mut config: AgentConfig) -> Result<AgentHandle, AgentError> {
+pub async fn start(cluster: impl Cluster, config: AgentConfig) -> Result<AgentHandle, AgentError> {
+    start_shared(Arc::new(cluster), config).await
+}
+
+/// [`start`] with a cluster shared with others.
+pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> Result<AgentHandle, AgentError> {
     config.validate()?;
     // Pods run in their sandbox and get its paths in their env: a relative
     // data dir would name paths that do not exist from there.
@@ -131,15 +140,19 @@ pub async fn start(store: Store, mut config: AgentConfig) -> Result<AgentHandle,
         std::fs::create_dir_all(&dir)
             .map_err(|source| AgentError::Io { path: dir.to_string_lossy().into_owned(), source })?;
     }
+    let sandboxing = runtime::isolate::resolve(&config)?;
     let nodes = config.nodes.clone();
     let s = store.clone();
-    let info = node::system_info_patch(match config.runtime {
+    let mut info = node::system_info_patch(match config.runtime {
         Runtime::Process => "process",
         Runtime::Simulated => "simulated",
     });
+    if let Some(endpoint) = &config.endpoint {
+        agent::merge(&mut info, serde_json::json!({"status": {"agentEndpoint": endpoint}}));
+    }
     let feeds = blocking(move || {
         for n in &nodes {
-            register(&s, n, &info)?;
+            register(s.as_ref(), n, &info)?;
         }
         let node_sel = Selector::kind(node::API_VERSION, node::KIND);
         let (node_list, node_version) = s.list(&node_sel)?;
@@ -156,7 +169,7 @@ pub async fn start(store: Store, mut config: AgentConfig) -> Result<AgentHandle,
     let writer = tokio::spawn(writer::run(store.clone(), write_rx, config.flush_interval, counters.clone()));
     let (exit_tx, exit_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = watch::channel(false);
-    let mut agent = agent::Agent::new(config, write_tx, exit_tx, store);
+    let mut agent = agent::Agent::new(config, write_tx, exit_tx, store).with_sandboxing(sandboxing);
     agent.initial(&feeds.nodes, &feeds.pods);
     tracing::info!(pods = feeds.pods.len(), "agent running");
     let task = tokio::spawn(async move {
@@ -171,7 +184,7 @@ pub async fn start(store: Store, mut config: AgentConfig) -> Result<AgentHandle,
 }
 
 /// Creates the node's object, or re-registers it keeping what others own.
-fn register(store: &Store, n: &VirtualNode, info: &serde_json::Value) -> Result<(), AgentError> {
+fn register(store: &dyn Cluster, n: &VirtualNode, info: &serde_json::Value) -> Result<(), AgentError> {
     let key = node::node_key(&n.name);
     let now = time::now();
     if store.get(&key)?.is_none() {
@@ -195,8 +208,21 @@ fn register(store: &Store, n: &VirtualNode, info: &serde_json::Value) -> Result<
 }
 
 /// Runs the agent until `shutdown` turns true (or is dropped), then stops it.
-pub async fn run(store: Store, config: AgentConfig, mut shutdown: watch::Receiver<bool>) -> Result<(), AgentError> {
-    let mut handle = start(store, config).await?;
+pub async fn run(
+    cluster: impl Cluster,
+    config: AgentConfig,
+    shutdown: watch::Receiver<bool>,
+) -> Result<(), AgentError> {
+    run_shared(Arc::new(cluster), config, shutdown).await
+}
+
+/// [`run`] with a cluster shared with others.
+pub async fn run_shared(
+    store: Arc<dyn Cluster>,
+    config: AgentConfig,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<(), AgentError> {
+    let mut handle = start_shared(store, config).await?;
     loop {
         if *shutdown.borrow() {
             return handle.stop().await;

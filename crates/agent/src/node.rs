@@ -1,11 +1,13 @@
 //! The `ringleader.io/v1alpha1 Node` objects the agent registers, and the
-//! fields it owns in them (see docs/control-plane.md): `spec.profile`,
+//! fields it owns in them (see docs/control-plane.md): `spec.profile` (or
+//! `spec.topologyText` / `spec.npuSmiText` for detected hardware),
 //! `spec.network`, `spec.address`, `metadata.labels`, `status.ready=true`,
 //! `status.lastHeartbeat`, `status.nodeInfo`, `status.unhealthyDevices`,
 //! `status.networkUnhealthyDevices`. `spec.stopped` and
 //! `spec.injectedFaults` belong to the CLI and are only read.
 
 use crate::config::VirtualNode;
+
 use ringleader_store::ObjectKey;
 use serde_json::{json, Map, Value};
 
@@ -33,20 +35,37 @@ fn network_patch(node: &VirtualNode) -> Value {
     json!({ "tor": node.network.tor, "spine": node.network.spine, "superPod": node.network.super_pod })
 }
 
+/// The hardware statement: exactly one of `profile`, `topologyText`,
+/// `npuSmiText` (as the Node schema wants), the other two `null` so that a
+/// merge patch removes a statement the node no longer makes.
+fn hardware_patch(node: &VirtualNode) -> Map<String, Value> {
+    let profile = (!node.profile.is_empty() && node.topology_text.is_none() && node.npu_smi_text.is_none())
+        .then(|| json!(node.profile));
+    let mut spec = Map::new();
+    spec.insert("profile".into(), profile.unwrap_or(Value::Null));
+    spec.insert("topologyText".into(), node.topology_text.as_ref().map_or(Value::Null, |t| json!(t)));
+    spec.insert("npuSmiText".into(), node.npu_smi_text.as_ref().map_or(Value::Null, |t| json!(t)));
+    spec
+}
+
 /// The Node object a fresh registration creates (not yet ready: the first
 /// heartbeat says so).
 pub fn node_object(node: &VirtualNode) -> Value {
+    let mut spec = hardware_patch(node);
+    spec.retain(|_, v| !v.is_null());
     let mut network = Map::new();
     for (k, v) in [("tor", &node.network.tor), ("spine", &node.network.spine), ("superPod", &node.network.super_pod)] {
         if let Some(v) = v {
             network.insert(k.to_string(), json!(v));
         }
     }
+    spec.insert("network".into(), Value::Object(network));
+    spec.insert("address".into(), json!(node.address));
     json!({
         "apiVersion": API_VERSION,
         "kind": KIND,
         "metadata": { "name": node.name, "labels": labels(node) },
-        "spec": { "profile": node.profile, "network": network, "address": node.address },
+        "spec": spec,
         "status": { "unhealthyDevices": [], "networkUnhealthyDevices": [] },
     })
 }
@@ -54,10 +73,10 @@ pub fn node_object(node: &VirtualNode) -> Value {
 /// Merge patch re-registering an existing node: only the agent's fields, so
 /// `spec.stopped`, `spec.injectedFaults` and the manager's status survive.
 pub fn registration_patch(node: &VirtualNode) -> Value {
-    json!({
-        "metadata": { "labels": labels(node) },
-        "spec": { "profile": node.profile, "network": network_patch(node), "address": node.address },
-    })
+    let mut spec = hardware_patch(node);
+    spec.insert("network".into(), network_patch(node));
+    spec.insert("address".into(), json!(node.address));
+    json!({ "metadata": { "labels": labels(node) }, "spec": spec })
 }
 
 /// Merge patch of one heartbeat at `now` (Unix seconds).
@@ -142,6 +161,15 @@ pub fn reported_faults(node: &Value) -> Faults {
     }
 }
 
+/// What to report: the injected faults plus the devices the hardware itself
+/// reports unhealthy (`detected`: device IDs from a `detect::HealthMonitor`).
+pub fn merged_faults(injected: &Faults, detected: &[u32]) -> Faults {
+    let mut unhealthy: Vec<u32> = injected.unhealthy.iter().chain(detected).copied().collect();
+    unhealthy.sort_unstable();
+    unhealthy.dedup();
+    Faults { unhealthy, network: injected.network.clone() }
+}
+
 /// Merge patch reporting `faults`.
 pub fn faults_patch(faults: &Faults) -> Value {
     json!({ "status": { "unhealthyDevices": faults.unhealthy, "networkUnhealthyDevices": faults.network } })
@@ -155,6 +183,29 @@ pub fn is_stopped(node: &Value) -> bool {
 /// `spec.address`, when set.
 pub fn address(node: &Value) -> Option<&str> {
     node.pointer("/spec/address").and_then(Value::as_str).filter(|a| !a.is_empty())
+}
+
+/// The Event telling that a pod's `image` is not used: the process runtime
+/// runs the command on the host, from the host's files (`None` when the pod
+/// names no image).
+pub fn image_not_used_event(pod: &ObjectKey, uid: &str, obj: &Value, node: &str, now: f64) -> Option<Value> {
+    let image = obj.pointer("/spec/containers/0/image").and_then(Value::as_str).filter(|i| !i.is_empty())?;
+    let ns = if pod.namespace.is_empty() { "default" } else { pod.namespace.as_str() };
+    let stamp = ringleader_api::time::rfc3339(now);
+    // Kubernetes names events `<object>.<hex>`; the uid's head keeps one per pod.
+    let suffix: String = uid.chars().filter(char::is_ascii_hexdigit).take(16).collect();
+    Some(json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": format!("{}.{suffix}", pod.name), "namespace": ns},
+        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "namespace": ns, "uid": uid},
+        "reason": "ImageNotUsed",
+        "message": format!("image {image:?} is not pulled or used: the process runtime runs the command with this node's own files"),
+        "type": "Warning",
+        "source": {"component": "ringleader-agent", "host": node},
+        "reportingComponent": "ringleader-agent",
+        "reportingInstance": node,
+        "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+    }))
 }
 
 #[cfg(test)]
@@ -194,6 +245,23 @@ mod tests {
     }
 
     #[test]
+    fn hardware_is_stated_once_and_registration_clears_the_others() {
+        let obj = node_object(&vnode());
+        assert!(obj["spec"].get("topologyText").is_none() && obj["spec"].get("npuSmiText").is_none());
+        assert_eq!(registration_patch(&vnode())["spec"]["topologyText"], Value::Null);
+        let text = crate::config::Hardware::NpuSmiText("| table |".into());
+        let p = registration_patch(&vnode().with_hardware(text));
+        assert_eq!((&p["spec"]["profile"], &p["spec"]["npuSmiText"]), (&Value::Null, &json!("| table |")));
+    }
+
+    #[test]
+    fn detected_faults_merge_with_injected_ones() {
+        let injected = Faults { unhealthy: vec![1, 5], network: vec![2] };
+        assert_eq!(merged_faults(&injected, &[5, 0]), Faults { unhealthy: vec![0, 1, 5], network: vec![2] });
+        assert_eq!(merged_faults(&Faults::default(), &[]), Faults::default());
+    }
+
+    #[test]
     fn system_info_names_the_agent_and_runtime() {
         let p = system_info_patch("process");
         let info = &p["status"]["nodeInfo"];
@@ -221,5 +289,19 @@ mod tests {
             faults_patch(&Faults { unhealthy: vec![1], network: vec![] })["status"]["unhealthyDevices"],
             json!([1])
         );
+    }
+
+    #[test]
+    fn a_pod_with_an_image_gets_one_warning_event_naming_it() {
+        let key = ObjectKey::new("v1", "Pod", "", "p-0");
+        let obj = json!({"spec": {"containers": [{"name": "c", "image": "nvcr.io/pytorch:24.01"}]}});
+        let e = image_not_used_event(&key, "0a1b2c3d-0000-4000-8000-000000000000", &obj, "n1", 0.0).expect("event");
+        assert_eq!(e["metadata"]["name"], "p-0.0a1b2c3d00004000");
+        assert_eq!(e["metadata"]["namespace"], "default");
+        assert_eq!((e["reason"].as_str(), e["type"].as_str()), (Some("ImageNotUsed"), Some("Warning")));
+        assert!(e["message"].as_str().is_some_and(|m| m.contains("nvcr.io/pytorch:24.01")));
+        assert_eq!(e["source"]["host"], "n1");
+        let no_image = json!({"spec": {"containers": [{"name": "c"}]}});
+        assert!(image_not_used_event(&key, "u", &no_image, "n1", 0.0).is_none());
     }
 }

@@ -84,11 +84,17 @@ pub fn write_file(path: &Path, content: &[u8]) -> std::io::Result<()> {
     std::fs::DirBuilder::new().recursive(true).mode(if private(dir) { 0o700 } else { 0o755 }).create(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(".{name}.tmp"));
+    // The sandbox belongs to the pod's user: a link planted at the temp
+    // name must be replaced, never written through (the agent is root).
+    match std::fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .mode(if private(path) { 0o600 } else { 0o644 })
             .open(&tmp)?;
         f.write_all(content)?;

@@ -4,7 +4,8 @@
 //! deleted and recreated under the same name (a restarted job) never gets
 //! its predecessor's status or deletion.
 
-use ringleader_store::{ObjectKey, Op, Store, StoreError};
+use crate::cluster::Cluster;
+use ringleader_store::{ObjectKey, Op, StoreError};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +41,8 @@ pub enum Write {
     },
     /// Create a node unless it exists.
     CreateNode(Value),
+    /// Create an Event (its name is unique: no conflict to expect).
+    Event(Value),
 }
 
 /// Counters of what the writer did.
@@ -57,7 +60,12 @@ pub struct Counters {
 const MAX_BATCH: usize = 1000;
 
 /// Runs until every sender is dropped and all queued writes are flushed.
-pub async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Write>, tick: Duration, counters: Arc<Counters>) {
+pub async fn run(
+    store: Arc<dyn Cluster>,
+    mut rx: mpsc::UnboundedReceiver<Write>,
+    tick: Duration,
+    counters: Arc<Counters>,
+) {
     while let Some(first) = rx.recv().await {
         let mut writes = vec![first];
         tokio::time::sleep(tick).await;
@@ -68,12 +76,31 @@ pub async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Write>, tick: Dur
                     Err(_) => break,
                 }
             }
-            let store = store.clone();
-            let counters = counters.clone();
             let full = writes.len() >= MAX_BATCH;
-            let chunk = std::mem::take(&mut writes);
-            if let Err(e) = tokio::task::spawn_blocking(move || flush(&store, chunk, &counters)).await {
-                tracing::error!(error = %e, "store writer thread failed");
+            let mut chunk = std::mem::take(&mut writes);
+            let mut wait = RETRY_FIRST;
+            loop {
+                let (store, counters) = (store.clone(), counters.clone());
+                match tokio::task::spawn_blocking(move || flush(store.as_ref(), chunk, &counters)).await {
+                    Ok(None) => break,
+                    // The cluster cannot be reached (a remote agent cut off
+                    // from its API server): the same writes again, in order,
+                    // once it can. Heartbeats queued meanwhile are merged.
+                    Ok(Some(unsent)) => {
+                        tracing::warn!(writes = unsent.len(), retry_in = ?wait, "cannot reach the cluster; holding writes");
+                        tokio::time::sleep(wait).await;
+                        wait = (wait * 2).min(RETRY_MOST);
+                        chunk = unsent;
+                        while let Ok(w) = rx.try_recv() {
+                            chunk.push(w);
+                        }
+                        chunk = collapse(chunk);
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "store writer thread failed");
+                        break;
+                    }
+                }
             }
             if !full {
                 break;
@@ -82,13 +109,42 @@ pub async fn run(store: Store, mut rx: mpsc::UnboundedReceiver<Write>, tick: Dur
     }
 }
 
+/// How long writes wait after the cluster could not be reached (doubling up to the most).
+const RETRY_FIRST: Duration = Duration::from_millis(200);
+const RETRY_MOST: Duration = Duration::from_secs(5);
+
+/// `writes` with each node's patches merged into one, at its first place
+/// (they only ever set status fields, so the merge is their sum).
+fn collapse(writes: Vec<Write>) -> Vec<Write> {
+    let mut out: Vec<Write> = Vec::with_capacity(writes.len());
+    let mut at: HashMap<ObjectKey, usize> = HashMap::new();
+    for w in writes {
+        if let Write::Node { key, patch } = &w {
+            if let Some(&i) = at.get(key) {
+                if let Write::Node { patch: first, .. } = &mut out[i] {
+                    crate::agent::merge(first, patch.clone());
+                    continue;
+                }
+            }
+            at.insert(key.clone(), out.len());
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// Whether a store error says the cluster could not be reached at all.
+fn unreachable(e: &StoreError) -> bool {
+    matches!(e, StoreError::Io(_))
+}
+
 /// The current version and uid of an object, read once per flush attempt.
 struct Current {
     seen: HashMap<ObjectKey, Option<(u64, String)>>,
 }
 
 impl Current {
-    fn get(&mut self, store: &Store, key: &ObjectKey) -> Result<Option<(u64, String)>, StoreError> {
+    fn get(&mut self, store: &dyn Cluster, key: &ObjectKey) -> Result<Option<(u64, String)>, StoreError> {
         if let Some(c) = self.seen.get(key) {
             return Ok(c.clone());
         }
@@ -104,7 +160,7 @@ impl Current {
 /// The ops for `writes` given the store as it is now. Each object's first op
 /// requires the version just read, so nothing can be recreated between the
 /// read and the commit; later ops on it ride in the same transaction.
-fn plan(store: &Store, writes: &[Write]) -> Result<Vec<Op>, StoreError> {
+fn plan(store: &dyn Cluster, writes: &[Write]) -> Result<Vec<Op>, StoreError> {
     let mut current = Current { seen: HashMap::new() };
     let mut touched: HashMap<ObjectKey, bool> = HashMap::new(); // key → deleted in this batch
     let mut ops = Vec::with_capacity(writes.len());
@@ -131,6 +187,14 @@ fn plan(store: &Store, writes: &[Write]) -> Result<Vec<Op>, StoreError> {
                     ops.push(Op::Patch { key: key.clone(), patch: patch.clone(), expected: None });
                 }
             }
+            Write::Event(object) => {
+                // One per pod: a pod that runs again in place (restart back-off) gets no second.
+                let key = ObjectKey::of(object)?;
+                if current.get(store, &key)?.is_none() {
+                    current.seen.insert(key, Some((0, String::new())));
+                    ops.push(Op::Create(object.clone()));
+                }
+            }
             Write::CreateNode(object) => {
                 let key = ObjectKey::of(object)?;
                 if current.get(store, &key)?.is_none() {
@@ -143,28 +207,31 @@ fn plan(store: &Store, writes: &[Write]) -> Result<Vec<Op>, StoreError> {
     Ok(ops)
 }
 
-fn flush(store: &Store, writes: Vec<Write>, counters: &Counters) {
+/// Commits `writes`; gives them back when the cluster cannot be reached.
+fn flush(store: &dyn Cluster, writes: Vec<Write>, counters: &Counters) -> Option<Vec<Write>> {
     // Another writer (the manager, the CLI) may commit between our read and
     // our batch: re-read and retry a few times before going one by one.
     for _ in 0..4 {
         let ops = match plan(store, &writes) {
             Ok(ops) => ops,
+            Err(e) if unreachable(&e) => return Some(writes),
             Err(e) => {
                 tracing::warn!(error = %e, "reading the store before a write failed");
                 break;
             }
         };
         if ops.is_empty() {
-            return;
+            return None;
         }
         let n = ops.len() as u64;
         match store.batch(ops) {
             Ok(_) => {
                 counters.batches.fetch_add(1, Ordering::Relaxed);
                 counters.writes.fetch_add(n, Ordering::Relaxed);
-                return;
+                return None;
             }
             Err(StoreError::Conflict { .. } | StoreError::NotFound(_) | StoreError::AlreadyExists(_)) => continue,
+            Err(e) if unreachable(&e) => return Some(writes),
             Err(e) => {
                 tracing::warn!(error = %e, writes = n, "batched write failed; writing one by one");
                 break;
@@ -174,9 +241,10 @@ fn flush(store: &Store, writes: Vec<Write>, counters: &Counters) {
     for w in writes {
         one_by_one(store, &w, counters);
     }
+    None
 }
 
-fn one_by_one(store: &Store, w: &Write, counters: &Counters) {
+fn one_by_one(store: &dyn Cluster, w: &Write, counters: &Counters) {
     for _ in 0..4 {
         let ops = match plan(store, std::slice::from_ref(w)) {
             Ok(ops) => ops,

@@ -220,6 +220,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         heartbeat_interval: 600.0,
         insecure_plain_http: false,
         tls_san: Vec::new(),
+        no_agent: false,
     };
     let plane = up::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
     let client = plane.client()?;

@@ -47,6 +47,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         heartbeat_interval: 2.0,
         insecure_plain_http: false,
         tls_san: Vec::new(),
+        no_agent: false,
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

@@ -9,13 +9,16 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod agent;
 mod bench;
 mod bench_api;
 mod bench_e2e;
 mod ctl;
 mod demo;
 mod describe;
+mod detect;
 mod get;
+mod isolation;
 mod jsonpath;
 mod logging;
 mod logs;
@@ -23,6 +26,7 @@ mod plan;
 mod printer;
 mod probe;
 mod profiles;
+mod remote;
 mod remove;
 mod sim;
 mod token;
@@ -59,6 +63,9 @@ enum Command {
     /// Start the whole control plane (store, API, scheduler, controllers,
     /// virtual nodes) in this process.
     Up(up::UpArgs),
+    /// Run the node agent on this host for nodes of a remote control plane
+    /// (`--kubeconfig FILE --node NAME --profile P`).
+    Agent(agent::AgentArgs),
     /// Start an embedded cluster, run the bundled example jobs, show what happened, stop.
     Demo(demo::DemoArgs),
     /// Create or update objects from files (validated first: all or nothing).
@@ -112,8 +119,11 @@ fn completion(shell: CompletionShell) -> Vec<u8> {
 }
 
 fn main() -> ExitCode {
+    // The agent re-executes this program as each sandboxed pod's init; it
+    // must run before anything starts a thread.
+    ringleader_agent::runtime::pod_init::run_if_invoked();
     let cli = Cli::parse();
-    logging::init(cli.log_format, matches!(cli.command, Command::Up(_)));
+    logging::init(cli.log_format, matches!(cli.command, Command::Up(_) | Command::Agent(_)));
     // `validate` documents 2 for sources it cannot read; every other command fails with 1, as kubectl.
     let failure = if matches!(cli.command, Command::Validate(_)) { 2 } else { 1 };
     let result = match cli.command {
@@ -124,6 +134,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Up(args) => up::run(args).map(|_| 0),
         Command::Demo(args) => demo::run(args).map(|_| 0),
+        Command::Agent(args) => agent::run(args).map(|_| 0),
         Command::Apply(args) => ctl::apply(args).map(|_| 0),
         Command::Get(args) => get::get(args).map(|_| 0),
         Command::Describe(args) => ctl::describe(args).map(|_| 0),

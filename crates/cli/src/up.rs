@@ -63,6 +63,10 @@ pub struct UpArgs {
     /// localhost, 127.0.0.1, ::1 and the address listened on.
     #[arg(long = "tls-san", value_name = "NAME")]
     pub tls_san: Vec<String>,
+    /// Run the control plane alone: nodes come from `ringleader agent`s on
+    /// other hosts (the cluster file's Nodes are not served here).
+    #[arg(long)]
+    pub no_agent: bool,
 }
 
 /// A running control plane.
@@ -160,9 +164,6 @@ pub fn cluster(text: &str, source: &str) -> Result<(Vec<VirtualNode>, Vec<serde_
             ),
         }
     }
-    if nodes.is_empty() {
-        bail!("{source}: no Node in the cluster file");
-    }
     Ok((nodes, others))
 }
 
@@ -177,7 +178,12 @@ pub async fn start(args: &UpArgs) -> Result<Plane> {
 
 /// [`start`] with the cluster file's text given (`args.cluster` is ignored).
 pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane> {
-    let (nodes, others) = cluster(text, source)?;
+    let (mut nodes, others) = cluster(text, source)?;
+    if args.no_agent {
+        nodes.clear();
+    } else if nodes.is_empty() {
+        bail!("{source}: no Node in the cluster file");
+    }
     let listener =
         tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
     let bound = listener.local_addr()?;
@@ -245,8 +251,21 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.max(0.05)));
     // Pods run `ringleader probe …`: this binary's directory goes first on their PATH.
     if let Some(dir) = std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
-        aconfig.path_env = format!("{}:{}", dir.display(), aconfig.path_env);
+        aconfig.program_dir = Some(dir);
     }
+    if args.no_agent {
+        return Ok(Plane {
+            url,
+            token: token.as_str().to_string(),
+            ca_pem,
+            kubeconfig,
+            nodes,
+            shutdown: tx,
+            tasks,
+            health,
+        });
+    }
+    crate::isolation::configure(&mut aconfig, crate::isolation::Host::OneProcess, &[]);
     let astore = store.clone();
     tasks.push((
         "agent",
@@ -319,7 +338,11 @@ pub fn run(args: UpArgs) -> Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let mut plane = start(&args).await?;
-        println!("ringleader up: API at {} ({} nodes)", plane.url, plane.nodes.len());
+        if args.no_agent {
+            println!("ringleader up: API at {} (control plane only: nodes join with `ringleader agent`)", plane.url);
+        } else {
+            println!("ringleader up: API at {} ({} nodes)", plane.url, plane.nodes.len());
+        }
         for n in &plane.nodes {
             println!("  node {:<12} {:<16} {}", n.name, n.profile, n.address);
         }
@@ -360,6 +383,7 @@ mod tests {
             heartbeat_interval: 10.0,
             insecure_plain_http: plain,
             tls_san: Vec::new(),
+            no_agent: false,
         }
     }
 

@@ -129,8 +129,10 @@ fn one_pod_pytorch(name: &str, policy: &str, script: &str) -> String {
 #[test]
 fn exit_137_restarts_under_on_failure_and_exit_1_fails_under_exit_code() {
     let p = Plane::start(&cluster_yaml(14, &[("g-1", "pcie-4090-8")]), &[]);
-    let mark = p.dir.path().join("ran-once");
-    let script = format!("if [ -f {m} ]; then exit 0; fi; touch {m}; kill -9 $$", m = mark.display());
+    // In the pod's own sandbox ($HOME), which the replacement pod of the
+    // same name gets again: the rest of the host is read-only to a pod.
+    let mark = p.data_dir().join("nodes/g-1/pods/default_flaky-master-0/ran-once");
+    let script = "if [ -f \"$HOME/ran-once\" ]; then exit 0; fi; touch \"$HOME/ran-once\"; kill -9 $$".to_string();
     p.apply(&one_pod_pytorch("flaky", "OnFailure", &script)).expect("apply");
     p.apply(&one_pod_pytorch("broken", "ExitCode", "exit 1")).expect("apply");
     p.wait_for(60, "flaky Completed", |p| p.phase("pytorchjobs", "flaky") == "Completed");

@@ -11,7 +11,8 @@
 //! 2. The scheduler places the pods; the caller describes that as a
 //!    [`placement::Placement`].
 //! 3. [`env::placed_env`] / [`env::pod_env`] — addresses, visible devices,
-//!    hostfile, `TF_CONFIG`; [`ranktable::hccl`] — `hccl.json` and its
+//!    hostfile, `TF_CONFIG`, with the rendezvous ports [`ports::assign`]
+//!    chose free on each pod's address; [`ranktable::hccl`] — `hccl.json` and its
 //!    `rings-config-<job>` ConfigMap; [`ranktable::mindie`] — the MindIE
 //!    global rank table and its subscription hub.
 //! 4. [`lifecycle::reconcile`] — from the observed pods and nodes, the
@@ -37,6 +38,7 @@ pub mod fault;
 pub mod hotreset;
 pub mod lifecycle;
 pub mod placement;
+pub mod ports;
 pub mod ranktable;
 
 pub use env::lint::{env_warnings, env_warnings_for_resource, EnvWarning};

@@ -28,6 +28,11 @@ pub struct PodPlacement {
     pub devices: Vec<PlacedDevice>,
     /// SuperPoD of the node (A3 SuperPoD only).
     pub super_pod_id: Option<String>,
+    /// The rendezvous port this pod listens on, as [`crate::ports::assign`]
+    /// chose it on the pod's address; `None`: not chosen (the job's declared
+    /// or default port stands), or the pod listens on none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
 }
 
 /// Placements by pod name. A pod missing here is not placed yet.

@@ -7,6 +7,7 @@
 use crate::cache::{annotation, str_at, Cache};
 use crate::events::{self, Recorder};
 use crate::pods::{self, CONFIG_FILES, FILES, START};
+use crate::ports;
 use crate::{ManagerConfig, ManagerError};
 use ringleader_api::devices::{classify, Family};
 use ringleader_api::model::JobKind;
@@ -15,6 +16,7 @@ use ringleader_api::{DeviceKind, Job, Resource};
 use ringleader_controller::fault::NodeLossConfig;
 use ringleader_controller::lifecycle::{status, DeleteMode, JobStatus, ObservedNode, PodPhase};
 use ringleader_controller::placement::{PlacedDevice, Placement, PodPlacement};
+use ringleader_controller::ports::{self as chosen, parse_annotation};
 use ringleader_controller::ranktable::hccl;
 use ringleader_controller::{env, reconcile, Action, JobState, Observed};
 use ringleader_store::{ObjectKey, Op, Store, StoreError, Stored};
@@ -130,6 +132,10 @@ pub fn placement_of(pod: &Value, nodes: &BTreeMap<&str, &NodeView>) -> Option<Po
             .map(|id| PlacedDevice { id, device_ip: Some(device_ip(&node.address, id)), super_device_id: None })
             .collect(),
         super_pod_id: node.super_pod.clone(),
+        // Only a released pod's port is settled; a waiting one's is chosen at its release.
+        port: pods::started(pod)
+            .then(|| annotation(pod, ports::ANNOTATION).and_then(|v| parse_annotation(v).first().copied()))
+            .flatten(),
     })
 }
 
@@ -221,7 +227,7 @@ pub fn reconcile_job(
     }
     events::write(store, cache, ops, recorded, now)?;
     if !state.status.phase.is_finished() {
-        launch(store, cache, job, pods, &state, &by_name)?;
+        launch(store, cache, job, pods, &state, &by_name, now)?;
     }
     Ok(requeue)
 }
@@ -395,6 +401,7 @@ fn launch(
     seen: &[Arc<Stored>],
     state: &JobState,
     nodes: &BTreeMap<&str, &NodeView>,
+    now: f64,
 ) -> Result<(), ManagerError> {
     let uid = job.uid();
     // The pods as they are after this reconcile's own writes.
@@ -415,7 +422,7 @@ fn launch(
         return Ok(());
     }
     let exp = state.expansion();
-    let placement = Placement {
+    let mut placement = Placement {
         pods: pods
             .iter()
             .filter_map(|p| {
@@ -424,6 +431,24 @@ fn launch(
             .collect(),
     };
     let opts = &state.config.env;
+    let assigned = chosen::listeners(&effective, &state.extras, &exp.pods, opts).and_then(|l| {
+        if l.is_empty() {
+            return Ok(false);
+        }
+        // Only jobs that listen pay for the walk over the pods.
+        let addresses: BTreeSet<&str> = placement.pods.values().map(|p| p.pod_ip.as_str()).collect();
+        let in_use = ports::in_use(cache, nodes, &addresses);
+        chosen::assign(&l, &mut placement, &in_use).map(|()| true)
+    });
+    let names_ports = match assigned {
+        Ok(n) => n,
+        Err(e) => {
+            // Not released: the pods wait until a port frees up (or the job is fixed).
+            let mut rec = Recorder::new(events::CONTROLLER);
+            rec.observed(&job.stored.object, events::EventType::Warning, "FailedPortAssignment", e.to_string());
+            return events::write(store, cache, Vec::new(), rec, now);
+        }
+    };
     let placed = env::placed_env(&effective, &state.extras, &exp.pods, &placement, opts);
     let full = env::pod_env(&effective, &state.extras, &exp.pods, &placement, opts);
     let rank_table = is_npu_job(&effective).then(|| {
@@ -458,6 +483,9 @@ fn launch(
         }
         let containers = with_env(&pod.object, &vars, effective.kind == JobKind::AscendJob);
         annotations.insert(FILES.into(), json!(serde_json::to_string(&files).unwrap_or_default()));
+        if names_ports {
+            annotations.insert(ports::ANNOTATION.into(), json!(chosen::annotation_value(&placement, name)));
+        }
         annotations.insert(START.into(), json!("true"));
         ops.push(Op::Patch {
             key: pod.key.clone(),

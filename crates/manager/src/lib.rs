@@ -12,6 +12,7 @@ pub mod invalid;
 pub mod jobs;
 pub mod nodes;
 pub mod pods;
+pub mod ports;
 pub mod schedule;
 
 use cache::Cache;

@@ -37,6 +37,13 @@ impl Token {
         Token(value.into())
     }
 
+    /// A fresh random token (32 bytes, hex), kept nowhere.
+    pub fn random() -> Token {
+        let mut bytes = [0u8; 32];
+        rand::rngs::OsRng.fill_bytes(&mut bytes);
+        Token(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
     /// The path of the token file of a data directory.
     pub fn path(data_dir: &Path) -> PathBuf {
         data_dir.join(TOKEN_FILE)
@@ -50,9 +57,7 @@ impl Token {
             return Ok(token);
         }
         std::fs::create_dir_all(data_dir)?;
-        let mut bytes = [0u8; 32];
-        rand::rngs::OsRng.fill_bytes(&mut bytes);
-        let value: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let value = Token::random().0;
         let tmp = data_dir.join(format!(".{TOKEN_FILE}.{}", std::process::id()));
         {
             let mut opts = std::fs::OpenOptions::new();

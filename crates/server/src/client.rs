@@ -352,6 +352,24 @@ impl Client {
         self.json(self.request(reqwest::Method::DELETE, &path), &path).await
     }
 
+    /// Deletes an object now, if it is still at `resource_version` (the
+    /// request's precondition): how an agent removes a pod whose processes
+    /// it has stopped, as a kubelet does with a zero grace period.
+    pub async fn delete_now(
+        &self,
+        res: &ResourceType,
+        ns: &str,
+        name: &str,
+        resource_version: Option<u64>,
+    ) -> Result<Value> {
+        let path = format!("{}?gracePeriodSeconds=0", res.object_path(ns, name));
+        let mut options = serde_json::json!({"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0});
+        if let Some(v) = resource_version {
+            options["preconditions"] = serde_json::json!({"resourceVersion": v.to_string()});
+        }
+        self.json(self.request(reqwest::Method::DELETE, &path).json(&options), &path).await
+    }
+
     /// Watches a type in one namespace (`None`: all), from after
     /// `from_version` (`None`: the current objects as ADDED, then changes).
     /// A version too old fails with reason `Expired` (410).

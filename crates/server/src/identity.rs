@@ -39,6 +39,9 @@ pub const NODE_USER_PREFIX: &str = "system:node:";
 /// The identity of the scheduler and job controllers (the manager): the
 /// only one that may bind pods (`spec.nodeName`, device annotations).
 pub const SCHEDULER_USER: &str = "system:ringleader:scheduler";
+/// The API server itself when it proxies a pod's log to the agent that
+/// serves it; its token lives in the server's memory only.
+pub const APISERVER_USER: &str = "system:ringleader:apiserver";
 /// Longest user or group name accepted (a DNS subdomain's length).
 const MAX_NAME_CHARS: usize = 253;
 
@@ -222,6 +225,8 @@ struct Cached {
 #[derive(Clone)]
 pub struct Authenticator {
     admin: Token,
+    /// The server's own token for requests to agents ([`APISERVER_USER`]).
+    proxy: Option<Token>,
     registry: Option<Arc<PathBuf>>,
     cache: Arc<Mutex<Cached>>,
 }
@@ -229,7 +234,13 @@ pub struct Authenticator {
 impl Authenticator {
     /// The admin token alone.
     pub fn new(admin: Token) -> Authenticator {
-        Authenticator { admin, registry: None, cache: Arc::default() }
+        Authenticator { admin, proxy: None, registry: None, cache: Arc::default() }
+    }
+
+    /// Also accepts `token` as [`APISERVER_USER`].
+    pub fn with_proxy_token(mut self, token: Token) -> Authenticator {
+        self.proxy = Some(token);
+        self
     }
 
     /// Also accepts the tokens of the registry at `path`.
@@ -243,6 +254,9 @@ impl Authenticator {
     pub fn identify(&self, presented: &str) -> Option<Identity> {
         if self.admin.matches(presented) {
             return Some(Identity::admin());
+        }
+        if self.proxy.as_ref().is_some_and(|p| p.matches(presented)) {
+            return Some(Identity::new(APISERVER_USER, Vec::<String>::new()));
         }
         let wanted = digest(presented);
         let tokens = self.tokens();

@@ -25,6 +25,7 @@ mod fields;
 pub mod health;
 pub mod identity;
 pub mod kubeconfig;
+pub mod kubelet;
 mod logs;
 pub mod metrics;
 pub mod node_view;
@@ -75,15 +76,19 @@ pub struct ServerState {
     data_dir: Option<Arc<std::path::PathBuf>>,
     /// Components `/livez` and `/readyz` report on.
     health: health::Health,
+    /// What the server presents to agents when it proxies a pod's log.
+    proxy_token: Token,
 }
 
 impl ServerState {
     /// State over an open store.
     pub fn new(store: Store, token: Token, metrics: Metrics) -> ServerState {
         let (close, closing) = tokio::sync::watch::channel(false);
+        let proxy_token = Token::random();
         ServerState {
             store,
-            authn: identity::Authenticator::new(token),
+            authn: identity::Authenticator::new(token).with_proxy_token(proxy_token.clone()),
+            proxy_token,
             metrics,
             closing,
             close: Arc::new(close),
@@ -112,6 +117,10 @@ impl ServerState {
 
     pub(crate) fn authn(&self) -> &identity::Authenticator {
         &self.authn
+    }
+
+    pub(crate) fn proxy_token(&self) -> &Token {
+        &self.proxy_token
     }
 
     pub(crate) fn data_dir(&self) -> Option<&std::path::Path> {

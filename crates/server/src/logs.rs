@@ -103,13 +103,48 @@ impl LogOptions {
             follow: flag("follow")?,
         })
     }
+
+    /// The options as a query string (a proxied request's), `since` as
+    /// `sinceTime` so that the agent's clock does not shift it.
+    pub fn to_query(&self) -> String {
+        let mut q: Vec<String> = Vec::new();
+        if let Some(c) = &self.container {
+            q.push(format!("container={}", encode(c)));
+        }
+        for (k, on) in [("previous", self.previous), ("timestamps", self.timestamps), ("follow", self.follow)] {
+            if on {
+                q.push(format!("{k}=true"));
+            }
+        }
+        if let Some(t) = self.since {
+            q.push(format!("sinceTime={}", encode(&ringleader_api::time::rfc3339(t))));
+        }
+        if let Some(n) = self.tail_lines {
+            q.push(format!("tailLines={n}"));
+        }
+        if let Some(n) = self.limit_bytes {
+            q.push(format!("limitBytes={n}"));
+        }
+        q.join("&")
+    }
+}
+
+/// Percent-encodes a query value.
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 fn pod_key(ns: &str, name: &str) -> ObjectKey {
     ObjectKey::new("v1", "Pod", ns, name)
 }
 
-fn finished(pod: &Value) -> bool {
+pub(crate) fn finished(pod: &Value) -> bool {
     matches!(pod.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"))
 }
 
@@ -163,6 +198,17 @@ fn sandbox_tail(node: &str, ns: &str, pod: &str) -> Option<[String; 5]> {
 fn ends_with(path: &Path, tail: &[String; 5]) -> bool {
     let parts: Vec<&std::ffi::OsStr> = path.components().map(Component::as_os_str).collect();
     parts.len() > tail.len() && parts[parts.len() - tail.len()..].iter().zip(tail).all(|(a, b)| *a == b.as_str())
+}
+
+/// A pod's log in the sandboxes under `data_dir`, or why its names cannot
+/// name one.
+pub(crate) fn sandbox_log(data_dir: &Path, node: &str, ns: &str, pod: &str) -> Result<PathBuf, ApiError> {
+    let Some(tail) = sandbox_tail(node, ns, pod) else {
+        return Err(ApiError::bad_request(format!(
+            "pod {pod} has no log: spec.nodeName {node:?} and the pod's name cannot name a sandbox"
+        )));
+    };
+    Ok(tail.iter().fold(data_dir.to_path_buf(), |p, part| p.join(part)))
 }
 
 /// The pod's log file: under the data dir when the server knows it; else the
@@ -356,11 +402,45 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
             "container {container:?} in pod {name:?} is waiting to start: {reason}"
         )));
     }
+    let node = s(&pod, "/spec/nodeName").to_string();
+    if let Some(endpoint) = agent_endpoint(state, &node).await? {
+        let opts = LogOptions { container: Some(container), ..opts };
+        return proxy(state, &endpoint, ns, name, &opts).await;
+    }
     let path = log_path(state.data_dir(), &pod, ns, name)?;
+    let closing = state.closing.clone();
+    let state = state.clone();
+    let done = move || {
+        let state = state.clone();
+        let key = key.clone();
+        async move {
+            match state.blocking(move |s| s.get(&key)).await {
+                Ok(None) => Some(true),
+                Ok(Some(p)) => Some(finished(&p.object)),
+                Err(_) => None,
+            }
+        }
+    };
+    serve_file(path, &opts, done, closing).await
+}
+
+/// Serves a log file with `opts`; a followed one until `done` says the pod
+/// finished or is gone (`None`: it cannot tell, the stream ends) and one
+/// last read found nothing new, or until `closing` turns true.
+pub async fn serve_file<F, Fut>(
+    path: PathBuf,
+    opts: &LogOptions,
+    mut done: F,
+    mut closing: tokio::sync::watch::Receiver<bool>,
+) -> Result<Response, ApiError>
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Option<bool>> + Send,
+{
     let times = times_of(&path);
     let data = read_all(&path).await?;
     let stamps = String::from_utf8_lossy(&read_all(&times).await?).into_owned();
-    let head = render(&data, &stamps, &opts);
+    let head = render(&data, &stamps, opts);
     let headers = [(CONTENT_TYPE, "text/plain; charset=utf-8")];
     if !opts.follow || opts.limit_bytes.is_some_and(|l| head.len() as u64 >= l) {
         return Ok((headers, Bytes::from(head)).into_response());
@@ -376,8 +456,6 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
         left: opts.limit_bytes.map(|l| l - head.len() as u64),
     };
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
-    let mut closing = state.closing.clone();
-    let state = state.clone();
     tokio::spawn(async move {
         if !head.is_empty() && tx.send(Bytes::from(head)).await.is_err() {
             return;
@@ -400,13 +478,11 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
             if last_round || *closing.borrow() {
                 return;
             }
-            let k = key.clone();
-            match state.blocking(move |s| s.get(&k)).await {
+            match done().await {
                 // Gone or finished: one more read drains what the process wrote last.
-                Ok(None) => last_round = true,
-                Ok(Some(p)) if finished(&p.object) => last_round = true,
-                Ok(Some(_)) => {}
-                Err(_) => return,
+                Some(true) => last_round = true,
+                Some(false) => {}
+                None => return,
             }
             if !last_round {
                 tokio::select! {
@@ -423,6 +499,9 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
     });
     Ok((headers, stream_body(body)).into_response())
 }
+
+mod proxy;
+use proxy::{agent_endpoint, proxy};
 
 #[cfg(test)]
 mod tests;

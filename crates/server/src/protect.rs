@@ -34,6 +34,8 @@ pub const BINDING_ANNOTATIONS: &[&str] = &[
     ringleader_scheduler::place::VISIBLE_DEVICES,
     ringleader_scheduler::place::GPU_MILLI,
     ringleader_api::ascend::NPU_CORE,
+    // The rendezvous ports the manager chose: a port edited away would look free to the next job.
+    "ringleader.io/ports",
 ];
 
 /// Pod annotations an agent writes besides status.
@@ -78,11 +80,26 @@ pub fn binding_changes(before: Option<&Value>, after: &Value) -> Vec<String> {
     fields
 }
 
+/// What an agent registers of its Node's spec (its hardware, address and
+/// place in the network, as a kubelet registers capacity and labels); the
+/// admin's switches (`stopped`, `injectedFaults`) stay out of its reach.
+const AGENT_NODE_SPEC: &[&str] = &["profile", "topologyText", "npuSmiText", "network", "address"];
+
 /// Everything of an object but what a node agent may write.
 fn beyond_status(rt: &ResourceType, object: Option<&Value>) -> Value {
     let mut o = object.cloned().unwrap_or(Value::Null);
     if let Some(map) = o.as_object_mut() {
         map.remove("status");
+        if rt == NODES {
+            if let Some(spec) = map.get_mut("spec").and_then(Value::as_object_mut) {
+                for f in AGENT_NODE_SPEC {
+                    spec.remove(*f);
+                }
+            }
+            if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("labels");
+            }
+        }
         if let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut) {
             for f in ["resourceVersion", "generation", "managedFields", "uid", "creationTimestamp"] {
                 meta.remove(f);
@@ -154,7 +171,7 @@ pub(crate) async fn admit(
                 return Err(refuse(id, verb, rt, after, &[], &format!("node {node:?} may create only its own Node")));
             }
         } else if (rt == PODS || rt == NODES) && beyond_status(rt, before) != beyond_status(rt, Some(after)) {
-            let why = format!("node {node:?} may write only the status of its Node and of pods bound to it");
+            let why = format!("node {node:?} may write only the status of pods bound to it, and of its Node the status, labels and registered hardware");
             return Err(refuse(id, verb, rt, after, &[], &why));
         }
     }

@@ -8,7 +8,7 @@
 //! the user's to edit after.
 
 use crate::authz::Attributes;
-use crate::identity::{Identity, AUTHENTICATED_GROUP, MASTERS_GROUP, NODES_GROUP, SCHEDULER_USER};
+use crate::identity::{Identity, APISERVER_USER, AUTHENTICATED_GROUP, MASTERS_GROUP, NODES_GROUP, SCHEDULER_USER};
 use crate::resources::{self, ResourceType, RESOURCES};
 use ringleader_store::{ObjectKey, Selector, Store, StoreError};
 use serde_json::{json, Value};
@@ -284,12 +284,14 @@ pub fn builtin_objects() -> Vec<Value> {
             ],
         ),
         cluster_role(SCHEDULER_USER, vec![rule(&groups, &["*"], &["*"])]),
+        cluster_role(APISERVER_USER, vec![rule(&[""], &["pods/log"], &["get"])]),
         cluster_binding("cluster-admin", "cluster-admin", "Group", MASTERS_GROUP),
         cluster_binding("system:discovery", "system:discovery", "Group", AUTHENTICATED_GROUP),
         cluster_binding("system:basic-user", "system:basic-user", "Group", AUTHENTICATED_GROUP),
         cluster_binding("system:monitoring", "system:monitoring", "Group", "system:monitoring"),
         cluster_binding("system:node", "system:node", "Group", NODES_GROUP),
         cluster_binding(SCHEDULER_USER, SCHEDULER_USER, "User", SCHEDULER_USER),
+        cluster_binding(APISERVER_USER, APISERVER_USER, "User", APISERVER_USER),
     ]
 }
 

@@ -745,13 +745,14 @@ async fn delete(
         return Ok(req.format.respond(StatusCode::OK, &out));
     }
     let mut grace = req.u64_param("gracePeriodSeconds")?;
-    if grace.is_none() && !req.body.is_empty() {
+    let options = serde_json::from_slice::<Value>(&req.body).unwrap_or(Value::Null);
+    if grace.is_none() {
         // kubectl sends DeleteOptions in the body.
-        if let Ok(opts) = serde_json::from_slice::<Value>(&req.body) {
-            grace = opts.get("gracePeriodSeconds").and_then(Value::as_u64);
-        }
+        grace = options.get("gracePeriodSeconds").and_then(Value::as_u64);
     }
-    if rt != PODS {
+    let precondition = |p: &str| options.pointer(p).and_then(Value::as_str).filter(|v| !v.is_empty());
+    let (want_uid, want_version) = (precondition("/preconditions/uid"), precondition("/preconditions/resourceVersion"));
+    if rt != PODS && want_uid.is_none() && want_version.is_none() {
         let stored = state.blocking(move |s| s.delete(&key, None)).await?;
         return Ok(req.format.respond(StatusCode::OK, &stored.object));
     }
@@ -759,6 +760,22 @@ async fn delete(
     let Some(pod) = state.blocking(move |s| s.get(&k)).await? else {
         return Err(StoreError::NotFound(key).into());
     };
+    // DeleteOptions.preconditions: the object must still be the one the
+    // caller saw (an agent removing a pod never removes its successor).
+    let resource = crate::status::Resource::of_key(&key);
+    if want_uid.is_some_and(|u| Some(u) != str_at(&pod.object, "/metadata/uid"))
+        || want_version.is_some_and(|v| v != pod.resource_version.to_string())
+    {
+        return Err(ApiError::conflict(&resource, &key.name));
+    }
+    let marked = str_at(&pod.object, "/metadata/deletionTimestamp").is_some();
+    if rt != PODS || (grace == Some(0) && marked) {
+        // A pod already marked, deleted again with zero grace: its agent has
+        // stopped it and removes it now (a kubelet's final delete).
+        let version = pod.resource_version;
+        let stored = state.blocking(move |s| s.delete(&key, Some(version))).await?;
+        return Ok(req.format.respond(StatusCode::OK, &stored.object));
+    }
     let node = str_at(&pod.object, "/spec/nodeName").filter(|n| !n.is_empty()).map(str::to_string);
     let started =
         str_at(&pod.object, &format!("/metadata/annotations/{}", START_ANNOTATION.replace('/', "~1"))) == Some("true");

@@ -422,5 +422,20 @@ async fn started_pods_are_marked_for_the_agent() -> TestResult {
     // Grace 0 on a live node: the agent kills it at once, still through the mark.
     let p4 = c.delete(PODS, "default", "p4", Some(0)).await?;
     assert_eq!(p4["metadata"]["deletionGracePeriodSeconds"], 0);
+    let uid = p4["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+    // The agent's final delete names the pod it stopped: a stale version or another uid is a conflict.
+    let final_delete = |body: serde_json::Value| {
+        s.raw(reqwest::Method::DELETE, "/api/v1/namespaces/default/pods/p4?gracePeriodSeconds=0").json(&body).send()
+    };
+    let stale = final_delete(json!({"preconditions": {"resourceVersion": "1"}})).await?;
+    assert_eq!(stale.status().as_u16(), 409);
+    let other = final_delete(json!({"preconditions": {"uid": "someone-else"}})).await?;
+    assert_eq!(other.status().as_u16(), 409);
+    assert!(c.get(PODS, "default", "p4").await.is_ok(), "still there after refused deletes");
+    let done =
+        final_delete(json!({"preconditions": {"uid": uid, "resourceVersion": p4["metadata"]["resourceVersion"]}}))
+            .await?;
+    assert_eq!(done.status().as_u16(), 200);
+    assert!(matches!(c.get(PODS, "default", "p4").await, Err(e) if e.is_not_found()));
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! the whole group (a training launcher's children die with it), and find
 //! groups a crashed agent left behind.
 
+use super::isolate;
 use crate::status::Exit;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -36,19 +37,54 @@ pub fn times_path(log: &Path) -> PathBuf {
 /// every line's start in [`times_path`] (what `kubectl logs --timestamps`
 /// and `--since` read). The pipes close with the agent, as the pods do.
 pub fn spawn(launch: &Launch) -> std::io::Result<Running> {
+    spawn_in(launch, None)
+}
+
+/// A pod's sandbox as the agent hands it to the pod init.
+#[derive(Debug)]
+pub struct Confined {
+    /// The program run with [`isolate::INIT_ARG`].
+    pub init_program: PathBuf,
+    /// What the init builds and runs.
+    pub spec: isolate::Spec,
+    /// The pod's uid, free again once the init is reaped.
+    pub lease: isolate::Lease,
+    /// Lines for the head of the log (volumes not mounted as asked).
+    pub notes: Vec<String>,
+}
+
+/// [`spawn`], in a sandbox when `confined` is given: the process the agent
+/// waits on and signals is then the pod init (the group leader, with the
+/// pod's environment), and the program runs under it.
+pub fn spawn_in(launch: &Launch, confined: Option<Confined>) -> std::io::Result<Running> {
     let (program, args) = launch.argv.split_first().ok_or_else(|| std::io::Error::other("empty command"))?;
     let open = |p: &Path| std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(p);
-    let log = open(&launch.log)?;
-    let times = open(&times_path(&launch.log))?;
+    let mut log = open(&launch.log)?;
+    let mut times = open(&times_path(&launch.log))?;
     // One pipe for both streams keeps their order, as one file did.
     let (reader, writer) = std::io::pipe()?;
     let err = writer.try_clone()?;
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args)
-        .env_clear()
+    let (mut cmd, stdin, lease) = match confined {
+        None => (tokio::process::Command::new(program), Stdio::null(), None),
+        Some(c) => {
+            let stamp = jiff::Timestamp::now().to_string();
+            for note in &c.notes {
+                times.write_all(format!("{stamp}\n").as_bytes())?;
+                log.write_all(format!("ringleader sandbox: {note}\n").as_bytes())?;
+            }
+            let mut cmd = tokio::process::Command::new(&c.init_program);
+            cmd.arg(isolate::INIT_ARG);
+            (cmd, Stdio::from(spec_file(&c.spec)?), Some(c.lease))
+        }
+    };
+    if lease.is_none() {
+        cmd.args(args).current_dir(&launch.cwd);
+    } else {
+        cmd.current_dir("/");
+    }
+    cmd.env_clear()
         .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .current_dir(&launch.cwd)
-        .stdin(Stdio::null())
+        .stdin(stdin)
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(err))
         .process_group(0)
@@ -63,7 +99,25 @@ pub fn spawn(launch: &Launch) -> std::io::Result<Running> {
         }
         let _ = done_tx.send(());
     })?;
-    Ok(Running { child, done })
+    Ok(Running { child, done, _lease: lease })
+}
+
+/// The init's spec in an anonymous file (no size limit, nothing on disk,
+/// nothing on a command line other users can read).
+fn spec_file(spec: &isolate::Spec) -> std::io::Result<std::fs::File> {
+    use std::io::Seek;
+    use std::os::fd::FromRawFd;
+    let text = serde_json::to_vec(spec).map_err(std::io::Error::other)?;
+    // SAFETY: the name is a NUL-terminated literal.
+    let fd = unsafe { libc::memfd_create(c"pod-spec".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: memfd_create returned a new descriptor we own.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    file.write_all(&text)?;
+    file.rewind()?;
+    Ok(file)
 }
 
 /// How long an exited pod's last output may take to reach the log; a
@@ -75,6 +129,8 @@ const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 pub struct Running {
     child: tokio::process::Child,
     done: tokio::sync::oneshot::Receiver<()>,
+    /// Held until the process is reaped (dropped with this).
+    _lease: Option<isolate::Lease>,
 }
 
 impl Running {

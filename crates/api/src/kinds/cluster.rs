@@ -79,6 +79,21 @@ pub struct NodeStatus {
     /// Last heartbeat, seconds since the Unix epoch (agent-written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_heartbeat: Option<f64>,
+    /// Where a standalone agent serves its pods' logs (the API server
+    /// proxies `…/log` there, as kube-apiserver does to the kubelet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_endpoint: Option<AgentEndpoint>,
+}
+
+/// A standalone agent's HTTPS endpoint (agent-written).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentEndpoint {
+    /// Base URL, e.g. `https://10.0.0.2:10250`.
+    pub url: String,
+    /// PEM of the CA that signed the agent's serving certificate: the API
+    /// server trusts only it when it connects.
+    pub ca_pem: String,
 }
 
 /// `ringleader.io/v1alpha1` Node.

@@ -23,6 +23,24 @@ fn coordinator<'a>(ctx: &Ctx<'a>) -> Option<&'a PodPlan> {
     ctx.pods.iter().find(|p| p.role == role)
 }
 
+/// The coordinator listens on the port its framework's env names
+/// (`MASTER_PORT`, `MS_SCHED_PORT`, `CM_CHIEF_PORT`); jobs without one of
+/// those frameworks name no port.
+pub(crate) fn listener<'a>(ctx: &Ctx<'a>) -> Option<(&'a PodPlan, i32, &'static str)> {
+    port_var(ctx)?;
+    let port = ctx.named_port("ascendjob-port").unwrap_or(DEFAULT_PORT);
+    Some((coordinator(ctx)?, port, "containerPort named ascendjob-port"))
+}
+
+fn port_var(ctx: &Ctx<'_>) -> Option<&'static str> {
+    match ctx.job.framework {
+        Some(Framework::PyTorch) => Some("MASTER_PORT"),
+        Some(Framework::MindSpore) => Some("MS_SCHED_PORT"),
+        Some(Framework::TensorFlow) => Some("CM_CHIEF_PORT"),
+        _ => None,
+    }
+}
+
 fn is_mindie(ctx: &Ctx<'_>) -> bool {
     ctx.job.labels.get("app").is_some_and(|a| a.starts_with("mindie-ms-"))
 }
@@ -106,6 +124,11 @@ pub(crate) fn placed(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
         };
         if let Some(var) = var {
             env.set(var, ip);
+        }
+    }
+    if let (Some((coord, wanted, _)), Some(var)) = (listener(ctx), port_var(ctx)) {
+        if placement.pod(&coord.name).is_some_and(|c| c.port.is_some()) {
+            env.set(var, ctx.port_of(&coord.name, wanted).to_string());
         }
     }
     let Some(me) = placement.pod(&pod.name) else { return };

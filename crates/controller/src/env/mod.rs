@@ -212,6 +212,18 @@ impl<'a> Ctx<'a> {
         })
     }
 
+    /// The port `pod_name` listens on: the one [`crate::ports::assign`]
+    /// chose on its address, else `wanted` (declared or default).
+    pub fn port_of(&self, pod_name: &str, wanted: i32) -> i32 {
+        self.placement.and_then(|p| p.pod(pod_name)?.port).map(i32::from).unwrap_or(wanted)
+    }
+
+    /// Whether any pod of the job has a chosen port: placed values naming
+    /// ports must then be rewritten even without addresses.
+    pub fn ports_chosen(&self) -> bool {
+        self.placement.is_some_and(|pl| self.pods.iter().any(|p| pl.pod(&p.name).is_some_and(|x| x.port.is_some())))
+    }
+
     pub fn host_network(&self, pod: &PodPlan) -> bool {
         self.role(pod).and_then(|r| r.template.spec.as_ref()?.host_network).unwrap_or(false)
     }

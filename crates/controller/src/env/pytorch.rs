@@ -25,6 +25,28 @@ fn nproc(ctx: &Ctx<'_>) -> (String, u32) {
     (written, n)
 }
 
+/// The pod that listens for the rendezvous, the port it asks for and where
+/// that port comes from: elastic worker 0 on `rdzvPort` (none when the user
+/// names `rdzvHost`: that endpoint is theirs), else the master (AI Hub: the
+/// first pod without one) on `pytorchjob-port`.
+pub(crate) fn listener<'a>(ctx: &Ctx<'a>) -> Option<(&'a PodPlan, i32, &'static str)> {
+    if let Some(elastic) = &ctx.extras.pytorch_elastic {
+        if elastic.rdzv_host.is_some() {
+            return None;
+        }
+        let w0 = ctx.pods.iter().find(|p| p.role == "Worker" && p.index == 0)?;
+        return Some(match elastic.rdzv_port {
+            Some(p) => (w0, p, "elasticPolicy.rdzvPort"),
+            None => (w0, port(ctx), "containerPort named pytorchjob-port"),
+        });
+    }
+    let m = match ctx.opts.pytorch_flavor {
+        PyTorchFlavor::Kubeflow => master(ctx),
+        PyTorchFlavor::AiHub => master(ctx).or_else(|| ctx.pods.first()),
+    }?;
+    Some((m, port(ctx), "containerPort named pytorchjob-port"))
+}
+
 pub(crate) fn static_env(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
     if ctx.opts.pytorch_flavor == PyTorchFlavor::AiHub {
         return ai_hub(ctx, pod, env);
@@ -85,26 +107,26 @@ fn ai_hub(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
 }
 
 pub(crate) fn placed(ctx: &Ctx<'_>, _pod: &PodPlan, env: &mut PodEnv) {
-    if !ctx.opts.use_addresses {
+    let ports = ctx.ports_chosen();
+    if !ctx.opts.use_addresses && !ports {
         return;
     }
-    if let Some(elastic) = &ctx.extras.pytorch_elastic {
-        if elastic.rdzv_host.is_none() {
-            if let Some(w0) = ctx.pods.iter().find(|p| p.role == "Worker" && p.index == 0) {
-                if let Some(addr) = ctx.address(&w0.name) {
-                    let rdzv_port = elastic.rdzv_port.unwrap_or(port(ctx));
-                    env.set("PET_RDZV_ENDPOINT", format!("{addr}:{rdzv_port}"));
-                }
-            }
+    let Some((listener, wanted, _)) = listener(ctx) else { return };
+    let port = ctx.port_of(&listener.name, wanted);
+    if ctx.extras.pytorch_elastic.is_some() {
+        let addr = ctx.address(&listener.name).filter(|_| ctx.opts.use_addresses);
+        if addr.is_some() || ports {
+            let host = addr.unwrap_or_else(|| format!("{}-worker-0", ctx.job.name));
+            env.set("PET_RDZV_ENDPOINT", format!("{host}:{port}"));
         }
         return;
     }
-    let master = match ctx.opts.pytorch_flavor {
-        PyTorchFlavor::Kubeflow => master(ctx),
-        PyTorchFlavor::AiHub => master(ctx).or_else(|| ctx.pods.first()),
-    };
-    if let Some(addr) = master.and_then(|m| ctx.address(&m.name)) {
+    if let Some(addr) = ctx.address(&listener.name).filter(|_| ctx.opts.use_addresses) {
         env.set("MASTER_ADDR", addr.clone());
         env.set("PET_MASTER_ADDR", addr);
+    }
+    if ports {
+        env.set("MASTER_PORT", port.to_string());
+        env.set("PET_MASTER_PORT", port.to_string());
     }
 }

@@ -40,14 +40,32 @@ fn arg(ctx: &Ctx<'_>, plugin: &str, name: &str) -> Option<String> {
     ctx.extras.volcano_plugins.get(plugin)?.iter().find_map(|a| a.strip_prefix(&prefix).map(str::to_string))
 }
 
+/// With the `pytorch` plugin the first master pod listens on `--port`; a
+/// `--port` that is not a number is left as written, and not chosen for.
+pub(crate) fn listener<'a>(ctx: &Ctx<'a>) -> Option<(&'a PodPlan, i32, &'static str)> {
+    if !has(ctx, "pytorch") {
+        return None;
+    }
+    let master = arg(ctx, "pytorch", "master").unwrap_or_else(|| "master".to_string());
+    let port = match arg(ctx, "pytorch", "port") {
+        Some(p) => p.parse::<i32>().ok()?,
+        None => DEFAULT_PYTORCH_PORT,
+    };
+    Some((ctx.pods_of(&master).first().copied()?, port, "plugins.pytorch --port"))
+}
+
 fn pytorch(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
     let master = arg(ctx, "pytorch", "master").unwrap_or_else(|| "master".to_string());
     let worker = arg(ctx, "pytorch", "worker").unwrap_or_else(|| "worker".to_string());
-    let port = arg(ctx, "pytorch", "port").unwrap_or_else(|| DEFAULT_PYTORCH_PORT.to_string());
+    let masters = ctx.pods_of(&master);
+    let port = match (listener(ctx), arg(ctx, "pytorch", "port")) {
+        (Some((m0, wanted, _)), _) => ctx.port_of(&m0.name, wanted).to_string(),
+        (None, Some(written)) => written,
+        (None, None) => DEFAULT_PYTORCH_PORT.to_string(),
+    };
     if pod.role != master && pod.role != worker {
         return;
     }
-    let masters = ctx.pods_of(&master);
     let Some(m0) = masters.first() else { return };
     let world = masters.len() + ctx.pods_of(&worker).len();
     let rank = if pod.role == master { pod.index as usize } else { masters.len() + pod.index as usize };
@@ -87,13 +105,10 @@ pub(crate) fn static_env(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
 }
 
 pub(crate) fn placed(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
-    if !ctx.opts.use_addresses {
-        return;
-    }
-    if has(ctx, "svc") {
+    if ctx.opts.use_addresses && has(ctx, "svc") {
         svc(ctx, env);
     }
-    if has(ctx, "pytorch") {
+    if (ctx.opts.use_addresses || ctx.ports_chosen()) && has(ctx, "pytorch") {
         pytorch(ctx, pod, env);
     }
 }

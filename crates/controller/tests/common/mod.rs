@@ -69,6 +69,7 @@ pub fn placed(node: u32, pod_ip: &str, first: u32, n: u32) -> PodPlacement {
             })
             .collect(),
         super_pod_id: None,
+        port: None,
     }
 }
 
@@ -218,6 +219,7 @@ impl Sim {
                         .map(|d| PlacedDevice { id: *d, device_ip: None, super_device_id: None })
                         .collect(),
                     super_pod_id: None,
+                    port: None,
                 });
                 p.devices = devices;
                 p.phase = PodPhase::Running;

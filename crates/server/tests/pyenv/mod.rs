@@ -44,7 +44,8 @@ pub fn venv(name: &str, package: &str, ready: impl Fn(&Path) -> bool) -> Result<
     if !out.status.success() {
         return Err(format!("python3 -m venv failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
-    let out = run(Command::new(bin.join("python")).args(["-m", "pip", "install", "--quiet", "--no-cache-dir", package]))?;
+    let out =
+        run(Command::new(bin.join("python")).args(["-m", "pip", "install", "--quiet", "--no-cache-dir", package]))?;
     if !out.status.success() {
         return Err(format!("pip install {package} failed: {}", String::from_utf8_lossy(&out.stderr)));
     }

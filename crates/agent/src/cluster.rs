@@ -1,0 +1,54 @@
+//! What the agent reads and writes of the cluster's state, wherever that
+//! state lives: the embedded store when the agent runs inside `ringleader
+//! up`, the API server over HTTPS when it runs on a host of its own
+//! (`ringleader agent --kubeconfig`). Calls block; the agent makes them from
+//! blocking threads (or, for a ConfigMap read as a pod starts, where a short
+//! block is acceptable).
+
+use ringleader_store::{ObjectKey, Op, Selector, Store, StoreError, Stored, Watch};
+use serde_json::Value;
+
+/// The cluster state an agent works against.
+pub trait Cluster: Send + Sync + 'static {
+    /// One object, if it exists.
+    fn get(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError>;
+    /// Creates an object (`AlreadyExists` when it is there).
+    fn create(&self, object: Value) -> Result<Stored, StoreError>;
+    /// Merge-patches an object, requiring version `expected` when given.
+    fn patch(&self, key: &ObjectKey, patch: &Value, expected: Option<u64>) -> Result<Stored, StoreError>;
+    /// Applies `ops` (in one transaction where the backend has them; a
+    /// remote one applies them in order and stops at the first failure,
+    /// which the writer's re-planning makes safe).
+    fn batch(&self, ops: Vec<Op>) -> Result<(), StoreError>;
+    /// Every object the selector covers, and the version they were read at.
+    fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError>;
+    /// Changes after version `from`, in order. A remote backend's stream
+    /// ends when it cannot resume (the agent then starts over).
+    fn watch(&self, selector: &Selector, from: u64) -> Result<Watch, StoreError>;
+}
+
+impl Cluster for Store {
+    fn get(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
+        Store::get(self, key)
+    }
+
+    fn create(&self, object: Value) -> Result<Stored, StoreError> {
+        Store::create(self, object)
+    }
+
+    fn patch(&self, key: &ObjectKey, patch: &Value, expected: Option<u64>) -> Result<Stored, StoreError> {
+        Store::patch(self, key, patch, expected)
+    }
+
+    fn batch(&self, ops: Vec<Op>) -> Result<(), StoreError> {
+        Store::batch_shared(self, ops).map(|_| ())
+    }
+
+    fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {
+        Store::list(self, selector)
+    }
+
+    fn watch(&self, selector: &Selector, from: u64) -> Result<Watch, StoreError> {
+        Store::watch(self, selector, from)
+    }
+}
