@@ -143,7 +143,7 @@ fn http_client(ca_pem: Option<&[u8]>, insecure: bool) -> std::result::Result<req
 }
 
 /// Percent-encodes a query value.
-fn encode(value: &str) -> String {
+pub(crate) fn encode(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {

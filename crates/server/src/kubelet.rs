@@ -69,11 +69,8 @@ pub async fn serve_tls(
         shutdown.await;
         stopper.graceful_shutdown(Some(Duration::from_secs(1)));
     });
-    let acceptor =
-        axum_server::tls_rustls::RustlsAcceptor::new(axum_server::tls_rustls::RustlsConfig::from_config(tls))
-            .acceptor(axum_server::accept::NoDelayAcceptor::new());
     let served = axum_server::Server::from_listener(listener)
-        .acceptor(acceptor)
+        .acceptor(crate::tls_acceptor(tls))
         .handle(handle)
         .serve(router.into_make_service())
         .await;

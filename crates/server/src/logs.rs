@@ -109,7 +109,7 @@ impl LogOptions {
     pub fn to_query(&self) -> String {
         let mut q: Vec<String> = Vec::new();
         if let Some(c) = &self.container {
-            q.push(format!("container={}", encode(c)));
+            q.push(format!("container={}", crate::client::encode(c)));
         }
         for (k, on) in [("previous", self.previous), ("timestamps", self.timestamps), ("follow", self.follow)] {
             if on {
@@ -117,7 +117,7 @@ impl LogOptions {
             }
         }
         if let Some(t) = self.since {
-            q.push(format!("sinceTime={}", encode(&ringleader_api::time::rfc3339(t))));
+            q.push(format!("sinceTime={}", crate::client::encode(&ringleader_api::time::rfc3339(t))));
         }
         if let Some(n) = self.tail_lines {
             q.push(format!("tailLines={n}"));
@@ -127,17 +127,6 @@ impl LogOptions {
         }
         q.join("&")
     }
-}
-
-/// Percent-encodes a query value.
-fn encode(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 fn pod_key(ns: &str, name: &str) -> ObjectKey {

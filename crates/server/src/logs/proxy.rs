@@ -56,9 +56,9 @@ pub(super) async fn proxy(
     let url = format!(
         "{}/containerLogs/{}/{}/{}?{}",
         endpoint.url.trim_end_matches('/'),
-        super::encode(ns),
-        super::encode(name),
-        super::encode(container),
+        crate::client::encode(ns),
+        crate::client::encode(name),
+        crate::client::encode(container),
         opts.to_query()
     );
     let certs = reqwest::Certificate::from_pem_bundle(endpoint.ca_pem.as_bytes())
