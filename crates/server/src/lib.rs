@@ -19,6 +19,7 @@ pub mod apply;
 pub mod auth;
 pub mod authz;
 pub mod client;
+pub mod crds;
 mod discovery;
 mod duplicates;
 mod fields;

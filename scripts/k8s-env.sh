@@ -1,0 +1,325 @@
+#!/usr/bin/env bash
+# scripts/k8s-env.sh: a real kube-apiserver + etcd on loopback for the
+# Kubernetes-mode tests (issue 14), built from Go modules, no downloads of
+# prebuilt binaries.
+#
+#   scripts/k8s-env.sh build        build both binaries once (idempotent)
+#   scripts/k8s-env.sh bindir       print the directory the binaries live in
+#   scripts/k8s-env.sh start DIR    certificates, token file, etcd, apiserver,
+#                                   DIR/kubeconfig; waits for /readyz
+#   scripts/k8s-env.sh stop DIR     stop what `start DIR` started
+#
+# What it leaves under ~/.cache (${XDG_CACHE_HOME:-$HOME/.cache}):
+#   ringleader/k8s/<k8s-version>/bin/{kube-apiserver,etcd}   the binaries (~160 MB)
+#   ringleader/k8s/<k8s-version>/work/{apiserver,etcd}/      generated go.mod/go.sum
+#   go-build/                                                Go's build cache (GOCACHE,
+#                                                            shared with other Go work)
+# and Go's module cache (GOMODCACHE, default ~/go/pkg/mod) holds the sources.
+# Both Go caches may be deleted after `build`; the binaries alone suffice.
+#
+# Versions: kube-apiserver v1.33 matches the workspace's k8s-openapi `v1_33`
+# and is within kubectl's one-minor skew of the machine's kubectl v1.32; etcd
+# v3.5.21 is what k8s.io/kubernetes v1.33.13 pins in its go.mod. Override with
+# RINGLEADER_K8S_VERSION / RINGLEADER_ETCD_VERSION.
+#
+# `start` binds 127.0.0.1 only: etcd (plain HTTP, loopback), the apiserver
+# (TLS with a fresh CA, bearer token of user `admin` in group system:masters).
+# The ServiceAccount admission plugin is disabled (no controller-manager runs
+# to create `default` service accounts), and nothing finalizes namespaces, so
+# a deleted namespace stays Terminating. RINGLEADER_K8S_START_TIMEOUT (seconds,
+# default 90) bounds the wait for readiness.
+set -euo pipefail
+
+K8S_VERSION=${RINGLEADER_K8S_VERSION:-v1.33.13}
+ETCD_VERSION=${RINGLEADER_ETCD_VERSION:-v3.5.21}
+CACHE_ROOT=${XDG_CACHE_HOME:-$HOME/.cache}/ringleader/k8s
+VDIR=$CACHE_ROOT/$K8S_VERSION
+BIN=$VDIR/bin
+STAMP="k8s=$K8S_VERSION etcd=$ETCD_VERSION"
+
+die() {
+  echo "k8s-env: $*" >&2
+  exit 1
+}
+
+usage() {
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+built() {
+  [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ] && [ "$(cat "$BIN/stamp" 2>/dev/null)" = "$STAMP" ]
+}
+
+# --- build -------------------------------------------------------------------
+
+build_apiserver() {
+  local work=$VDIR/work/apiserver kmod staging minor ldflags pkg
+  mkdir -p "$work"
+  # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them
+  # with ./staging paths, which a dependent module cannot see: point each one
+  # at the published v0.<minor>.<patch> of the same release instead.
+  kmod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  [ -f "$kmod" ] || die "could not download k8s.io/kubernetes@$K8S_VERSION's go.mod"
+  staging=$(sed -n 's#^[[:space:]]*\(k8s\.io/[^ ]*\) => \./staging/src/.*#\1#p' "$kmod")
+  [ -n "$staging" ] || die "no staging replace lines in $kmod"
+  {
+    echo "module ringleader.invalid/k8s-env/apiserver"
+    echo
+    echo "go $(sed -n 's/^go \(.*\)/\1/p' "$kmod")"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    echo "replace ("
+    for m in $staging; do echo "	$m => $m v0${K8S_VERSION#v1}"; done
+    echo ")"
+  } >"$work/go.mod"
+  rm -f "$work/go.sum"
+  (cd "$work" && go get "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION")
+  minor=${K8S_VERSION#v1.}
+  minor=${minor%%.*}
+  ldflags="-s -w"
+  # What hack/lib/version.sh stamps, so `kubectl version` reports the release.
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags="$ldflags -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags="$ldflags -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  (cd "$work" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "$ldflags" \
+    -o "$BIN/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver)
+  mv "$BIN/kube-apiserver.tmp" "$BIN/kube-apiserver"
+}
+
+build_etcd() {
+  local work=$VDIR/work/etcd
+  mkdir -p "$work"
+  # etcd's own main.go is this one call; building it from the server module
+  # keeps etcd's dependency versions apart from the apiserver's.
+  cat >"$work/go.mod" <<EOF
+module ringleader.invalid/k8s-env/etcd
+
+go 1.22
+EOF
+  cat >"$work/main.go" <<'EOF'
+// Command etcd is etcd's server entry point, built from its Go module.
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+EOF
+  rm -f "$work/go.sum"
+  (cd "$work" && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" && go mod tidy)
+  (cd "$work" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" .)
+  mv "$BIN/etcd.tmp" "$BIN/etcd"
+}
+
+cmd_build() {
+  if built; then
+    echo "k8s-env: cached: $BIN ($STAMP)"
+    return 0
+  fi
+  command -v go >/dev/null || die "go is not on PATH (needed once, to build)"
+  mkdir -p "$BIN"
+  rm -f "$BIN/stamp"
+  # The machine's Go is new enough; never fetch another toolchain.
+  export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:-} -buildvcs=false"
+  local t0=$SECONDS
+  # A half-finished earlier build keeps the binary it completed.
+  if [ "$(cat "$BIN/etcd.stamp" 2>/dev/null)" != "$ETCD_VERSION" ] || [ ! -x "$BIN/etcd" ]; then
+    build_etcd
+    echo "$ETCD_VERSION" >"$BIN/etcd.stamp"
+  fi
+  echo "k8s-env: etcd $ETCD_VERSION built in $((SECONDS - t0)) s"
+  local t1=$SECONDS
+  build_apiserver
+  echo "k8s-env: kube-apiserver $K8S_VERSION built in $((SECONDS - t1)) s"
+  echo "$STAMP" >"$BIN/stamp"
+  echo "k8s-env: built $BIN in $((SECONDS - t0)) s"
+}
+
+# --- start / stop ------------------------------------------------------------
+
+# A TCP port nothing listens on now, from /proc/net/tcp{,6}; the small race
+# with other processes is why `start` checks the processes came up.
+free_port() {
+  local used port i
+  used=$(awk 'NR > 1 { split($2, a, ":"); print strtonum("0x" a[2]) }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -u)
+  for i in $(seq 1 200); do
+    port=$((20000 + RANDOM % 30000))
+    if ! grep -qx "$port" <<<"$used" && ! grep -qx "$port" <<<"${TAKEN:-}"; then
+      TAKEN="${TAKEN:-}"$'\n'"$port"
+      echo "$port"
+      return 0
+    fi
+  done
+  die "no free port found in 200 tries"
+}
+
+make_certs() {
+  local d=$1
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+    -subj "/CN=ringleader-test-ca" -keyout "$d/ca.key" -out "$d/ca.crt" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj "/CN=kube-apiserver" -keyout "$d/apiserver.key" -out "$d/apiserver.csr" 2>/dev/null
+  cat >"$d/apiserver.ext" <<'EOF'
+basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+EOF
+  openssl x509 -req -in "$d/apiserver.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$d/apiserver.ext" -out "$d/apiserver.crt" 2>/dev/null
+  # Service-account tokens are signed with this pair (ES256).
+  openssl ecparam -name prime256v1 -genkey -noout -out "$d/sa.key" 2>/dev/null
+  openssl ec -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
+  chmod 600 "$d/ca.key" "$d/apiserver.key" "$d/sa.key"
+}
+
+# True while PID runs a process whose command line names DIR, so a pid file
+# left from an old run never makes us signal an unrelated process.
+ours() {
+  local pid=$1 dir=$2
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$dir"
+}
+
+stop_pid() {
+  local name=$1 dir=$2 pid i
+  pid=$(cat "$dir/$name.pid" 2>/dev/null || true)
+  if ours "$pid" "$dir"; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for i in $(seq 1 100); do
+      ours "$pid" "$dir" || break
+      sleep 0.1
+    done
+    if ours "$pid" "$dir"; then
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$dir/$name.pid"
+}
+
+cmd_stop() {
+  local dir
+  [ $# -eq 1 ] || usage
+  [ -d "$1" ] || die "stop: DIR '$1' is not a directory"
+  dir=$(cd "$1" && pwd)
+  stop_pid kube-apiserver "$dir"
+  stop_pid etcd "$dir"
+  echo "k8s-env: stopped $dir"
+}
+
+fail_start() {
+  local dir=$1 msg=$2 f
+  echo "k8s-env: $msg" >&2
+  for f in etcd kube-apiserver; do
+    if [ -f "$dir/$f.log" ]; then
+      echo "--- last lines of $dir/$f.log" >&2
+      tail -n 20 "$dir/$f.log" >&2
+    fi
+  done
+  cmd_stop "$dir" >/dev/null
+  exit 1
+}
+
+cmd_start() {
+  local dir timeout etcd_port peer_port api_port token deadline t0 code
+  [ $# -eq 1 ] || usage
+  built || die "binaries for $STAMP are not in $BIN: run '$0 build' first"
+  mkdir -p "$1"
+  dir=$(cd "$1" && pwd)
+  [ ! -f "$dir/kube-apiserver.pid" ] || ! ours "$(cat "$dir/kube-apiserver.pid")" "$dir" ||
+    die "start: an apiserver from $dir already runs (stop it first)"
+  timeout=${RINGLEADER_K8S_START_TIMEOUT:-90}
+  [[ $timeout =~ ^[0-9]+$ ]] && [ "$timeout" -gt 0 ] ||
+    die "RINGLEADER_K8S_START_TIMEOUT='$timeout': a positive whole number of seconds is allowed"
+  t0=$(date +%s.%N)
+
+  make_certs "$dir"
+  token=$(openssl rand -hex 24)
+  echo "$token" >"$dir/admin.token"
+  echo "$token,admin,admin-uid,\"system:masters\"" >"$dir/tokens.csv"
+  chmod 600 "$dir/admin.token" "$dir/tokens.csv"
+
+  etcd_port=$(free_port)
+  peer_port=$(free_port)
+  api_port=$(free_port)
+  mkdir -p "$dir/etcd-data"
+  "$BIN/etcd" --name default --data-dir "$dir/etcd-data" \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+    --initial-cluster "default=http://127.0.0.1:$peer_port" --log-level warn \
+    >"$dir/etcd.log" 2>&1 </dev/null &
+  echo $! >"$dir/etcd.pid"
+
+  "$BIN/kube-apiserver" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+    --tls-cert-file="$dir/apiserver.crt" --tls-private-key-file="$dir/apiserver.key" \
+    --client-ca-file="$dir/ca.crt" --token-auth-file="$dir/tokens.csv" \
+    --authorization-mode=Node,RBAC --anonymous-auth=true \
+    --etcd-servers="http://127.0.0.1:$etcd_port" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$dir/sa.pub" --service-account-signing-key-file="$dir/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 --endpoint-reconciler-type=none \
+    --disable-admission-plugins=ServiceAccount --allow-privileged=true \
+    --cert-dir="$dir/apiserver-certs" --profiling=false --v=1 \
+    >"$dir/kube-apiserver.log" 2>&1 </dev/null &
+  echo $! >"$dir/kube-apiserver.pid"
+
+  cat >"$dir/env" <<EOF
+ETCD_ENDPOINT=http://127.0.0.1:$etcd_port
+APISERVER=https://127.0.0.1:$api_port
+K8S_VERSION=$K8S_VERSION
+ETCD_VERSION=$ETCD_VERSION
+EOF
+
+  cat >"$dir/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: ringleader-k8s
+  cluster:
+    server: https://127.0.0.1:$api_port
+    certificate-authority-data: $(base64 -w0 <"$dir/ca.crt")
+users:
+- name: admin
+  user:
+    token: $token
+contexts:
+- name: ringleader-k8s
+  context:
+    cluster: ringleader-k8s
+    user: admin
+current-context: ringleader-k8s
+EOF
+  chmod 600 "$dir/kubeconfig"
+
+  deadline=$((SECONDS + timeout))
+  while :; do
+    ours "$(cat "$dir/etcd.pid")" "$dir" || fail_start "$dir" "etcd exited during start"
+    ours "$(cat "$dir/kube-apiserver.pid")" "$dir" || fail_start "$dir" "kube-apiserver exited during start"
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --cacert "$dir/ca.crt" \
+      -H "Authorization: Bearer $token" "https://127.0.0.1:$api_port/readyz" || true)
+    [ "$code" = 200 ] && break
+    [ $SECONDS -lt $deadline ] || fail_start "$dir" "apiserver not ready after ${timeout} s (last /readyz: $code)"
+    sleep 0.2
+  done
+  echo "k8s-env: ready in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s:" \
+    "apiserver https://127.0.0.1:$api_port, etcd 127.0.0.1:$etcd_port" >&2
+  echo "$dir/kubeconfig"
+}
+
+[ $# -ge 1 ] || usage
+sub=$1
+shift
+case $sub in
+  build) [ $# -eq 0 ] || usage; cmd_build ;;
+  bindir) [ $# -eq 0 ] || usage; echo "$BIN" ;;
+  start) cmd_start "$@" ;;
+  stop) cmd_stop "$@" ;;
+  *) echo "k8s-env: unknown subcommand '$sub' (allowed: build, bindir, start, stop)" >&2; usage ;;
+esac
