@@ -685,3 +685,13 @@ mod tests {
         assert_eq!(select(&["job".into()]).map(|c| c.len()), Ok(1));
     }
 }
+#[cfg(test)]
+mod dump_tmp {
+    #[test]
+    fn dump() {
+        for c in super::crds() {
+            let name = c["metadata"]["name"].as_str().unwrap().to_string();
+            std::fs::write(format!("/tmp/crd/{name}.json"), serde_json::to_string_pretty(&c).unwrap()).unwrap();
+        }
+    }
+}
