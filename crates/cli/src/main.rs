@@ -13,6 +13,7 @@ mod agent;
 mod bench;
 mod bench_api;
 mod bench_e2e;
+mod crds;
 mod ctl;
 mod demo;
 mod describe;
@@ -88,6 +89,8 @@ enum Command {
     Probe(probe::ProbeArgs),
     /// The client's version and the server's.
     Version(version::VersionArgs),
+    /// Print the job kinds' CustomResourceDefinitions (`ringleader crds | kubectl apply -f -`).
+    Crds(crds::CrdsArgs),
     /// Bearer tokens for users, node agents and the scheduler (`token create --user NAME`).
     Token(token::TokenArgs),
     /// A shell completion script (`source <(ringleader completion bash)`).
@@ -144,6 +147,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => ctl::explain(args).map(|_| 0),
         Command::Node(args) => ctl::node(args).map(|_| 0),
         Command::Version(args) => version::version(args).map(|_| 0),
+        Command::Crds(args) => crds::run(args).map(|_| 0),
         Command::Token(args) => token::run(args).map(|_| 0),
         Command::Completion { shell } => {
             let script = completion(shell);

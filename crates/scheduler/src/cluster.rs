@@ -99,7 +99,7 @@ impl Node {
 }
 
 /// Labels a node of this profile carries unless it says otherwise.
-fn default_labels(profile: &Profile) -> BTreeMap<String, String> {
+pub(crate) fn default_labels(profile: &Profile) -> BTreeMap<String, String> {
     let mut labels = BTreeMap::new();
     if let Some(a) = &profile.accelerator_type {
         labels.insert("accelerator-type".to_string(), a.clone());

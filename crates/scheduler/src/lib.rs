@@ -9,6 +9,7 @@ pub mod admission;
 pub mod cluster;
 pub mod conf;
 pub mod explain;
+pub mod k8s_node;
 pub mod nodeorder;
 pub mod order;
 pub mod place;

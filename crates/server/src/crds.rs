@@ -65,8 +65,24 @@ const KEPT: &[&str] = &[
 /// Formats kube-apiserver validates; others (schemars' `uint32`, …) are
 /// replaced or dropped so the CRD says only what the server enforces.
 const FORMATS: &[&str] = &[
-    "int32", "int64", "float", "double", "byte", "date", "date-time", "duration", "uuid", "email", "hostname", "ipv4",
-    "ipv6", "cidr", "mac", "uri", "password", "binary",
+    "int32",
+    "int64",
+    "float",
+    "double",
+    "byte",
+    "date",
+    "date-time",
+    "duration",
+    "uuid",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "cidr",
+    "mac",
+    "uri",
+    "password",
+    "binary",
 ];
 
 /// One CRD ringleader ships: the resource type and what upstream's
@@ -106,7 +122,13 @@ const DEFINITIONS: &[Definition] = &[
         columns: kubeflow_columns,
         status_subresource: true,
     },
-    Definition { kind: "MPIJob", group: "kubeflow.org", short_names: &[], columns: no_columns, status_subresource: true },
+    Definition {
+        kind: "MPIJob",
+        group: "kubeflow.org",
+        short_names: &[],
+        columns: no_columns,
+        status_subresource: true,
+    },
     Definition {
         kind: "Job",
         group: "batch.volcano.sh",
@@ -190,9 +212,7 @@ pub fn select(only: &[String]) -> Result<Vec<Value>, String> {
             [i] => {
                 wanted.insert(*i);
             }
-            _ => {
-                return Err(format!("--only {name:?}: names several kinds; use plural.group, one of: {}", allowed()))
-            }
+            _ => return Err(format!("--only {name:?}: names several kinds; use plural.group, one of: {}", allowed())),
         }
     }
     Ok(DEFINITIONS.iter().enumerate().filter(|(i, _)| wanted.contains(i)).filter_map(|(_, d)| crd(d)).collect())
@@ -200,12 +220,18 @@ pub fn select(only: &[String]) -> Result<Vec<Value>, String> {
 
 /// `plural.group` of every CRD, comma-separated.
 fn allowed() -> String {
-    DEFINITIONS.iter().filter_map(resource_type).map(|rt| format!("{}.{}", rt.plural, rt.group)).collect::<Vec<_>>().join(", ")
+    DEFINITIONS
+        .iter()
+        .filter_map(resource_type)
+        .map(|rt| format!("{}.{}", rt.plural, rt.group))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Every name that selects a definition, lower-case.
 fn names(d: &Definition, rt: &ResourceType) -> Vec<String> {
-    let mut out = vec![rt.kind.to_ascii_lowercase(), rt.plural.into(), rt.singular.into(), format!("{}.{}", rt.plural, rt.group)];
+    let mut out =
+        vec![rt.kind.to_ascii_lowercase(), rt.plural.into(), rt.singular.into(), format!("{}.{}", rt.plural, rt.group)];
     out.extend(d.short_names.iter().map(|s| s.to_string()));
     out
 }
@@ -536,7 +562,9 @@ fn check(node: &Value, path: &str, problems: &mut Vec<String>) {
             problems.push(format!("{at}: int-or-string must not also have a type"))
         }
         Some("object" | "array" | "string" | "integer" | "number" | "boolean") => {}
-        Some(other) => problems.push(format!("{at}: type {other:?} is not one of object, array, string, integer, number, boolean")),
+        Some(other) => {
+            problems.push(format!("{at}: type {other:?} is not one of object, array, string, integer, number, boolean"))
+        }
         None if int_or_string || flag("x-kubernetes-preserve-unknown-fields") => {}
         None => problems.push(format!("{at}: no type")),
     }
@@ -593,15 +621,27 @@ mod tests {
         );
         for crd in &crds {
             let spec = &crd["spec"];
-            let expected = format!("{}.{}", spec["names"]["plural"].as_str().unwrap_or(""), spec["group"].as_str().unwrap_or(""));
+            let expected =
+                format!("{}.{}", spec["names"]["plural"].as_str().unwrap_or(""), spec["group"].as_str().unwrap_or(""));
             assert_eq!(crd["metadata"]["name"], json!(expected));
-            assert_eq!(spec["names"]["listKind"], json!(format!("{}List", spec["names"]["kind"].as_str().unwrap_or(""))));
+            assert_eq!(
+                spec["names"]["listKind"],
+                json!(format!("{}List", spec["names"]["kind"].as_str().unwrap_or("")))
+            );
         }
     }
 
     #[test]
     fn versions_match_upstream_and_one_is_served_and_stored() {
-        let expected = [("AscendJob", "v1"), ("PyTorchJob", "v1"), ("TFJob", "v1"), ("MPIJob", "v2beta1"), ("Job", "v1alpha1"), ("Queue", "v1beta1"), ("PodGroup", "v1beta1")];
+        let expected = [
+            ("AscendJob", "v1"),
+            ("PyTorchJob", "v1"),
+            ("TFJob", "v1"),
+            ("MPIJob", "v2beta1"),
+            ("Job", "v1alpha1"),
+            ("Queue", "v1beta1"),
+            ("PodGroup", "v1beta1"),
+        ];
         for (crd, (kind, version)) in crds().iter().zip(expected) {
             assert_eq!(crd["spec"]["names"]["kind"], json!(kind));
             let versions = crd["spec"]["versions"].as_array().cloned().unwrap_or_default();
@@ -613,7 +653,8 @@ mod tests {
 
     #[test]
     fn scope_short_names_and_subresources_follow_upstream() {
-        let by_name = |name: &str| crds().into_iter().find(|c| c["metadata"]["name"] == json!(name)).unwrap_or(Value::Null);
+        let by_name =
+            |name: &str| crds().into_iter().find(|c| c["metadata"]["name"] == json!(name)).unwrap_or(Value::Null);
         let queue = by_name("queues.scheduling.volcano.sh");
         assert_eq!(queue["spec"]["scope"], json!("Cluster"));
         assert_eq!(queue["spec"]["names"]["shortNames"], json!(["q", "queue-v1beta1"]));
@@ -621,7 +662,10 @@ mod tests {
         assert_eq!(vcjob["spec"]["scope"], json!("Namespaced"));
         assert_eq!(vcjob["spec"]["names"]["shortNames"], json!(["vcjob", "vj"]));
         assert_eq!(vcjob["spec"]["versions"][0]["subresources"], json!({"status": {}}));
-        assert_eq!(vcjob["spec"]["versions"][0]["additionalPrinterColumns"][0]["jsonPath"], json!(".status.state.phase"));
+        assert_eq!(
+            vcjob["spec"]["versions"][0]["additionalPrinterColumns"][0]["jsonPath"],
+            json!(".status.state.phase")
+        );
         let pg = by_name("podgroups.scheduling.volcano.sh");
         assert_eq!(pg["spec"]["names"]["shortNames"], json!(["pg", "podgroup-v1beta1"]));
         assert_eq!(pg["spec"]["versions"][0]["subresources"], json!({}));
@@ -644,7 +688,8 @@ mod tests {
     fn pod_templates_are_inlined_with_int_or_string_quantities() {
         let crds = crds();
         let pytorch = schema(&crds[1]);
-        let template = &pytorch["properties"]["spec"]["properties"]["pytorchReplicaSpecs"]["additionalProperties"]["properties"]["template"];
+        let template = &pytorch["properties"]["spec"]["properties"]["pytorchReplicaSpecs"]["additionalProperties"]
+            ["properties"]["template"];
         let container = &template["properties"]["spec"]["properties"]["containers"]["items"];
         assert_eq!(container["properties"]["image"]["type"], json!("string"));
         let limits = &container["properties"]["resources"]["properties"]["limits"];
@@ -668,7 +713,13 @@ mod tests {
             "f": {"x-kubernetes-int-or-string": true},
         }});
         let problems = structural_problems(&bad).join("\n");
-        for expected in [".metadata: must be only", ".a: keyword \"$ref\"", ".b: additionalProperties beside properties", ".d: no type", ".e: an array needs"] {
+        for expected in [
+            ".metadata: must be only",
+            ".a: keyword \"$ref\"",
+            ".b: additionalProperties beside properties",
+            ".d: no type",
+            ".e: an array needs",
+        ] {
             assert!(problems.contains(expected), "{expected} not in {problems}");
         }
         assert!(!problems.contains(".f"), "{problems}");
@@ -676,22 +727,13 @@ mod tests {
 
     #[test]
     fn only_selects_by_any_name_and_names_what_is_allowed() {
-        let picked = select(&["vcjob".into(), "PyTorchJob".into(), "queues.scheduling.volcano.sh".into()]).unwrap_or_default();
+        let picked =
+            select(&["vcjob".into(), "PyTorchJob".into(), "queues.scheduling.volcano.sh".into()]).unwrap_or_default();
         let names: Vec<&str> = picked.iter().filter_map(|c| c["metadata"]["name"].as_str()).collect();
         assert_eq!(names, ["pytorchjobs.kubeflow.org", "jobs.batch.volcano.sh", "queues.scheduling.volcano.sh"]);
         let err = select(&["deployment".into()]).err().unwrap_or_default();
         assert!(err.contains("\"deployment\"") && err.contains("ascendjobs.mindxdl.gitee.com"), "{err}");
         // `job` is both Volcano's kind and nothing else with a CRD here.
         assert_eq!(select(&["job".into()]).map(|c| c.len()), Ok(1));
-    }
-}
-#[cfg(test)]
-mod dump_tmp {
-    #[test]
-    fn dump() {
-        for c in super::crds() {
-            let name = c["metadata"]["name"].as_str().unwrap().to_string();
-            std::fs::write(format!("/tmp/crd/{name}.json"), serde_json::to_string_pretty(&c).unwrap()).unwrap();
-        }
     }
 }

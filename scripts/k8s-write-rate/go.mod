@@ -1,0 +1,3 @@
+module ringleader.invalid/k8s-write-rate
+
+go 1.22
