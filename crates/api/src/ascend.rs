@@ -79,6 +79,12 @@ pub const HCCL_IF_IP: &str = "HCCL_IF_IP";
 pub const POD_DEVICE_ANNOTATION_PREFIX: &str = "huawei.com/Ascend";
 /// Dynamic vNPU resource.
 pub const NPU_CORE: &str = "huawei.com/npu-core";
+/// Whole Atlas 350 cards (Ascend 950PR); the pod annotation `huawei.com/npu: npu-0,npu-1` names them.
+pub const NPU: &str = "huawei.com/npu";
+/// `huawei.com/schedule_policy` values of Atlas 350 servers, with the most cards one pod may take
+/// (MindCluster's `chip4nodex` and base handlers accept any count from 1 to the node size).
+pub const NPU_POLICIES: &[(&str, u32)] =
+    &[("chip4-node8", 8), ("chip4-node16", 16), ("chip1-node8", 8), ("chip1-node16", 16)];
 /// acjob container that receives the NPUs.
 pub const ACJOB_CONTAINER: &str = "ascend";
 /// acjob port name.
@@ -105,8 +111,10 @@ pub enum ServerType {
     A2,
     /// Atlas 200T A2 Box16 (chip8-node16).
     A2Box16,
-    /// A3 servers (chip2-node16, SuperPoD or not).
+    /// Atlas 800T A3 / A200T A3 Box8 (chip2-node16, `module-a3-16`).
     A3,
+    /// Atlas 900 A3 SuperPoD (chip2-node16-sp, `module-a3-16-super-pod`, `module-a3-8-super-pod`).
+    A3SuperPod,
 }
 
 impl ServerType {
@@ -124,7 +132,8 @@ impl ServerType {
             "card" => Some(ServerType::Card300T),
             "module-910b-8" => Some(ServerType::A2),
             "module-910b-16" => Some(ServerType::A2Box16),
-            "module-a3-16" | "module-a3-16-super-pod" | "module-a3-8-super-pod" => Some(ServerType::A3),
+            "module-a3-16" => Some(ServerType::A3),
+            "module-a3-16-super-pod" | "module-a3-8-super-pod" => Some(ServerType::A3SuperPod),
             _ => None,
         });
         let by_policy = schedule_policy.and_then(|p| match p {
@@ -133,7 +142,8 @@ impl ServerType {
             "chip1-node2" => Some(ServerType::Card300T),
             "chip8-node8" => Some(ServerType::A2),
             "chip8-node16" => Some(ServerType::A2Box16),
-            "chip2-node16" | "chip2-node16-sp" => Some(ServerType::A3),
+            "chip2-node16" => Some(ServerType::A3),
+            "chip2-node16-sp" => Some(ServerType::A3SuperPod),
             _ => None,
         });
         by_policy.or(by_label).or(match (accelerator_type, ring_controller) {
@@ -143,28 +153,24 @@ impl ServerType {
     }
 
     /// Whether `count` chips per pod is allowed. `distributed`: the job has
-    /// more than one NPU pod; `acjob`: the job is an AscendJob (A3 lets only
-    /// acjobs use partial servers when distributed).
+    /// more than one NPU pod; `acjob`: the job is an AscendJob (on a SuperPoD
+    /// only acjobs may use partial servers when distributed).
+    ///
+    /// 300T and A3 follow MindCluster's current plugin, not the seeds' older
+    /// table (docs/mindcluster-differences.md): the 300T takes 1 or 2 chips per
+    /// pod whether distributed or not, and the A3 takes 1 die in a single-pod
+    /// job and whole cards (2n ≤ 16 dies) per pod otherwise, for every job kind.
     pub fn allows(self, count: u32, distributed: bool, acjob: bool) -> bool {
+        let whole_cards = (2..=16).contains(&count) && count.is_multiple_of(2);
         match self {
             ServerType::Atlas800 => matches!(count, 1 | 2 | 4 | 8),
             ServerType::Atlas800Half => matches!(count, 1 | 2 | 4),
-            ServerType::Card300T => {
-                if distributed {
-                    count == 2
-                } else {
-                    matches!(count, 1 | 2)
-                }
-            }
+            ServerType::Card300T => matches!(count, 1 | 2),
             ServerType::A2 => (1..=8).contains(&count),
             ServerType::A2Box16 => (1..=8).contains(&count) || matches!(count, 10 | 12 | 14 | 16),
-            ServerType::A3 => {
-                if distributed && !acjob {
-                    count == 16
-                } else {
-                    (2..=16).contains(&count) && count.is_multiple_of(2)
-                }
-            }
+            ServerType::A3 => whole_cards || (count == 1 && !distributed),
+            ServerType::A3SuperPod if distributed && !acjob => count == 16,
+            ServerType::A3SuperPod => whole_cards || (count == 1 && !distributed),
         }
     }
 
@@ -173,12 +179,20 @@ impl ServerType {
         match self {
             ServerType::Atlas800 => "1, 2, 4 or 8 (Atlas 800 training server)",
             ServerType::Atlas800Half => "1, 2 or 4 (Atlas 800 half)",
-            ServerType::Card300T if distributed => "2 per pod for distributed jobs (300T card server)",
             ServerType::Card300T => "1 or 2 (300T card server)",
             ServerType::A2 => "1 to 8 (Atlas 800T A2 / 900 A2 PoD)",
             ServerType::A2Box16 => "1 to 8, 10, 12, 14 or 16 (Atlas 200T A2 Box16)",
-            ServerType::A3 if distributed && !acjob => "16 per pod for distributed vcjob/Deployment on A3",
-            ServerType::A3 => "2, 4, ..., 16 (A3: whole cards of 2 dies)",
+            ServerType::A3 if distributed => {
+                "2, 4, ..., 16 per pod (A3: whole cards of 2 dies; 1 die only in a single-pod job)"
+            }
+            ServerType::A3 => "1, or 2, 4, ..., 16 (A3: one die, or whole cards of 2 dies)",
+            ServerType::A3SuperPod if distributed && !acjob => {
+                "16 per pod for distributed vcjob/Deployment on an A3 SuperPoD"
+            }
+            ServerType::A3SuperPod if distributed => {
+                "2, 4, ..., 16 per pod (A3 SuperPoD: whole cards of 2 dies; 1 die only in a single-pod job)"
+            }
+            ServerType::A3SuperPod => "1, or 2, 4, ..., 16 (A3 SuperPoD: one die, or whole cards of 2 dies)",
         }
     }
 }
@@ -203,11 +217,17 @@ mod tests {
         assert_eq!(allowed(ServerType::Atlas800, true, true), vec![1, 2, 4, 8]);
         assert_eq!(allowed(ServerType::Atlas800Half, false, true), vec![1, 2, 4]);
         assert_eq!(allowed(ServerType::Card300T, false, true), vec![1, 2]);
-        assert_eq!(allowed(ServerType::Card300T, true, true), vec![2]);
+        // MindCluster accepts 1 chip per pod for distributed 300T jobs (issue 18; the seeds said 2 only).
+        assert_eq!(allowed(ServerType::Card300T, true, false), vec![1, 2]);
         assert_eq!(allowed(ServerType::A2, true, false), vec![1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(allowed(ServerType::A2Box16, false, false), vec![1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16]);
+        // A3: 1 die only in a single-pod job; 2n ≤ 16 for every job kind (issue 18; the seeds said 16 for vcjobs).
+        assert_eq!(allowed(ServerType::A3, false, false), vec![1, 2, 4, 6, 8, 10, 12, 14, 16]);
         assert_eq!(allowed(ServerType::A3, true, true), vec![2, 4, 6, 8, 10, 12, 14, 16]);
-        assert_eq!(allowed(ServerType::A3, true, false), vec![16]);
+        assert_eq!(allowed(ServerType::A3, true, false), vec![2, 4, 6, 8, 10, 12, 14, 16]);
+        assert_eq!(allowed(ServerType::A3SuperPod, false, false), vec![1, 2, 4, 6, 8, 10, 12, 14, 16]);
+        assert_eq!(allowed(ServerType::A3SuperPod, true, true), vec![2, 4, 6, 8, 10, 12, 14, 16]);
+        assert_eq!(allowed(ServerType::A3SuperPod, true, false), vec![16]);
     }
 
     #[test]

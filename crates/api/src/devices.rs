@@ -50,6 +50,7 @@ pub fn classify(resource: &str) -> Option<(Family, DeviceKind)> {
     match resource {
         "nvidia.com/gpu" | "aliyun.com/gpu" => return Some((Family::Gpu, DeviceKind::Whole)),
         crate::ascend::NPU_CORE => return Some((Family::Ascend, DeviceKind::DynamicVnpu)),
+        crate::ascend::NPU => return Some((Family::Ascend, DeviceKind::Whole)),
         _ => {}
     }
     let chip = resource.strip_prefix("huawei.com/Ascend")?;
@@ -124,6 +125,7 @@ mod tests {
     fn classifies_whole_vnpu_and_gpu_resources() {
         assert_eq!(classify("huawei.com/Ascend910"), Some((Family::Ascend, DeviceKind::Whole)));
         assert_eq!(classify("huawei.com/Ascend310P-VPro"), Some((Family::Ascend, DeviceKind::Whole)));
+        assert_eq!(classify("huawei.com/npu"), Some((Family::Ascend, DeviceKind::Whole)));
         assert_eq!(
             classify("huawei.com/Ascend910-6c.1cpu.16g"),
             Some((Family::Ascend, DeviceKind::StaticVnpu { template: "6c.1cpu.16g".into() }))

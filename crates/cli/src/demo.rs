@@ -76,9 +76,14 @@ async fn drive(client: &Client, data_dir: &Path, timeout: u64) -> Result<()> {
     // Every pod as last seen: a finished job stops the pods still running, so some are
     // gone from the API by the time the demo prints placements and logs.
     let mut seen: BTreeMap<String, Value> = BTreeMap::new();
+    // The job's ConfigMap goes with the job, so the completed table is taken while it runs.
+    let mut rank_table: Option<Value> = None;
     loop {
         for p in client.list(pod_t, Some("default"), None).await?.items {
             seen.insert(s(&p, "/metadata/name").to_string(), p);
+        }
+        if rank_table.is_none() {
+            rank_table = config_map_table(client).await;
         }
         let mut done = 0;
         for (kind, name) in jobs {
@@ -124,15 +129,41 @@ async fn drive(client: &Client, data_dir: &Path, timeout: u64) -> Result<()> {
     crate::ctl::print_table(&["POD", "STATUS", "NODE", "ADDRESS", "DEVICES"], &rows);
 
     println!("\n== hccl.json of demo-ascend (rings-config-demo-ascend; the pods read it through RANK_TABLE_FILE)");
-    if let Some(cm_t) = resources::find("configmaps") {
-        if let Ok(cm) = client.get(cm_t, "default", "rings-config-demo-ascend").await {
-            let v: Value = serde_json::from_str(s(&cm, "/data/hccl.json"))?;
-            println!("{}", serde_json::to_string_pretty(&v)?);
-        }
+    // A job faster than one poll: the copy its pods read stays in their sandboxes.
+    let table = match rank_table {
+        Some(t) => Some(t),
+        None => sandbox_table(data_dir, &seen),
+    };
+    match table {
+        Some(t) => println!("{}", serde_json::to_string_pretty(&t)?),
+        None => bail!("no completed rank table of demo-ascend in its ConfigMap or its pods' sandboxes"),
     }
     println!("\n== probe results");
     print_logs(client, data_dir, &seen, "demo-").await;
     Ok(())
+}
+
+/// A rank table with `"status": "completed"`; `None` for `initializing` or bad JSON.
+fn completed(text: &str) -> Option<Value> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    (s(&v, "/status") == "completed").then_some(v)
+}
+
+/// The completed table in `rings-config-demo-ascend`, if it is there now.
+async fn config_map_table(client: &Client) -> Option<Value> {
+    let cm_t = resources::find("configmaps")?;
+    let cm = client.get(cm_t, "default", "rings-config-demo-ascend").await.ok()?;
+    completed(s(&cm, "/data/hccl.json"))
+}
+
+/// The completed table a demo-ascend pod was given, read from its sandbox.
+fn sandbox_table(data_dir: &Path, seen: &BTreeMap<String, Value>) -> Option<Value> {
+    let pod_path = ringleader_controller::ranktable::hccl::POD_PATH;
+    seen.iter().filter(|(name, _)| name.starts_with("demo-ascend-")).find_map(|(name, p)| {
+        let dir = ringleader_agent::sandbox::sandbox_dir(data_dir, s(p, "/spec/nodeName"), "default", name).ok()?;
+        let file = ringleader_agent::sandbox::in_sandbox(&dir, pod_path).ok()?;
+        completed(&std::fs::read_to_string(file).ok()?)
+    })
 }
 
 async fn infer_log(client: &Client) -> Option<String> {
@@ -174,5 +205,32 @@ async fn print_logs(client: &Client, data_dir: &Path, seen: &BTreeMap<String, Va
                 print!("{text}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(node: &str) -> Value {
+        serde_json::json!({"spec": {"nodeName": node}})
+    }
+
+    #[test]
+    fn the_table_a_pod_read_is_found_in_its_sandbox_once_completed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let seen: BTreeMap<String, Value> =
+            [("demo-ascend-worker-0".to_string(), pod("npu-0")), ("demo-mpi-worker-0".to_string(), pod("cpu-0"))]
+                .into();
+        assert_eq!(sandbox_table(tmp.path(), &seen), None);
+        let dir =
+            ringleader_agent::sandbox::sandbox_dir(tmp.path(), "npu-0", "default", "demo-ascend-worker-0").unwrap();
+        let file =
+            ringleader_agent::sandbox::in_sandbox(&dir, ringleader_controller::ranktable::hccl::POD_PATH).unwrap();
+        ringleader_agent::sandbox::write_file(&file, br#"{"status":"initializing"}"#).unwrap();
+        assert_eq!(sandbox_table(tmp.path(), &seen), None);
+        ringleader_agent::sandbox::write_file(&file, br#"{"status":"completed","server_count":"1"}"#).unwrap();
+        assert_eq!(sandbox_table(tmp.path(), &seen).map(|v| s(&v, "/server_count").to_string()), Some("1".into()));
+        assert_eq!(completed("not json"), None);
     }
 }

@@ -139,6 +139,31 @@ fn hccl_v1_2_for_a_superpod_job() {
 }
 
 #[test]
+fn hccl_v1_2_derives_super_device_ids_the_nodes_do_not_report() {
+    let (job, extras) = inline(SUPERPOD_JOB);
+    let pods = expand(&job, &extras, &ExpandOptions::default()).pods;
+    // Two servers of SuperPoD 0 and one device reported by its node: that ID stays.
+    let master = placed(1, "172.16.0.20", 0, 4);
+    let mut worker = placed(2, "172.16.0.21", 4, 4);
+    worker.super_pod_id = Some("0".to_string());
+    worker.devices[3].super_device_id = Some("777".to_string());
+    let p =
+        Placement { pods: [("sp-job-master-0".to_string(), master), ("sp-job-worker-0".to_string(), worker)].into() };
+    let table = hccl::table(&job, &pods, &p, HcclVersion::V1_2).expect("every pod placed");
+    golden("hccl-v1.2-derived-sdid.json", &pretty(&Some(&table)));
+    let ids: Vec<Vec<String>> = table
+        .server_list
+        .iter()
+        .map(|s| s.device.iter().map(|d| d.super_device_id.clone().unwrap_or_default()).collect())
+        .collect();
+    // Master is the first server of SuperPoD 0 (dies 0–3), worker the second (16 + 4..7), except the reported 777.
+    assert_eq!(ids, [vec!["0", "1", "2", "3"], vec!["20", "21", "22", "777"]]);
+    // v1.0 tables carry no super_device_id at all.
+    let v10 = hccl::render(hccl::table(&job, &pods, &p, HcclVersion::V1_0).as_ref());
+    assert!(!v10.contains("super_device_id"), "{v10}");
+}
+
+#[test]
 fn mindie_global_rank_table_and_subscription() {
     let (controller, cx) = example("mindie-controller.yaml");
     let (coordinator, ox) = example("mindie-coordinator.yaml");

@@ -297,10 +297,14 @@ pub enum GroupKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum AllocatorKind {
-    /// Rings of 4 with the Atlas 800 preference order (chip4-node8, chip4-node4, chip4-node16).
+    /// Rings of 4 with the Atlas 800 preference order (Atlas 800 chip4-node8, chip4-node4).
     AscendRing4,
-    /// Any free chips, best fit (chip8-node8, chip1-node8, chip1-node16).
+    /// Any free chips, best fit (chip8-node8).
     AscendMesh,
+    /// Atlas 350 UB meshes of 4 (chip4-node8, chip4-node16): MindCluster's `chip4nodex` rules.
+    AscendUbMesh4,
+    /// Atlas 350 without interconnect (chip1-node8, chip1-node16): MindCluster's base handler.
+    AscendNoLink,
     /// 300T card server, two single-chip cards (chip1-node2).
     Ascend300T,
     /// Box16 rings of 8 with cross-ring pairs (chip8-node16).

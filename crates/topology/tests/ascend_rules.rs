@@ -247,10 +247,8 @@ fn chip4_node16_and_chip1_profiles() {
 fn atlas_300t_counts() {
     let p = profile("atlas-300t");
     assert_eq!(allocate(p, &DeviceState::new(), &DeviceRequest::whole(1)).unwrap().ids, vec![0]);
-    assert!(matches!(
-        allocate(p, &DeviceState::new(), &DeviceRequest::whole_multi_pod(1)),
-        Err(NoFit::InvalidCount { .. })
-    ));
+    // MindCluster accepts 1 chip per pod for distributed 300T jobs too (issue 18; was InvalidCount).
+    assert_eq!(allocate(p, &DeviceState::new(), &DeviceRequest::whole_multi_pod(1)).unwrap().ids, vec![0]);
     assert_eq!(allocate(p, &DeviceState::new(), &DeviceRequest::whole_multi_pod(2)).unwrap().ids, vec![0, 1]);
 }
 

@@ -1,7 +1,7 @@
 //! vNPU template and chip choice, and GPU sharing.
 
 use ringleader_topology::alloc::vnpu::{add, dynamic_templates, static_template};
-use ringleader_topology::profiles::builtin;
+use ringleader_topology::profiles::{builtin, vnpu_910b_chip};
 use ringleader_topology::{
     allocate, DeviceRequest, DeviceSet, DeviceState, DeviceUse, NoFit, NodeScore, ShareRequest, VnpuDvpp, VnpuLevel,
     VnpuRequest,
@@ -125,17 +125,21 @@ fn static_names_and_910_lists() {
     assert_eq!(name(&s310, "4c.3cpu.ndvpp").as_deref(), Some("vir04_3c_ndvpp"));
     assert_eq!(name(&s310, "4c.4cpu.dvpp").as_deref(), Some("vir04_4c_dvpp"));
     assert_eq!(name(&s310, "vir02_1c").as_deref(), Some("vir02_1c"));
-    assert_eq!(name(&s910b, "6c.1cpu.16g").as_deref(), Some("vir06_1c_16g"));
-    assert_eq!(name(&s910b, "10c.3cpu.16g.nm").as_deref(), Some("vir10_3c_16g_nm"));
+    // The built-in A2 profiles carry 910B3 chips: only the 910B3 templates exist there.
+    assert_eq!(name(&s910b, "10c.3cpu.32g").as_deref(), Some("vir10_3c_32g"));
+    assert_eq!(name(&s910b, "6c.1cpu.16g"), None);
+    assert_eq!(name(&s910b, "10c.3cpu.16g.nm"), None);
+    let s910b4 = vnpu_910b_chip("910B4").unwrap();
+    assert_eq!(name(&s910b4, "10c.3cpu.16g.nm").as_deref(), Some("vir10_3c_16g_nm"));
+    assert_eq!(name(&s910b4, "10c.4cpu.16g.dvpp").as_deref(), Some("vir10_4c_16g_m"));
     assert_eq!(name(&s910, "16c").as_deref(), Some("vir16"));
+    assert_eq!(name(&s910, "1c"), None);
     assert_eq!(name(&s910, "3c"), None);
     assert_eq!(name(&s910, "bogus"), None);
-    let low: Vec<_> =
-        dynamic_templates(&s910b, 10, VnpuDvpp::Null, VnpuLevel::Low).iter().map(|t| t.name.clone()).collect();
-    let high: Vec<_> =
-        dynamic_templates(&s910b, 10, VnpuDvpp::Null, VnpuLevel::High).iter().map(|t| t.name.clone()).collect();
-    assert_eq!(low, vec!["vir10_3c_16g"]);
-    assert_eq!(high, vec!["vir10_3c_32g", "vir10_3c_16g"]);
+    for level in [VnpuLevel::Low, VnpuLevel::High] {
+        let got: Vec<_> = dynamic_templates(&s910b, 10, VnpuDvpp::Null, level).iter().map(|t| t.name.clone()).collect();
+        assert_eq!(got, vec!["vir10_3c_32g"], "{level:?}");
+    }
     let p = builtin("atlas-800t-a2").unwrap();
     let a =
         allocate(p, &DeviceState::new(), &DeviceRequest::Vnpu(VnpuRequest::Static { template: "5c.1cpu.16g".into() }))

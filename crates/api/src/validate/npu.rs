@@ -186,14 +186,28 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
                 }
             }
             DeviceKind::DynamicVnpu => {
-                if !(matches!(n.count, 1 | 2 | 4) || (n.count > 0 && n.count % 8 == 0)) {
-                    errs.push(FieldError::new(
-                        n.field.clone(),
-                        n.count,
-                        "dynamic vNPU AI cores: 1, 2, 4 or a multiple of 8 (whole cards)",
-                    ));
-                }
+                let chip = selector(n.role, super::vnpu::CHIP_NAME_SELECTOR);
+                let label = |key: &str| {
+                    let pod = n.role.template.metadata.as_ref().and_then(|m| m.labels.as_ref()?.get(key));
+                    match (pod, labels.get(key)) {
+                        (Some(v), _) => {
+                            Some((path::key(&format!("{}.template.metadata.labels", n.role.field), key), v.as_str()))
+                        }
+                        (None, Some(v)) => Some((path::key("metadata.labels", key), v.as_str())),
+                        (None, None) => None,
+                    }
+                };
+                let req = super::vnpu::DynamicRequest {
+                    field: &n.field,
+                    cores: n.count,
+                    chip_selector: chip.as_deref(),
+                    family: ring,
+                    dvpp: label(keys::VNPU_DVPP),
+                    level: label(keys::VNPU_LEVEL),
+                };
+                super::vnpu::check(&req, errs);
             }
+            DeviceKind::Whole if n.resource == keys::NPU => check_atlas350(n, policy, errs),
             DeviceKind::Whole => {
                 if let Some(server) = server.filter(|_| n.resource == "huawei.com/Ascend910") {
                     if !server.allows(n.count, distributed, acjob) {
@@ -247,6 +261,37 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
             }
             _ => errs.push(FieldError::new(field, v, "sp-block must be a positive integer (chips)")),
         }
+    }
+}
+
+/// Atlas 350 (`huawei.com/npu`): MindCluster picks its handler only from
+/// `huawei.com/schedule_policy` (without one the job has no NPU handler), and
+/// each handler takes 1 to node-size cards per pod.
+fn check_atlas350(n: &NpuRole<'_>, policy: Option<&str>, errs: &mut Errors) {
+    let allowed = || keys::NPU_POLICIES.iter().map(|(p, _)| *p).collect::<Vec<_>>().join(", ");
+    let field = path::key("metadata.annotations", keys::SCHEDULE_POLICY);
+    match policy {
+        None => errs.push(FieldError::missing(
+            field,
+            format!(
+                "{} (Atlas 350) jobs need the annotation huawei.com/schedule_policy; allowed: {}",
+                keys::NPU,
+                allowed()
+            ),
+        )),
+        Some(p) => match keys::NPU_POLICIES.iter().find(|(name, _)| *name == p) {
+            None => errs.push(FieldError::new(
+                field,
+                p,
+                format!("{} (Atlas 350) jobs allow the policies {}", keys::NPU, allowed()),
+            )),
+            Some((_, max)) if n.count == 0 || n.count > *max => errs.push(FieldError::new(
+                n.field.clone(),
+                n.count,
+                format!("cards per pod allowed: 1 to {max} (Atlas 350, {p})"),
+            )),
+            Some(_) => {}
+        },
     }
 }
 

@@ -145,6 +145,9 @@ pub fn table(job: &Job, pods: &[PodPlan], placement: &Placement, version: HcclVe
         servers.push((rank * chips as u64, server, placed.super_pod_id.clone()));
     }
     servers.sort_by_key(|(first, _, _)| *first);
+    if version == HcclVersion::V1_2 {
+        fill_super_device_ids(&mut servers);
+    }
     let super_pod_list = (version == HcclVersion::V1_2).then(|| {
         let mut by_id: BTreeMap<(u64, String), Vec<SuperPodServer>> = BTreeMap::new();
         for (_, s, sp) in &servers {
@@ -163,6 +166,34 @@ pub fn table(job: &Job, pods: &[PodPlan], placement: &Placement, version: HcclVe
         server_list: servers.into_iter().map(|(_, s, _)| s).collect(),
         super_pod_list,
     })
+}
+
+/// Dies of one A3 SuperPoD server: the stride of derived SuperPoD-wide IDs.
+pub const DIES_PER_SUPERPOD_SERVER: u64 = 16;
+
+/// v1.2 needs a `super_device_id` on every device. A node that reports one
+/// (the device plugin's SuperPoD-wide chip ID) keeps it; for a node that does
+/// not (simulated nodes), the ID is the server's position in its SuperPoD's
+/// `super_pod_list` entry × 16 dies + the die's `device_id`, unique within
+/// the SuperPoD as HCCL requires.
+fn fill_super_device_ids(servers: &mut [(u64, HcclServer, Option<String>)]) {
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (_, server, sp) in servers.iter_mut() {
+        let members = seen.entry(sp.clone().unwrap_or_else(|| "0".to_string())).or_default();
+        let pos = match members.iter().position(|m| *m == server.server_id) {
+            Some(p) => p,
+            None => {
+                members.push(server.server_id.clone());
+                members.len() - 1
+            }
+        } as u64;
+        for d in &mut server.device {
+            if d.super_device_id.is_none() {
+                let die = d.device_id.parse::<u64>().unwrap_or(0);
+                d.super_device_id = Some((pos * DIES_PER_SUPERPOD_SERVER + die).to_string());
+            }
+        }
+    }
 }
 
 /// Content before every pod has its chips.

@@ -2,19 +2,21 @@
 //! one function per `schedule_policy` family.
 //!
 //! Where the spec is silent, these choices hold (and are tested):
-//! * chip4-node16 (Atlas 350, rings of 4): counts 1, 2, 4 follow the Atlas 800
-//!   ring preference; 8 and 16 take whole free rings, lowest first.
-//! * chip8-node8, chip1-node8, chip1-node16, 300T: any usable chips, lowest
-//!   IDs; nodes by best fit (fewest free chips after).
+//! * Atlas 350 (`huawei.com/npu`: chip4-node8/16, chip1-node8/16) follows
+//!   MindCluster's current code instead, in [`super::atlas350`].
+//! * chip8-node8, 300T: any usable chips, lowest IDs; nodes by best fit
+//!   (fewest free chips after).
 //! * Box16 ties between rings with the same free count: ring 0–7 first; a
 //!   request over 8 takes the lowest free pairs (i, i+8), and its best-fit
 //!   rank is the number of spare free pairs.
 //! * A3 single die: the card with the fewest usable dies (a partner die that
 //!   is allocated or unhealthy both count as used), then the lowest card.
+//! * 310 card mode: the card preference of [`card_preference`] (MindCluster's
+//!   `card310x4` / `card310px2`); the node score is the chosen card's rank.
 //! * [`AscendScore::healthy_chips`] is filled only where the spec's node order
 //!   starts with health (Atlas 800 rings and Box16), 0 elsewhere.
 
-use super::{Allocation, AscendScore, CardStrategy, DeviceState, NoFit, NodeScore, WholeRequest};
+use super::{atlas350, Allocation, AscendScore, CardStrategy, DeviceState, NoFit, NodeScore, WholeRequest};
 use crate::devset::DeviceSet;
 use crate::profile::{AllocatorKind, GroupKind, Profile};
 
@@ -29,18 +31,27 @@ pub fn ring4_preference(count: u32) -> &'static [u32] {
     }
 }
 
+/// Card-mode (`npu-310-strategy: card`) preference: for a request of `count`
+/// chips on cards of `card_size`, the card free counts in order of preference.
+/// MindCluster's 4-chip 300I card takes a single chip from a card with 1 free,
+/// then 3, then 2, then 4 (a card with exactly 2 free stays whole for a later
+/// 2-chip request); every other case is best fit (`count`, …, `card_size`).
+pub fn card_preference(card_size: u32, count: u32) -> Vec<u32> {
+    if card_size == 4 && count == 1 {
+        vec![1, 3, 2, 4]
+    } else {
+        (count.max(1)..=card_size).collect()
+    }
+}
+
 /// Counts a pod may request on this profile, as (list, text for errors).
 pub fn allowed_counts(profile: &Profile, multi_pod: bool, strategy: CardStrategy) -> (Vec<u32>, String) {
     let n = profile.len() as u32;
     let list: Vec<u32> = match profile.allocator {
         AllocatorKind::AscendRing4 => [1, 2, 4, 8, 16].into_iter().filter(|&c| c <= n).collect(),
-        AllocatorKind::Ascend300T => {
-            if multi_pod {
-                vec![2]
-            } else {
-                vec![1, 2]
-            }
-        }
+        // MindCluster's chip1-node2 handler checks only 1 ≤ n ≤ node size, for
+        // single and distributed jobs alike.
+        AllocatorKind::Ascend300T => (1..=n).collect(),
         AllocatorKind::AscendBox16 => (1..=8).chain([10, 12, 14, 16]).collect(),
         AllocatorKind::AscendA3 => {
             let even = (2..=n).step_by(2);
@@ -93,7 +104,9 @@ pub fn allocate(profile: &Profile, state: &DeviceState, req: &WholeRequest) -> R
         };
         return Err(NoFit::InvalidCount { resource: profile.resource_name.clone(), count, machine, allowed });
     }
-    let usable = state.whole_free(profile, req.multi_pod);
+    // MindCluster's base handler (chip1-node8/16) does not watch network faults.
+    let network_faults = req.multi_pod && profile.allocator != AllocatorKind::AscendNoLink;
+    let usable = state.whole_free(profile, network_faults);
     if usable.len() < count {
         return Err(NoFit::Insufficient { resource: profile.resource_name.clone() });
     }
@@ -102,15 +115,17 @@ pub fn allocate(profile: &Profile, state: &DeviceState, req: &WholeRequest) -> R
         AllocatorKind::AscendRing4 => ring4(profile, usable, count, healthy)?,
         AllocatorKind::AscendBox16 => box16(usable, count, healthy)?,
         AllocatorKind::AscendA3 => a3(profile, usable, count)?,
+        AllocatorKind::AscendUbMesh4 => atlas350::ub_mesh4(profile, usable, count)?,
+        AllocatorKind::AscendNoLink => atlas350::no_link(profile, usable, count, healthy)?,
         AllocatorKind::Ascend310Cards => cards310(profile, usable, count, req.card_strategy)?,
-        // chip8-node8 full mesh, chip1-node8/16 and the 300T: any chips, lowest IDs; nodes by best fit.
+        // chip8-node8 full mesh and the 300T: any chips, lowest IDs; nodes by best fit.
         _ => (usable.lowest(count).unwrap_or_default(), AscendScore::default()),
     };
     score.free_after = usable.len() - count;
     Ok(Allocation::new(profile, chosen, NodeScore::Ascend(score)))
 }
 
-/// Atlas 800 (chip4-node8), half (chip4-node4), Atlas 350 (chip4-node16): rings of 4.
+/// Atlas 800 (chip4-node8), half (chip4-node4): HCCS rings of 4.
 fn ring4(profile: &Profile, usable: DeviceSet, count: u32, healthy: u32) -> Result<(DeviceSet, AscendScore), NoFit> {
     let rings = &profile.groups;
     if count <= 4 {
@@ -207,12 +222,12 @@ fn cards310(
 ) -> Result<(DeviceSet, AscendScore), NoFit> {
     let cards = &profile.groups;
     if strategy == CardStrategy::Card {
-        // Best fit: the card with the fewest free chips that still fits, then the lowest card.
+        // The card whose free count comes first in the preference list, then the lowest card.
+        let pref = card_preference(card_size(profile) as u32, count);
         let (rank, free) = cards
             .iter()
             .map(|c| c.and(usable))
-            .filter(|f| f.len() >= count)
-            .map(|f| (f.len() - count, f))
+            .filter_map(|f| pref.iter().position(|&want| want == f.len()).map(|rank| (rank as u32, f)))
             .min_by_key(|(rank, _)| *rank)
             .ok_or(NoFit::NoCard { count })?;
         return Ok((

@@ -8,6 +8,7 @@
 //! count across nodes ("0/5 nodes are available: 3 Insufficient …").
 
 pub mod ascend;
+pub mod atlas350;
 pub mod gpu;
 pub mod share;
 pub mod vnpu;
@@ -399,6 +400,14 @@ pub enum NoFit {
         ring: &'static str,
         /// Chips requested.
         count: u32,
+    },
+    /// Not enough wholly free rings (Atlas 350 UB meshes of 4).
+    #[error("no {rings} wholly free {ring} rings of 4")]
+    NoWholeRings {
+        /// `UB`.
+        ring: &'static str,
+        /// Rings needed.
+        rings: u32,
     },
     /// Box16: not enough cross-ring pairs (i, i+8) free.
     #[error("no {pairs} free cross-ring chip pairs (i, i+8)")]

@@ -1,7 +1,8 @@
 //! vNPU allocation: which template a request gets (the 310P dynamic table of
-//! spec/ascend.md with `vnpu-dvpp` / `vnpu-level` and downgrade; the 910 and
-//! 910B template lists), and which chip it goes on (the least free chip that
-//! fits).
+//! spec/ascend.md with `vnpu-dvpp` / `vnpu-level` and downgrade; on 910 and
+//! 910B the chip's own templates, as ascend-for-volcano picks them), which
+//! `npu-core` counts a chip accepts, and which chip a vNPU goes on (the least
+//! free chip that fits).
 
 use super::{
     Allocation, DeviceState, DeviceUse, NoFit, NodeScore, VnpuDvpp, VnpuLevel, VnpuPlacement, VnpuRequest, VnpuScore,
@@ -40,6 +41,34 @@ pub fn dynamic_templates(spec: &VnpuSpec, cores: u32, dvpp: VnpuDvpp, level: Vnp
         names
     };
     names.into_iter().filter_map(|n| spec.template(n)).collect()
+}
+
+/// The `npu-core` counts a chip takes below a whole chip: the AI cores of its
+/// templates (310P: 1, 2, 4; 910B3: 5, 10; 910B1/B2/B2C: 6, 12), ascending.
+pub fn dynamic_core_counts(spec: &VnpuSpec) -> Vec<u32> {
+    let mut cores: Vec<u32> = spec.templates.iter().map(|t| t.aicore).filter(|&c| c < spec.aicore).collect();
+    cores.sort_unstable();
+    cores.dedup();
+    cores
+}
+
+/// Whether `huawei.com/npu-core: cores` is a valid request on this chip: a
+/// template's AI cores, or whole chips (a positive multiple of the chip's cores).
+pub fn dynamic_cores_allowed(spec: &VnpuSpec, cores: u32) -> bool {
+    (cores > 0 && spec.aicore > 0 && cores.is_multiple_of(spec.aicore)) || dynamic_core_counts(spec).contains(&cores)
+}
+
+/// The allowed `npu-core` counts in words, with the template each one gets:
+/// `5 (vir05_1c_16g), 10 (vir10_3c_32g) or a multiple of 20 (whole chips)`.
+pub fn dynamic_cores_text(spec: &VnpuSpec) -> String {
+    let parts: Vec<String> = dynamic_core_counts(spec)
+        .into_iter()
+        .map(|c| {
+            let names: Vec<&str> = spec.templates.iter().filter(|t| t.aicore == c).map(|t| t.name.as_str()).collect();
+            format!("{c} ({})", names.join(" / "))
+        })
+        .collect();
+    format!("{} or a multiple of {} (whole chips)", parts.join(", "), spec.aicore)
 }
 
 /// The template a static vNPU resource suffix names: a template name
@@ -143,9 +172,10 @@ pub fn allocate(profile: &Profile, state: &DeviceState, req: &VnpuRequest) -> Re
         VnpuRequest::Dynamic { cores, dvpp, level } => {
             let c = dynamic_templates(spec, *cores, *dvpp, *level);
             if c.is_empty() {
+                let labels = format!("vnpu-dvpp {dvpp:?}, vnpu-level {level:?}").to_lowercase();
                 return Err(NoFit::NoTemplate {
-                    request: format!("npu-core {cores} (vnpu-dvpp {dvpp:?}, vnpu-level {level:?})").to_lowercase(),
-                    allowed: allowed(),
+                    request: format!("npu-core {cores} ({labels}) on {}", profile.chip),
+                    allowed: format!("npu-core {}", dynamic_cores_text(spec)),
                 });
             }
             c

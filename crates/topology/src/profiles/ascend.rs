@@ -51,7 +51,8 @@ pub(crate) fn vnpu_310p() -> VnpuSpec {
     }
 }
 
-/// 910: 32 AI cores, 14 AI CPUs, 32 GiB.
+/// 910: 32 AI cores, 14 AI CPUs, 32 GiB. The templates `npu-smi` creates on a
+/// 910 (its DCMI table) and ascend-for-volcano's job table: no `vir01`.
 pub(crate) fn vnpu_910() -> VnpuSpec {
     use DvppShare::*;
     VnpuSpec {
@@ -60,7 +61,6 @@ pub(crate) fn vnpu_910() -> VnpuSpec {
         aicpu: 14,
         mem_gib: 32,
         templates: vec![
-            tmpl("vir01", 1, 1, 1, Proportional),
             tmpl("vir02", 2, 1, 2, Proportional),
             tmpl("vir04", 4, 1, 4, Proportional),
             tmpl("vir08", 8, 3, 8, Proportional),
@@ -69,26 +69,53 @@ pub(crate) fn vnpu_910() -> VnpuSpec {
     }
 }
 
-/// 910B3: 20 AI cores, 7 AI CPUs, 64 GiB; the template names spell cores, CPUs and memory.
-pub(crate) fn vnpu_910b() -> VnpuSpec {
+/// 910B chip types whose vNPU templates MindCluster knows (the
+/// `node.kubernetes.io/npu.chip.name` label values).
+pub const VNPU_910B_CHIPS: &[&str] = &["910B1", "910B2", "910B2C", "910B3", "910B4"];
+
+/// One 910B chip type: its AI cores and memory, and the templates `npu-smi`
+/// can cut it into (a template's AI cores are the `npu-core` counts a dynamic
+/// vNPU may request on it, beside whole chips). AI CPUs are 6 per chip, as
+/// ascend-for-volcano counts them. `None` for other names.
+pub fn vnpu_910b_chip(chip: &str) -> Option<VnpuSpec> {
     use DvppShare::*;
-    VnpuSpec {
-        family: VnpuFamily::Ascend910B,
-        aicore: 20,
-        aicpu: 7,
-        mem_gib: 64,
-        templates: vec![
-            tmpl("vir03_1c_8g", 3, 1, 8, Proportional),
-            tmpl("vir05_1c_8g", 5, 1, 8, Proportional),
-            tmpl("vir05_1c_16g", 5, 1, 16, Proportional),
-            tmpl("vir06_1c_16g", 6, 1, 16, Proportional),
-            tmpl("vir10_3c_16g", 10, 3, 16, Proportional),
-            tmpl("vir10_3c_16g_nm", 10, 3, 16, NoDvpp),
-            tmpl("vir10_3c_32g", 10, 3, 32, Proportional),
-            tmpl("vir10_4c_16g_m", 10, 4, 16, All),
-            tmpl("vir12_3c_32g", 12, 3, 32, Proportional),
-        ],
-    }
+    let (aicore, mem_gib, templates) = match chip {
+        // 910B1 has 25 AI cores, 910B2 / 910B2C 24; all three take the "bin0" templates.
+        "910B1" | "910B2" | "910B2C" => (
+            if chip == "910B1" { 25 } else { 24 },
+            64,
+            vec![tmpl("vir06_1c_16g", 6, 1, 16, Proportional), tmpl("vir12_3c_32g", 12, 3, 32, Proportional)],
+        ),
+        "910B3" => (20, 64, templates_910b3()),
+        "910B4" => (
+            20,
+            32,
+            vec![
+                tmpl("vir05_1c_8g", 5, 1, 8, Proportional),
+                tmpl("vir10_3c_16g", 10, 3, 16, Proportional),
+                tmpl("vir10_3c_16g_nm", 10, 3, 16, NoDvpp),
+                tmpl("vir10_4c_16g_m", 10, 4, 16, All),
+            ],
+        ),
+        _ => return None,
+    };
+    Some(spec_910b(aicore, mem_gib, templates))
+}
+
+fn spec_910b(aicore: u32, mem_gib: u32, templates: Vec<VnpuTemplate>) -> VnpuSpec {
+    VnpuSpec { family: VnpuFamily::Ascend910B, aicore, aicpu: 6, mem_gib, templates }
+}
+
+fn templates_910b3() -> Vec<VnpuTemplate> {
+    vec![
+        tmpl("vir05_1c_16g", 5, 1, 16, DvppShare::Proportional),
+        tmpl("vir10_3c_32g", 10, 3, 32, DvppShare::Proportional),
+    ]
+}
+
+/// 910B3 (the chip of the built-in A2 profiles).
+pub(crate) fn vnpu_910b() -> VnpuSpec {
+    spec_910b(20, 64, templates_910b3())
 }
 
 struct Spec<'a> {
@@ -277,7 +304,7 @@ pub(crate) fn profiles() -> Vec<Profile> {
             group_size: 4,
             links: grouped(8, 4, link(LinkKind::Ub, UB_350), pcie(PCIE5, LinkKind::Sys)),
             vnpu: None,
-            allocator: A::AscendRing4,
+            allocator: A::AscendUbMesh4,
             sockets: 2,
         }),
         build(Spec {
@@ -301,7 +328,7 @@ pub(crate) fn profiles() -> Vec<Profile> {
                 }
             }),
             vnpu: None,
-            allocator: A::AscendRing4,
+            allocator: A::AscendUbMesh4,
             sockets: 2,
         }),
         build(Spec {
@@ -317,7 +344,7 @@ pub(crate) fn profiles() -> Vec<Profile> {
             group_size: 0,
             links: grouped(8, 4, pcie(PCIE5, LinkKind::Node), pcie(PCIE5, LinkKind::Sys)),
             vnpu: None,
-            allocator: A::AscendMesh,
+            allocator: A::AscendNoLink,
             sockets: 2,
         }),
         build(Spec {
@@ -333,7 +360,7 @@ pub(crate) fn profiles() -> Vec<Profile> {
             group_size: 0,
             links: grouped(16, 8, pcie(PCIE5, LinkKind::Node), pcie(PCIE5, LinkKind::Sys)),
             vnpu: None,
-            allocator: A::AscendMesh,
+            allocator: A::AscendNoLink,
             sockets: 2,
         }),
         build(Spec {

@@ -8,6 +8,8 @@
 mod ascend;
 mod nvidia;
 
+pub use ascend::{vnpu_910b_chip, VNPU_910B_CHIPS};
+
 use crate::profile::{Device, Link, LinkKind, Profile};
 use std::sync::OnceLock;
 
