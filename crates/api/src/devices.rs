@@ -22,7 +22,36 @@ pub enum DeviceKind {
         /// Thousandths of one GPU.
         milli: u32,
     },
+    /// GPU memory slices on `count` GPUs, as ACK's gpushare
+    /// (`aliyun.com/gpu-mem`, GiB) or HAMi (`nvidia.com/gpumem`, MiB) write it.
+    GpuMem {
+        /// Whose resource names and pod annotations the request follows.
+        plugin: GpuMemPlugin,
+        /// Memory per GPU, MiB.
+        mib: u32,
+        /// Percent of each GPU's cores (`nvidia.com/gpucores`); 0 when not limited.
+        cores: u32,
+    },
 }
+
+/// Which device plugin's conventions a GPU memory request follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuMemPlugin {
+    /// Alibaba Cloud ACK gpushare / cGPU: `aliyun.com/gpu-mem` in GiB.
+    Ack,
+    /// HAMi: `nvidia.com/gpu` vGPUs, each with `nvidia.com/gpumem` MiB.
+    Hami,
+}
+
+/// ACK gpushare: GPU memory per GPU, GiB.
+pub const ACK_GPU_MEM: &str = "aliyun.com/gpu-mem";
+/// ACK gpushare: how many GPUs the memory is taken on (default 1).
+pub const ACK_GPU_COUNT: &str = "aliyun.com/gpu-count";
+/// HAMi: memory of each vGPU, MiB.
+pub const HAMI_GPU_MEM: &str = "nvidia.com/gpumem";
+/// HAMi: percent of each GPU's cores.
+pub const HAMI_GPU_CORES: &str = "nvidia.com/gpucores";
 
 /// The accelerators one pod asks for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -49,6 +78,8 @@ pub enum Family {
 pub fn classify(resource: &str) -> Option<(Family, DeviceKind)> {
     match resource {
         "nvidia.com/gpu" | "aliyun.com/gpu" => return Some((Family::Gpu, DeviceKind::Whole)),
+        // The memory itself is read by `pod_request`, next to `aliyun.com/gpu-count`.
+        ACK_GPU_MEM => return Some((Family::Gpu, DeviceKind::GpuMem { plugin: GpuMemPlugin::Ack, mib: 0, cores: 0 })),
         crate::ascend::NPU_CORE => return Some((Family::Ascend, DeviceKind::DynamicVnpu)),
         crate::ascend::NPU => return Some((Family::Ascend, DeviceKind::Whole)),
         _ => {}
@@ -93,10 +124,14 @@ pub fn container_requests(container: &Container) -> Vec<(&str, &Quantity)> {
 
 /// The device request of a pod: the first accelerator resource of its
 /// containers, counts summed over containers asking for the same one.
-/// A GPU share is `nvidia.com/gpu: 1` together with `nvidia.com/gpucores: <percent>`.
+/// A GPU share is `nvidia.com/gpu: 1` together with `nvidia.com/gpucores: <percent>`;
+/// GPU memory is `aliyun.com/gpu-mem: <GiB>` (on `aliyun.com/gpu-count` GPUs,
+/// default 1) or `nvidia.com/gpu: <n>` with `nvidia.com/gpumem: <MiB>` (HAMi).
+/// Malformed values give no memory here; [`crate::validate`] names them.
 pub fn pod_request(template: &PodTemplateSpec) -> Option<DeviceRequest> {
     let containers = template.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
     let mut found: Option<DeviceRequest> = None;
+    let mut ack_gpus: Option<u32> = None;
     for c in containers {
         for (name, q) in container_requests(c) {
             let Some((_, kind)) = classify(name) else { continue };
@@ -107,12 +142,31 @@ pub fn pod_request(template: &PodTemplateSpec) -> Option<DeviceRequest> {
                 None => found = Some(DeviceRequest { resource: name.to_string(), count, kind }),
             }
         }
-        let cores = c.resources.as_ref().and_then(|r| r.limits.as_ref()).and_then(|l| l.get("nvidia.com/gpucores"));
-        if let (Some(req), Some(cores)) = (&mut found, cores.and_then(whole_count)) {
-            if req.resource == "nvidia.com/gpu" && req.count == 1 && cores < 100 {
-                req.kind = DeviceKind::GpuShare { milli: cores * 10 }; // cores < 100 here
+        let limit = |k: &str| {
+            let res = c.resources.as_ref()?;
+            let source = res.limits.as_ref().filter(|l| !l.is_empty()).or(res.requests.as_ref())?;
+            source.get(k).and_then(whole_count)
+        };
+        let cores = limit(HAMI_GPU_CORES);
+        ack_gpus = ack_gpus.or(limit(ACK_GPU_COUNT));
+        let Some(req) = &mut found else { continue };
+        match (req.resource.as_str(), limit(HAMI_GPU_MEM)) {
+            ("nvidia.com/gpu", Some(mib)) if req.count > 0 => {
+                req.kind = DeviceKind::GpuMem { plugin: GpuMemPlugin::Hami, mib, cores: cores.unwrap_or(0).min(100) }
             }
+            ("nvidia.com/gpu", None) => {
+                if let Some(cores) = cores.filter(|&p| req.count == 1 && p < 100) {
+                    req.kind = DeviceKind::GpuShare { milli: cores * 10 }; // cores < 100 here
+                }
+            }
+            _ => {}
         }
+    }
+    // ACK's memory is summed over containers in GiB first, then spread per GPU.
+    if let Some(req) = found.as_mut().filter(|r| r.resource == ACK_GPU_MEM) {
+        let gib = req.count;
+        req.count = ack_gpus.unwrap_or(1);
+        req.kind = DeviceKind::GpuMem { plugin: GpuMemPlugin::Ack, mib: gib.saturating_mul(1024), cores: 0 };
     }
     found
 }
@@ -134,5 +188,42 @@ mod tests {
         assert_eq!(classify("nvidia.com/gpu"), Some((Family::Gpu, DeviceKind::Whole)));
         assert_eq!(classify("huawei.com/Ascend910-NetworkUnhealthy"), None);
         assert_eq!(classify("cpu"), None);
+    }
+
+    fn template(resources: &[(&str, &str)]) -> PodTemplateSpec {
+        let limits = resources.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect();
+        let c = Container {
+            name: "c".into(),
+            resources: Some(k8s_openapi::api::core::v1::ResourceRequirements {
+                limits: Some(limits),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        PodTemplateSpec {
+            spec: Some(k8s_openapi::api::core::v1::PodSpec { containers: vec![c], ..Default::default() }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn reads_ack_and_hami_memory_requests() {
+        let ack = pod_request(&template(&[("aliyun.com/gpu-mem", "8")])).unwrap();
+        assert_eq!((ack.resource.as_str(), ack.count), ("aliyun.com/gpu-mem", 1));
+        assert_eq!(ack.kind, DeviceKind::GpuMem { plugin: GpuMemPlugin::Ack, mib: 8192, cores: 0 });
+        let ack2 = pod_request(&template(&[("aliyun.com/gpu-mem", "4"), ("aliyun.com/gpu-count", "2")])).unwrap();
+        assert_eq!(ack2.count, 2);
+        assert_eq!(ack2.kind, DeviceKind::GpuMem { plugin: GpuMemPlugin::Ack, mib: 4096, cores: 0 });
+        let hami = pod_request(&template(&[
+            ("nvidia.com/gpu", "2"),
+            ("nvidia.com/gpumem", "3000"),
+            ("nvidia.com/gpucores", "30"),
+        ]))
+        .unwrap();
+        assert_eq!((hami.resource.as_str(), hami.count), ("nvidia.com/gpu", 2));
+        assert_eq!(hami.kind, DeviceKind::GpuMem { plugin: GpuMemPlugin::Hami, mib: 3000, cores: 30 });
+        // Cores alone stay a core share, as before.
+        let share = pod_request(&template(&[("nvidia.com/gpu", "1"), ("nvidia.com/gpucores", "50")])).unwrap();
+        assert_eq!(share.kind, DeviceKind::GpuShare { milli: 500 });
     }
 }

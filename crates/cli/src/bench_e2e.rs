@@ -221,6 +221,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         insecure_plain_http: false,
         tls_san: Vec::new(),
         no_agent: false,
+        scheduler_conf: None,
     };
     let plane = up::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
     let client = plane.client()?;

@@ -48,6 +48,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         insecure_plain_http: false,
         tls_san: Vec::new(),
         no_agent: false,
+        scheduler_conf: None,
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

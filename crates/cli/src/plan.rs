@@ -117,7 +117,12 @@ fn print_table(placements: &[PodPlacement], pending: &[Pending], evictions: &[Ev
             let ann = p
                 .annotations
                 .iter()
-                .filter(|(k, _)| k.as_str() != place::PREDICATE_TIME)
+                // The Ascend handshake repeats the chips; JSON shows it whole.
+                .filter(|(k, _)| {
+                    ![place::PREDICATE_TIME, place::handshake::ASCEND_REAL, place::handshake::KLT_DEV]
+                        .contains(&k.as_str())
+                        && k.as_str() != place::handshake::ASCEND_910_CONFIGURATION
+                })
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(" ");

@@ -7,6 +7,7 @@ use clap::Args;
 use ringleader_agent::{loopback_address, AgentConfig, Runtime, VirtualNode};
 use ringleader_api::Resource;
 use ringleader_manager::ManagerConfig;
+use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_server::kubeconfig::{self, Kubeconfig};
 use ringleader_server::{Client, Health, Metrics, ServerState, TlsFiles, Token};
 use ringleader_store::Store;
@@ -67,6 +68,20 @@ pub struct UpArgs {
     /// other hosts (the cluster file's Nodes are not served here).
     #[arg(long)]
     pub no_agent: bool,
+    /// Scheduler configuration (Volcano's `volcano-scheduler.conf` format:
+    /// actions and plugin tiers, as `plan --scheduler-conf` takes). Default:
+    /// the built-in one without DRF, so jobs of equal priority in one queue
+    /// go in the order they came.
+    #[arg(long = "scheduler-conf", value_name = "FILE")]
+    pub scheduler_conf: Option<PathBuf>,
+}
+
+/// The scheduler configuration `up` runs with: the file's, checked before
+/// anything starts, or the manager's default.
+pub fn scheduler_conf(path: Option<&Path>) -> Result<SchedulerConf> {
+    let Some(path) = path else { return Ok(ManagerConfig::default().scheduler) };
+    let text = std::fs::read_to_string(path).with_context(|| format!("--scheduler-conf {}", path.display()))?;
+    SchedulerConf::from_yaml(&text).map_err(|e| anyhow::anyhow!("--scheduler-conf {}: {e}", path.display()))
 }
 
 /// A running control plane.
@@ -179,6 +194,7 @@ pub async fn start(args: &UpArgs) -> Result<Plane> {
 /// [`start`] with the cluster file's text given (`args.cluster` is ignored).
 pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane> {
     let (mut nodes, others) = cluster(text, source)?;
+    let scheduler = scheduler_conf(args.scheduler_conf.as_deref())?;
     if args.no_agent {
         nodes.clear();
     } else if nodes.is_empty() {
@@ -240,6 +256,7 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         node_lost_toleration: seconds(args.node_lost_toleration, 300.0),
         observe_latency: Some(Arc::new(move |s| observe.observe_scheduling_latency(s))),
         heartbeat: Some(Arc::new(move || manager_health.beat())),
+        scheduler,
         ..ManagerConfig::default()
     };
     let (mstore, mrx) = (store.clone(), rx.clone());
@@ -384,7 +401,25 @@ mod tests {
             insecure_plain_http: plain,
             tls_san: Vec::new(),
             no_agent: false,
+            scheduler_conf: None,
         }
+    }
+
+    #[test]
+    fn a_scheduler_conf_is_read_or_refused_naming_file_and_field() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("sched.yaml");
+        std::fs::write(&file, "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: drf\n")?;
+        let conf = scheduler_conf(Some(&file))?;
+        assert!(conf.enabled("drf") && !conf.runs("preempt"));
+        assert!(!scheduler_conf(None)?.enabled("drf"), "the default keeps DRF off");
+        std::fs::write(&file, "actions: allocate\ntiers:\n- plugins:\n  - name: fairness\n")?;
+        let text = format!("{:#}", scheduler_conf(Some(&file)).err().context("a bad plugin was accepted")?);
+        assert!(text.contains("sched.yaml") && text.contains("tiers[0].plugins[0].name"), "{text}");
+        let missing = dir.path().join("absent.yaml");
+        let text = format!("{:#}", scheduler_conf(Some(&missing)).err().context("a missing file was accepted")?);
+        assert!(text.contains("absent.yaml"), "{text}");
+        Ok(())
     }
 
     #[tokio::test]

@@ -2,12 +2,7 @@
 //! (issue 18: they used to be placed with `devices: []`), following
 //! MindCluster's chip4nodex mesh affinity and its chip1 base handler.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod plan_support;
 
 const CLUSTER: &str = r#"
 apiVersion: ringleader.io/v1alpha1
@@ -56,25 +51,8 @@ spec:
 
 #[test]
 fn atlas_350_pods_get_cards_by_mesh_affinity() {
-    let dir = std::env::temp_dir().join(format!("ringleader-plan-350-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let cluster = dir.join("cluster.yaml");
-    let jobs = dir.join("jobs.yaml");
-    std::fs::write(&cluster, CLUSTER).unwrap();
-    std::fs::write(
-        &jobs,
-        format!("{}---{}", deployment("pair", "chip4-node8", 2), deployment("flat3", "chip1-node16", 3)),
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_ringleader"))
-        .args(["plan", "--cluster", cluster.to_str().unwrap(), "-f", jobs.to_str().unwrap(), "-o", "json"])
-        .args(["--now", "1000"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    std::fs::remove_dir_all(&dir).ok();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = format!("{}---{}", deployment("pair", "chip4-node8", 2), deployment("flat3", "chip1-node16", 3));
+    let v = plan_support::plan_json(CLUSTER, &jobs);
     assert_eq!(v["pending"].as_array().map(Vec::len), Some(0), "{v}");
     let placements = v["placements"].as_array().unwrap();
     let find = |job: &str| {

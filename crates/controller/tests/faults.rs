@@ -164,6 +164,98 @@ fn elastic_shrinks_to_the_available_nodes_and_grows_back() {
     assert_eq!(sim.names(), ["mindx-dls-elastic-default-test-0", "mindx-dls-elastic-default-test-1"]);
 }
 
+/// The elastic example (2 × 8 chips, minReplicas 1, or `min_replicas`)
+/// running on node-0 and node-1 of three nodes, while another job held
+/// node-2, which it has just let go of.
+fn elastic_on_two_of_three(min_replicas: Option<u32>) -> Sim {
+    let (mut job, extras) = example("vcjob-elastic.yaml");
+    if let (Some(min), Some(el)) = (min_replicas, job.fault.elastic.as_mut()) {
+        el.min_replicas = min;
+    }
+    let mut sim = Sim::new(job, extras, 3, 8);
+    sim.foreign = (0..8).map(|d| ("node-2".to_string(), d)).collect();
+    sim.run();
+    assert_eq!(sim.state.status.phase, Phase::Running);
+    let nodes: BTreeSet<String> = sim.pods.iter().filter_map(|p| p.node.clone()).collect();
+    assert_eq!(nodes, ["node-0".to_string(), "node-1".to_string()].into());
+    sim.foreign.clear();
+    sim
+}
+
+/// A chip of node-1 breaks while node-2 is free, so the job restarts at
+/// full size; the other job takes node-2 back before the new pods are
+/// placed, and a gang scheduler places none of them (two do not fit).
+fn spare_taken_while_restarting(sim: &mut Sim) {
+    let bad = node_of(sim, "mindx-dls-elastic-default-test-1");
+    assert_eq!(bad, "node-1");
+    sim.now = 50;
+    sim.nodes[1].unhealthy_devices.insert(3);
+    sim.tick();
+    assert_eq!(sim.state.status.phase, Phase::Restarting);
+    assert_eq!(sim.state.status.scale, None, "node-2 was free at the fault: full size");
+    sim.foreign = (0..8).map(|d| ("node-2".to_string(), d)).collect();
+    sim.settle();
+    sim.tick();
+    assert_eq!(sim.state.status.phase, Phase::Pending);
+    assert_eq!(sim.pods.len(), 2, "recreated at full size: {:?}", sim.names());
+    assert!(sim.pods.iter().all(|p| p.node.is_none()));
+}
+
+#[test]
+fn elastic_restart_shrinks_when_the_spare_is_taken_before_its_pods_are_placed() {
+    let mut sim = elastic_on_two_of_three(None);
+    spare_taken_while_restarting(&mut sim);
+    let actions = sim.tick();
+    assert_eq!(sim.state.status.phase, Phase::Restarting);
+    assert_eq!(sim.state.status.reason, "ElasticScaleDown");
+    assert_eq!(sim.state.status.scale.map(|s| s.replicas), Some(1), "only node-0 fits a pod: 2 → 1");
+    assert_eq!(deletes(&actions).len(), 2, "the unplaced full-size pods go: {actions:?}");
+    sim.run();
+    assert_eq!(sim.state.status.phase, Phase::Running);
+    assert_eq!(sim.names(), ["mindx-dls-elastic-default-test-0"]);
+    assert!(sim.held().iter().all(|(n, _)| n == "node-0"), "{:?}", sim.held());
+    assert!(sim.run_is_quiet(), "shrunk once, no flapping");
+
+    // The other job ends: the job grows back, onto node-0 and node-2.
+    sim.foreign.clear();
+    sim.now = 2000;
+    sim.run();
+    assert_eq!(sim.state.status.scale, None);
+    assert_eq!(sim.state.status.phase, Phase::Running);
+    let nodes: BTreeSet<String> = sim.pods.iter().filter_map(|p| p.node.clone()).collect();
+    assert_eq!(nodes, ["node-0".to_string(), "node-2".to_string()].into(), "node-1 still has a broken chip");
+}
+
+#[test]
+fn elastic_restart_that_may_not_shrink_waits_pending() {
+    let mut sim = elastic_on_two_of_three(Some(2));
+    spare_taken_while_restarting(&mut sim);
+    for _ in 0..3 {
+        let actions = sim.tick();
+        assert!(deletes(&actions).is_empty(), "minReplicas 2: nothing to shrink to: {actions:?}");
+        assert_eq!(sim.state.status.phase, Phase::Pending);
+        assert_eq!(sim.state.status.scale, None);
+    }
+    sim.foreign.clear();
+    sim.run();
+    assert_eq!(sim.state.status.phase, Phase::Running);
+    assert_eq!(sim.pods.len(), 2);
+}
+
+#[test]
+fn elastic_shrinks_past_a_spare_node_another_job_holds() {
+    let mut sim = elastic_on_two_of_three(None);
+    sim.foreign = (0..8).map(|d| ("node-2".to_string(), d)).collect();
+    sim.now = 50;
+    sim.nodes[1].unhealthy_devices.insert(3);
+    sim.tick();
+    assert_eq!(sim.state.status.scale.map(|s| s.replicas), Some(1), "node-2 is busy: 2 → 1 replica");
+    sim.run();
+    assert_eq!(sim.state.status.phase, Phase::Running);
+    assert_eq!(sim.names(), ["mindx-dls-elastic-default-test-0"]);
+    assert_eq!(node_of(&sim, "mindx-dls-elastic-default-test-0"), "node-0");
+}
+
 #[test]
 fn elastic_single_node_steps_down_chips() {
     let (job, extras) = inline(

@@ -283,7 +283,9 @@ pub fn held_devices(cache: &Cache) -> Held {
         if !pods::phase_of(&p.object).is_live() {
             continue;
         }
-        let (Some(n), Some(uid)) = (pods::node_of(&p.object), pods::owner_uid(&p.object)) else { continue };
+        let Some(n) = pods::node_of(&p.object) else { continue };
+        // A pod no job owns (made by hand, or orphaned) holds its devices all the same.
+        let uid = pods::owner_uid(&p.object).unwrap_or_default();
         let entry = held.entry(n.to_string()).or_default();
         for d in pods::devices_of(&p.object) {
             entry.insert(d, uid.to_string());
@@ -308,6 +310,11 @@ fn observe(
             Some(o)
         })
         .collect();
+    // What the job could really get: the scheduler gives a multi-pod job no
+    // chip with a broken network, nor any job a chip it isolated, nor a chip
+    // another job's pod holds, bound and waiting for its release or running.
+    let multi_pod = job.state.job.total_replicas() > 1;
+    let isolated = &job.state.status.isolated;
     let observed_nodes = nodes
         .iter()
         .map(|n| {
@@ -315,7 +322,10 @@ fn observe(
             let usable = n
                 .devices
                 .iter()
-                .filter(|d| !n.unhealthy.contains(d) && busy.and_then(|b| b.get(d)).is_none_or(|o| o == uid))
+                .filter(|d| !n.unhealthy.contains(d))
+                .filter(|d| !multi_pod || !n.network_unhealthy.contains(d))
+                .filter(|d| !isolated.iter().any(|i| i.node == n.name && i.device == **d))
+                .filter(|d| busy.and_then(|b| b.get(d)).is_none_or(|o| o == uid))
                 .count() as u32;
             ObservedNode {
                 name: n.name.clone(),

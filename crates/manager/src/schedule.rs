@@ -81,8 +81,13 @@ pub fn schedule(
             r.min_available = r.min_available.map(|m| m.min(r.replicas));
             total += r.replicas;
         }
+        // An elastic job's pods are released only as a whole gang at its
+        // current size: a part bound alone would hold chips without running,
+        // so all of them are placed or none (the controller shrinks it
+        // instead, to what fits).
+        let whole = any_bound || job.state.job.fault.elastic.is_some();
         model.scheduling.min_available =
-            if any_bound { total } else { model.scheduling.min_available.min(total).max(1.min(total)) };
+            if whole { total } else { model.scheduling.min_available.min(total).max(1.min(total)) };
         let created = str_at(&job.stored.object, &["metadata", "creationTimestamp"]).and_then(parse_rfc3339);
         pending_jobs.push((created.unwrap_or(0.0), model.key(), model));
         waiting.push(Waiting { job, by_role });

@@ -93,7 +93,7 @@ pub fn serves(profile: &Profile, req: &DeviceRequest) -> Result<(), Filtered> {
                 && req.resource.strip_prefix(profile.resource_name.as_str()).is_some_and(|t| t.starts_with('-'))
         }
         DeviceKind::DynamicVnpu => profile.vendor == Vendor::Huawei && profile.vnpu.is_some(),
-        DeviceKind::GpuShare { .. } => profile.vendor == Vendor::Nvidia,
+        DeviceKind::GpuShare { .. } | DeviceKind::GpuMem { .. } => profile.vendor == Vendor::Nvidia,
     };
     if ok {
         Ok(())

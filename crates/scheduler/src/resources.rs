@@ -130,12 +130,15 @@ fn parse_milli(s: &str) -> Option<u64> {
 
 /// What one pod's device request counts as.
 pub fn pod_request(req: &DeviceRequest) -> Resources {
+    // GPU memory counts as the GPUs it is taken on (a vGPU each, as HAMi
+    // counts `nvidia.com/gpu`), or their core share when one is given.
     let milli = match req.kind {
         DeviceKind::GpuShare { milli } => u64::from(milli),
+        DeviceKind::GpuMem { cores, .. } if cores > 0 && cores < 100 => u64::from(req.count) * u64::from(cores) * 10,
         _ => u64::from(req.count) * 1000,
     };
     let resource = match req.kind {
-        DeviceKind::GpuShare { .. } => "nvidia.com/gpu",
+        DeviceKind::GpuShare { .. } | DeviceKind::GpuMem { .. } => "nvidia.com/gpu",
         _ => req.resource.as_str(),
     };
     Resources::one(resource, milli)

@@ -173,7 +173,9 @@ fn combinations(items: &[usize], size: usize) -> Vec<Vec<usize>> {
 /// One round of `preempt` or `reclaim`: each waiting gang, in job order, may
 /// evict running non-VIP gangs — of its own queue (preempt) or of other
 /// queues (reclaim) — that the plugins vote for; the fewest that make it fit
-/// go, in the same statement that places it.
+/// go, in the same statement that places it. Reclaim never crosses a
+/// parent-child line: victims come from queues outside the gang's own
+/// branch (neither its ancestors nor its descendants).
 pub(crate) fn evict_round(ss: &mut Session, kind: Evict) {
     // Only running gangs can be victims; without any there is nothing to do.
     if !ss.jobs.iter().any(|v| v.status == Status::Running && !v.is_vip) {
@@ -189,9 +191,13 @@ pub(crate) fn evict_round(ss: &mut Session, kind: Evict) {
         if ss.queues.closed(&queue).is_some() || !ss.queues.by_name.contains_key(&queue) {
             continue;
         }
+        // Reclaim is between queues that contend for the cluster: a queue
+        // and its ancestor share one budget (the ancestor's usage holds the
+        // child's), so neither reclaims from the other — Volcano's hierarchy
+        // reclaims only across branches.
         let in_scope = |victim_queue: &str| match kind {
             Evict::Preempt => victim_queue == queue,
-            Evict::Reclaim => victim_queue != queue,
+            Evict::Reclaim => !ss.queues.is_under(&queue, victim_queue) && !ss.queues.is_under(victim_queue, &queue),
         };
         let candidates: Vec<usize> = ss
             .jobs

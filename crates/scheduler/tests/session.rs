@@ -482,3 +482,45 @@ fn reservation_prevents_starvation_across_cycles() {
         }
     }
 }
+
+#[test]
+fn a_child_queue_never_reclaims_from_its_ancestor() {
+    // team-a runs a job of its own over the whole cluster; its child queue's
+    // job must wait (or take its sibling's share), not evict its parent's job.
+    let yaml = node("n1")
+        + &node("n2")
+        + &queue("team-a", "{weight: 1}", "Open")
+        + &queue("team-a-child", "{weight: 1, parent: team-a}", "Open")
+        + &workload("parent-run", "team-a", 0, false, &[("n1", &[0, 1, 2, 3, 4, 5, 6, 7])])
+        + &workload("parent-run-2", "team-a", 0, false, &[("n2", &[0, 1, 2, 3, 4, 5, 6, 7])])
+        + &job("default", "child-job", "team-a-child", "", 1, 8, "");
+    let o = outcome(&yaml);
+    assert!(o.evictions.is_empty(), "{:?}", o.evictions);
+    assert!(bound_jobs(&o).is_empty());
+
+    // Nor does a parent's job reclaim from its child.
+    let yaml = node("n1")
+        + &node("n2")
+        + &queue("team-a", "{weight: 1}", "Open")
+        + &queue("team-a-child", "{weight: 1, parent: team-a}", "Open")
+        + &workload("child-run", "team-a-child", 0, false, &[("n1", &[0, 1, 2, 3, 4, 5, 6, 7])])
+        + &workload("child-run-2", "team-a-child", 0, false, &[("n2", &[0, 1, 2, 3, 4, 5, 6, 7])])
+        + &job("default", "parent-job", "team-a", "", 1, 8, "");
+    let o = outcome(&yaml);
+    assert!(o.evictions.is_empty(), "{:?}", o.evictions);
+
+    // Across branches reclaim still works: team-b holds more than it
+    // deserves and gives it back to the child queue, not team-a's own job.
+    let yaml = node("n1")
+        + &node("n2")
+        + &queue("team-a", "{weight: 1}", "Open")
+        + &queue("team-a-child", "{weight: 1, parent: team-a}", "Open")
+        + &queue("team-b", "{weight: 1}", "Open")
+        + &workload("b-run", "team-b", 0, false, &[("n1", &[0, 1, 2, 3, 4, 5, 6, 7])])
+        + &workload("b-run-2", "team-b", 0, false, &[("n2", &[0, 1, 2, 3])])
+        + &workload("parent-run", "team-a", 0, false, &[("n2", &[4, 5, 6, 7])])
+        + &job("default", "child-job", "team-a-child", "", 1, 8, "");
+    let o = outcome(&yaml);
+    assert_eq!(evicted(&o), vec![("default/b-run", "b-run-worker-0", "default/child-job")]);
+    assert_eq!(bound_jobs(&o), vec!["default/child-job"]);
+}

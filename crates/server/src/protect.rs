@@ -33,6 +33,10 @@ pub const BINDING_ANNOTATIONS: &[&str] = &[
     ringleader_scheduler::place::PREDICATE_TIME,
     ringleader_scheduler::place::VISIBLE_DEVICES,
     ringleader_scheduler::place::GPU_MILLI,
+    ringleader_scheduler::place::handshake::ACK_MEM_IDX,
+    ringleader_scheduler::place::handshake::HAMI_TO_ALLOCATE,
+    ringleader_scheduler::place::handshake::HAMI_ALLOCATED,
+    ringleader_scheduler::place::handshake::ASCEND_910_CONFIGURATION,
     ringleader_api::ascend::NPU_CORE,
     // The rendezvous ports the manager chose: a port edited away would look free to the next job.
     "ringleader.io/ports",

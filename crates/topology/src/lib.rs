@@ -28,8 +28,9 @@ pub mod profile;
 pub mod profiles;
 
 pub use alloc::{
-    allocate, Allocation, AscendScore, CardStrategy, DeviceRequest, DeviceState, DeviceUse, GpuScore, NoFit, NodeScore,
-    ShareRequest, ShareScore, VnpuDvpp, VnpuLevel, VnpuPlacement, VnpuRequest, VnpuScore, WholeRequest,
+    allocate, Allocation, AscendScore, CardStrategy, DeviceRequest, DeviceState, DeviceUse, GpuScore, MemRequest,
+    NoFit, NodeScore, ShareRequest, ShareScore, VnpuDvpp, VnpuLevel, VnpuPlacement, VnpuRequest, VnpuScore,
+    WholeRequest,
 };
 pub use devset::DeviceSet;
 pub use parse::ParseError;

@@ -142,7 +142,10 @@ fn packing_on_a_910b3_node() {
         assert_eq!((v.chip, v.template.as_str(), v.downgraded), (expected, "vir05_1c_16g", false));
         st.apply(p, &five, &a);
     }
-    assert_eq!(st.partial[0], DeviceUse { aicore: 20, aicpu: 4, mem_gib: 64, dvpp: 20, groups: 4, gpu_milli: 0 });
+    assert_eq!(
+        st.partial[0],
+        DeviceUse { aicore: 20, aicpu: 4, mem_gib: 64, dvpp: 20, groups: 4, gpu_milli: 0, gpu_mem_mib: 0 }
+    );
     // A 10-core vNPU goes on chip 1 (5 used), the least free chip with room.
     let a = allocate(p, &st, &ten).unwrap();
     assert_eq!((a.vnpu.as_ref().unwrap().chip, a.vnpu.as_ref().unwrap().template.as_str()), (1, "vir10_3c_32g"));

@@ -178,7 +178,10 @@ fn apply_records_each_kind() {
     let req = dynamic(4, VnpuDvpp::Null, VnpuLevel::Low);
     let a = allocate(p, &st, &req).unwrap();
     st.apply(p, &req, &a);
-    assert_eq!(st.partial[0], DeviceUse { aicore: 4, aicpu: 3, mem_gib: 12, dvpp: 4, groups: 1, gpu_milli: 0 });
+    assert_eq!(
+        st.partial[0],
+        DeviceUse { aicore: 4, aicpu: 3, mem_gib: 12, dvpp: 4, groups: 1, gpu_milli: 0, gpu_mem_mib: 0 }
+    );
     // The second 4-core vNPU goes on the same chip (least free that fits), the third on chip 1.
     let a = allocate(p, &st, &req).unwrap();
     assert_eq!(a.vnpu.as_ref().unwrap().chip, 0);

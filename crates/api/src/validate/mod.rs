@@ -33,6 +33,7 @@ pub fn validate(resource: &Resource) -> Vec<FieldError> {
     if resource.is_job() {
         npu::check(resource, &mut errs);
         gpu::check(resource, &mut errs);
+        gpu::check_memory(resource, &mut errs);
     }
     if let Resource::ConfigMap(cm) = resource {
         if resource.name().starts_with("rings-config-") {

@@ -225,7 +225,7 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
                     ));
                 }
             }
-            DeviceKind::GpuShare { .. } => {}
+            DeviceKind::GpuShare { .. } | DeviceKind::GpuMem { .. } => {}
         }
         if n.kind != DeviceKind::Whole {
             for key in tmpl_annotations.into_iter().flat_map(|a| a.keys()) {

@@ -16,6 +16,7 @@
 //! incarnation is created once no pod of the same name remains.
 
 pub mod policy;
+mod rescale;
 pub mod status;
 pub mod success;
 
@@ -127,7 +128,10 @@ pub struct ObservedNode {
     pub unhealthy_devices: BTreeSet<u32>,
     /// Chips whose network is unhealthy.
     pub network_unhealthy_devices: BTreeSet<u32>,
-    /// Healthy devices this job could use here (free, or held by the job).
+    /// Devices this job could be given here: healthy (and, for a job of
+    /// several pods, with a healthy network), not isolated, and free or
+    /// held by the job itself. A device another job's pod holds is not
+    /// usable, whether that pod runs or is bound and waiting for its release.
     pub usable_devices: u32,
     /// Last heartbeat (seconds since the epoch); `None`: never heard from.
     pub last_heartbeat: Option<u64>,
@@ -654,7 +658,10 @@ fn step(run: &mut Run<'_>, observed: &Observed) {
         run.st.start_time.get_or_insert(run.now);
         run.transition(Phase::Running, "Running", &format!("{started} of {} pods started", job.total_replicas()));
     }
-    if run.st.phase == Phase::Running && elastic_grow(run, observed, &job, &current) {
+    if run.st.phase == Phase::Running && rescale::grow(run, observed, &job, &current) {
+        return;
+    }
+    if rescale::refit(run, observed, &current) {
         return;
     }
 
@@ -807,7 +814,7 @@ fn handle_faults(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&
     let kinds: Vec<String> = faults.iter().map(|f| format!("{}: {:?}", f.pod, f.kind)).collect();
     let message = format!("fault under {}", kinds.join(", "));
     if let Some(el) = elastic {
-        let (fitting, best) = capacity(&run.state.job, &observed.nodes);
+        let (fitting, best) = rescale::capacity(&run.state.job, &observed.nodes);
         match elastic::target(&run.state.job, el, fitting, best) {
             Some(scale)
                 if scale.replicas == run.state.job.total_replicas()
@@ -833,43 +840,6 @@ fn handle_faults(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&
     run.st.version += 1;
     run.transition(Phase::Restarting, "FaultRescheduling", &message);
     Faults::JobLevel
-}
-
-/// Nodes that fit one pod of the job at full size, and the most usable
-/// devices on one ready node.
-fn capacity(job: &Job, nodes: &[ObservedNode]) -> (u32, u32) {
-    let chips = elastic::requested_chips(job);
-    let ready = nodes.iter().filter(|n| n.ready);
-    let fitting = ready.clone().filter(|n| n.usable_devices >= chips).count() as u32;
-    let best = ready.map(|n| n.usable_devices).max().unwrap_or(0);
-    (fitting, best)
-}
-
-/// Grows an elastic job running below its size when capacity returned.
-fn elastic_grow(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&ObservedPod]) -> bool {
-    let (Some(el), Some(scale)) = (run.state.job.fault.elastic, run.st.scale) else { return false };
-    if !run.state.config.elastic_grow {
-        return false;
-    }
-    let (fitting, best) = capacity(&run.state.job, &observed.nodes);
-    // Nodes already running the job count as capacity too.
-    let own: BTreeSet<&str> = current.iter().filter_map(|p| p.node.as_deref()).collect();
-    let fitting = fitting.max(own.len() as u32);
-    let Some(target) = elastic::target(&run.state.job, el, fitting, best.max(scale.chips)) else { return false };
-    if target.replicas <= scale.replicas && target.chips <= scale.chips {
-        return false;
-    }
-    let full =
-        target.replicas == run.state.job.total_replicas() && target.chips == elastic::requested_chips(&run.state.job);
-    run.st.scale = if full { None } else { Some(target) };
-    for p in current.iter().filter(|p| p.phase.is_live()) {
-        run.delete(p, DeleteMode::Graceful, "elastic scale-up");
-    }
-    run.st.version += 1;
-    let msg =
-        format!("capacity returned: {} → {} replicas × {} chips", job.total_replicas(), target.replicas, target.chips);
-    run.transition(Phase::Restarting, "ElasticScaleUp", &msg);
-    true
 }
 
 /// Applies lifecycle and restart policies to pod events; true when the job's course changed.

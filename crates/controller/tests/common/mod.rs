@@ -82,6 +82,8 @@ pub struct Sim {
     pub devices_per_node: u32,
     pub now: u64,
     pub log: Vec<String>,
+    /// Devices other jobs' pods hold (node, device): neither usable nor free.
+    pub foreign: BTreeSet<(String, u32)>,
 }
 
 impl Sim {
@@ -100,6 +102,7 @@ impl Sim {
             devices_per_node,
             now: 0,
             log: Vec::new(),
+            foreign: BTreeSet::new(),
         }
     }
 
@@ -169,10 +172,12 @@ impl Sim {
     }
 
     fn refresh_usable(&mut self) {
-        // Only this job runs here, so every healthy device is usable for it.
+        // Every healthy device no other job holds is usable for this one.
         for n in &mut self.nodes {
-            let bad = n.unhealthy_devices.len() as u32;
-            n.usable_devices = if n.ready { self.devices_per_node.saturating_sub(bad) } else { 0 };
+            let taken = (0..self.devices_per_node)
+                .filter(|d| n.unhealthy_devices.contains(d) || self.foreign.contains(&(n.name.clone(), *d)))
+                .count() as u32;
+            n.usable_devices = if n.ready { self.devices_per_node.saturating_sub(taken) } else { 0 };
         }
     }
 
@@ -199,6 +204,7 @@ impl Sim {
                 let free: Vec<u32> = (0..self.devices_per_node)
                     .filter(|d| {
                         !held.contains(&(n.name.clone(), *d))
+                            && !self.foreign.contains(&(n.name.clone(), *d))
                             && !n.unhealthy_devices.contains(d)
                             && !isolated.iter().any(|x| x.node == n.name && x.device == *d)
                     })
@@ -241,6 +247,15 @@ impl Sim {
                 break;
             }
         }
+    }
+
+    /// Whether one more round of reconcile/settle/schedule changes nothing.
+    pub fn run_is_quiet(&mut self) -> bool {
+        let before = (self.pods.clone(), self.state.status.clone());
+        self.tick();
+        self.settle();
+        self.schedule();
+        before == (self.pods.clone(), self.state.status.clone())
     }
 
     /// Lets every restart back-off run out (time jumps to its end), then runs.

@@ -205,7 +205,7 @@ impl Index {
                 return Tried::Unsupported;
             };
             let node = &cluster.nodes[i];
-            let ann = annotations(node, &alloc, req, t + u64::from(index));
+            let ann = annotations(node, &alloc, req, t + u64::from(index), u64::from(index));
             let mut state = node.state.clone();
             state.apply(&node.profile, &evals.topo, &alloc);
             let pod = format!("{}-{index}", role.pod_prefix);

@@ -2,6 +2,7 @@
 //! nothing. Tried on a copy of the device state (a statement) and committed
 //! only when at least `minAvailable` pods fit.
 
+pub mod handshake;
 pub(crate) mod index;
 pub mod network;
 mod view;
@@ -12,8 +13,8 @@ use ringleader_api::ascend as keys;
 use ringleader_api::model::Role;
 use ringleader_api::{DeviceKind, Job};
 use ringleader_topology::{
-    Allocation, CardStrategy, DeviceRequest as TopoRequest, DeviceState, ShareRequest, Vendor, VnpuDvpp, VnpuLevel,
-    VnpuRequest, WholeRequest,
+    Allocation, CardStrategy, DeviceRequest as TopoRequest, DeviceState, MemRequest, ShareRequest, Vendor, VnpuDvpp,
+    VnpuLevel, VnpuRequest, WholeRequest,
 };
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,18 +78,24 @@ pub fn topology_request(job: &Job, req: &ringleader_api::DeviceRequest) -> TopoR
             level: if label(keys::VNPU_LEVEL) == Some("high") { VnpuLevel::High } else { VnpuLevel::Low },
         }),
         DeviceKind::GpuShare { milli } => TopoRequest::Share(ShareRequest { milli: *milli }),
+        DeviceKind::GpuMem { mib, cores, .. } => {
+            TopoRequest::Memory(MemRequest { gpus: req.count, mib: *mib, milli: cores.saturating_mul(10) })
+        }
     }
 }
 
 /// The pod annotations for an allocation on a node (`spec/ascend.md`):
 /// `huawei.com/Ascend910: Ascend910-0,Ascend910-1` and `predicate-time` for
-/// Ascend whole chips; `huawei.com/npu-core: <chip>-<template>` for dynamic
-/// vNPU; the visible-device list for GPUs.
+/// Ascend whole chips, with the device plugin's handshake fields of
+/// [`handshake`]; `huawei.com/npu-core: <chip>-<template>` for dynamic
+/// vNPU; the visible-device list for GPUs, with ACK's or HAMi's fields for
+/// GPU memory. `rank` is the pod's rank in its job.
 pub fn annotations(
     node: &Node,
     alloc: &Allocation,
     req: &ringleader_api::DeviceRequest,
     predicate_time: u64,
+    rank: u64,
 ) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let ids = || alloc.ids.iter().map(u32::to_string).collect::<Vec<_>>();
@@ -102,16 +109,23 @@ pub fn annotations(
                 }
                 (DeviceKind::StaticVnpu { .. }, _) => {}
                 _ => {
-                    let chips: Vec<String> = alloc.ids.iter().map(|id| format!("{short}-{id}")).collect();
-                    out.insert(node.profile.resource_name.clone(), chips.join(","));
+                    let chips = alloc.ids.iter().map(|id| format!("{short}-{id}")).collect::<Vec<_>>().join(",");
+                    handshake::ascend(node, alloc, &chips, rank, &mut out);
+                    out.insert(node.profile.resource_name.clone(), chips);
                 }
             }
             out.insert(PREDICATE_TIME.to_string(), predicate_time.to_string());
         }
         Vendor::Nvidia => {
             out.insert(VISIBLE_DEVICES.to_string(), ids().join(","));
-            if let DeviceKind::GpuShare { milli } = req.kind {
-                out.insert(GPU_MILLI.to_string(), milli.to_string());
+            match req.kind {
+                DeviceKind::GpuShare { milli } => {
+                    out.insert(GPU_MILLI.to_string(), milli.to_string());
+                }
+                DeviceKind::GpuMem { plugin, mib, cores } => {
+                    handshake::gpu_memory(node, alloc, plugin, mib, cores, predicate_time, &mut out)
+                }
+                _ => {}
             }
         }
     }
@@ -230,7 +244,7 @@ pub(crate) fn place_gang(
                 let (devices, annotations) = match (view.allocation(i), &view.request) {
                     (Some(a), Some((req, topo))) => {
                         let placed_devices = a.ids.clone();
-                        let ann = annotations(node, a, req, predicate_time + rank as u64);
+                        let ann = annotations(node, a, req, predicate_time + rank as u64, rank as u64);
                         states[i].apply(&node.profile, topo, a);
                         (placed_devices, ann)
                     }

@@ -34,6 +34,9 @@ pub struct DeviceUse {
     pub groups: u32,
     /// Thousandths of the GPU held by shared pods.
     pub gpu_milli: u32,
+    /// GPU memory held by memory-sharing pods (ACK gpushare, HAMi), MiB.
+    #[serde(default)]
+    pub gpu_mem_mib: u32,
 }
 
 impl DeviceUse {
@@ -127,6 +130,14 @@ impl DeviceState {
                     }
                 }
             }
+            (DeviceRequest::Memory(m), _) => {
+                for i in alloc.devices.iter() {
+                    if let Some(slot) = self.partial.get_mut(i) {
+                        slot.gpu_milli += m.milli;
+                        slot.gpu_mem_mib += m.mib;
+                    }
+                }
+            }
             _ => self.allocated = self.allocated.or(alloc.devices),
         }
     }
@@ -204,6 +215,17 @@ pub struct ShareRequest {
     pub milli: u32,
 }
 
+/// GPU memory on each of `gpus` GPUs (ACK gpushare, HAMi vGPUs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemRequest {
+    /// GPUs, each taking `mib` (and `milli`).
+    pub gpus: u32,
+    /// Memory per GPU, MiB.
+    pub mib: u32,
+    /// Thousandths of each GPU's cores; 0 when cores are not limited.
+    pub milli: u32,
+}
+
 /// One pod's device request on one node.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DeviceRequest {
@@ -213,6 +235,8 @@ pub enum DeviceRequest {
     Vnpu(VnpuRequest),
     /// A share of one GPU.
     Share(ShareRequest),
+    /// GPU memory slices.
+    Memory(MemRequest),
 }
 
 impl DeviceRequest {
@@ -452,6 +476,14 @@ pub enum NoFit {
         /// Template name.
         template: String,
     },
+    /// Fewer GPUs than asked have the memory (and cores) free.
+    #[error("no {gpus} GPUs with {mib} MiB free GPU memory")]
+    NoMemoryGpu {
+        /// GPUs requested.
+        gpus: u32,
+        /// MiB per GPU requested.
+        mib: u32,
+    },
     /// No GPU has the share free.
     #[error("no GPU with {milli} free milli-GPU")]
     NoShareGpu {
@@ -473,6 +505,7 @@ impl fmt::Display for DeviceRequest {
             DeviceRequest::Vnpu(VnpuRequest::Dynamic { cores, .. }) => write!(f, "npu-core {cores}"),
             DeviceRequest::Vnpu(VnpuRequest::Static { template }) => write!(f, "vNPU {template}"),
             DeviceRequest::Share(s) => write!(f, "{} milli-GPU", s.milli),
+            DeviceRequest::Memory(m) => write!(f, "{} × {} MiB GPU memory", m.gpus, m.mib),
         }
     }
 }
@@ -496,5 +529,6 @@ pub fn allocate(profile: &Profile, state: &DeviceState, req: &DeviceRequest) -> 
         }
         DeviceRequest::Vnpu(v) => vnpu::allocate(profile, state, v),
         DeviceRequest::Share(s) => share::allocate(profile, state, s),
+        DeviceRequest::Memory(m) => share::allocate_memory(profile, state, m),
     }
 }

@@ -144,6 +144,7 @@ pub fn add(spec: &VnpuSpec, used: &DeviceUse, t: &VnpuTemplate) -> DeviceUse {
         dvpp: used.dvpp + dvpp_units(spec, t),
         groups: used.groups + 1,
         gpu_milli: used.gpu_milli,
+        gpu_mem_mib: used.gpu_mem_mib,
     }
 }
 

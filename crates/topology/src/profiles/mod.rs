@@ -9,6 +9,7 @@ mod ascend;
 mod nvidia;
 
 pub use ascend::{vnpu_910b_chip, VNPU_910B_CHIPS};
+pub use nvidia::card_memory_gib;
 
 use crate::profile::{Device, Link, LinkKind, Profile};
 use std::sync::OnceLock;

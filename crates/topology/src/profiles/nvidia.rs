@@ -103,6 +103,31 @@ fn one_nic_per_gpu() -> Vec<(&'static str, Vec<usize>)> {
         .collect()
 }
 
+/// Memory of one GPU of a card model, GiB: a size written in the name wins
+/// (`A100-SXM4-80GB`, `H100 80GB HBM3`), else the model's only or smallest
+/// size (A100 → 40, V100 → 16), so a card is never promised more than it has.
+pub fn card_memory_gib(chip: &str) -> Option<u32> {
+    let upper = chip.to_ascii_uppercase();
+    let written = upper.split(|c: char| !c.is_ascii_alphanumeric()).find_map(|w| {
+        let digits = w.strip_suffix("GB").or_else(|| w.strip_suffix('G'))?;
+        digits.parse::<u32>().ok().filter(|&n| (8..=1024).contains(&n))
+    });
+    if written.is_some() {
+        return written;
+    }
+    const MODELS: [(&str, u32); 8] = [
+        ("H200", 141),
+        ("H100", 80),
+        ("H800", 80),
+        ("A800", 80),
+        ("A100", 40),
+        ("L40S", 48),
+        ("4090", 24),
+        ("V100", 16),
+    ];
+    MODELS.iter().find(|(model, _)| upper.contains(model)).map(|&(_, gib)| gib)
+}
+
 pub(crate) fn profiles() -> Vec<Profile> {
     let nvswitch = |n: u8| kinds(8, move |_, _| LinkKind::NvLink(n));
     vec![
