@@ -58,6 +58,8 @@ struct PodEntry {
     container: status::Containers,
     started: Option<f64>,
     state: PodState,
+    /// Files it takes from ConfigMaps: pod path → (ConfigMap, key).
+    config_files: BTreeMap<String, (String, String)>,
 }
 
 enum TimerAction {
@@ -80,6 +82,7 @@ pub(crate) struct Feeds {
     pub pods: Vec<Stored>,
     pub node_watch: Watch,
     pub pod_watch: Watch,
+    pub config_watch: Watch,
 }
 
 pub(crate) struct Agent {
@@ -226,6 +229,7 @@ impl Agent {
         mut self,
         mut node_watch: Watch,
         mut pod_watch: Watch,
+        mut config_watch: Watch,
         mut exits: mpsc::UnboundedReceiver<Exited>,
         mut stop: watch::Receiver<bool>,
     ) -> Result<(), AgentError> {
@@ -262,6 +266,10 @@ impl Agent {
                 ev = node_watch.events.recv() => match ev {
                     Some(ev) => self.on_node_event(ev),
                     None => break Err(AgentError::WatchClosed("nodes")),
+                },
+                ev = config_watch.events.recv() => match ev {
+                    Some(ev) => self.on_config_map(&ev),
+                    None => break Err(AgentError::WatchClosed("configmaps")),
                 },
                 Some(exit) = exits.recv() => self.on_exit(exit),
                 Some(now) = next_detected(&mut detected) => self.on_detected(&now),
@@ -523,6 +531,7 @@ impl Agent {
             container: self.containers(obj),
             started,
             state,
+            config_files: pod::config_files(obj).unwrap_or_default(),
         };
         self.pods.insert(info.key.clone(), entry);
     }
@@ -709,7 +718,9 @@ impl Agent {
             Ok(rest) => pod_dir.join(rest),
             Err(_) => p.to_path_buf(),
         };
-        let mut env = command::expand_env(&container.env);
+        let mut env = crate::device_env::of(obj);
+        env.extend(container.env.iter().cloned());
+        let mut env = command::expand_env(&env);
         sandbox::rewrite_env(&mut env, &files, &pod_dir);
         let path_env = match program_dir {
             Some(d) => format!("{}:{}", d.display(), self.cfg.path_env),
@@ -764,6 +775,48 @@ impl Agent {
         }
         self.hosts_written.insert(namespace.to_string(), content);
         Ok(())
+    }
+
+    /// Rewrites the files running pods take from this ConfigMap (a deleted
+    /// ConfigMap leaves them as they are, as the kubelet does).
+    fn on_config_map(&self, ev: &Event) {
+        if ev.kind == EventType::Deleted {
+            return;
+        }
+        let key = &ev.object.key;
+        let ns_of = |ns: &str| if ns.is_empty() { "default".to_string() } else { ns.to_string() };
+        let map_ns = ns_of(&key.namespace);
+        for (pod_key, e) in &self.pods {
+            if !matches!(e.state, PodState::Running { pgid: Some(_) }) || ns_of(&pod_key.namespace) != map_ns {
+                continue;
+            }
+            for (path, (map, data_key)) in &e.config_files {
+                if map != &key.name {
+                    continue;
+                }
+                let Some(content) =
+                    ev.object.object.pointer("/data").and_then(|d| d.get(data_key)).and_then(Value::as_str)
+                else {
+                    continue;
+                };
+                let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &e.node, &pod_key.namespace, &pod_key.name)
+                else {
+                    continue;
+                };
+                let Ok(at) = sandbox::in_sandbox(&dir, path) else { continue };
+                if std::fs::read(&at).is_ok_and(|old| old == content.as_bytes()) {
+                    continue;
+                }
+                match sandbox::write_file(&at, content.as_bytes()) {
+                    Ok(()) => {
+                        tracing::debug!(pod = %pod_key, path, configmap = %key.name, "file updated from its configmap")
+                    }
+                    Err(err) => {
+                        tracing::warn!(pod = %pod_key, path, error = %err, "updating a file from its configmap failed")
+                    }
+                }
+            }
+        }
     }
 
     fn on_exit(&mut self, exit: Exited) {

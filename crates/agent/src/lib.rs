@@ -23,6 +23,7 @@ pub mod cluster;
 pub mod command;
 pub mod config;
 pub mod detect;
+pub mod device_env;
 pub mod hosts;
 pub mod node;
 pub mod pod;
@@ -160,7 +161,10 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
         let pod_sel = Selector::kind("v1", "Pod");
         let (pod_list, pod_version) = s.list(&pod_sel)?;
         let pod_watch = s.watch(&pod_sel, pod_version)?;
-        Ok(agent::Feeds { nodes: node_list, pods: pod_list, node_watch, pod_watch })
+        // Files a running pod took from a ConfigMap follow its changes, as a
+        // ConfigMap volume does; a pod starting later reads the ConfigMap itself.
+        let config_watch = s.watch(&Selector::kind("v1", "ConfigMap"), pod_version)?;
+        Ok(agent::Feeds { nodes: node_list, pods: pod_list, node_watch, pod_watch, config_watch })
     })
     .await?;
 
@@ -173,7 +177,7 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
     agent.initial(&feeds.nodes, &feeds.pods);
     tracing::info!(pods = feeds.pods.len(), "agent running");
     let task = tokio::spawn(async move {
-        let result = agent.run(feeds.node_watch, feeds.pod_watch, exit_rx, stop_rx).await;
+        let result = agent.run(feeds.node_watch, feeds.pod_watch, feeds.config_watch, exit_rx, stop_rx).await;
         // Dropping the agent drops the last write sender: the writer flushes and ends.
         if let Err(e) = writer.await {
             tracing::error!(error = %e, "store writer failed");

@@ -71,9 +71,12 @@ pub fn rewrite_env(env: &mut [(String, String)], files: &BTreeMap<String, String
     }
 }
 
-/// Keys must not be readable by others, or ssh refuses them.
+/// Keys must not be readable by others, or ssh refuses them: everything
+/// under a `.ssh` directory, and private keys (`id_*` but `*.pub`) wherever
+/// an `sshAuthMountPath` puts them.
 fn private(path: &Path) -> bool {
-    path.components().any(|c| c.as_os_str() == ".ssh")
+    let key = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("id_") && !n.ends_with(".pub"));
+    key || path.components().any(|c| c.as_os_str() == ".ssh")
 }
 
 /// Writes `content` at `path` atomically (temp file + rename), creating

@@ -222,6 +222,8 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         tls_san: Vec::new(),
         no_agent: false,
         scheduler_conf: None,
+        env: Default::default(),
+        hot_reset_secs: None,
     };
     let plane = up::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
     let client = plane.client()?;

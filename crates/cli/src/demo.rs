@@ -49,6 +49,8 @@ pub fn run(args: DemoArgs) -> Result<()> {
         tls_san: Vec::new(),
         no_agent: false,
         scheduler_conf: None,
+        env: Default::default(),
+        hot_reset_secs: None,
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

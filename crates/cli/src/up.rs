@@ -74,6 +74,14 @@ pub struct UpArgs {
     /// go in the order they came.
     #[arg(long = "scheduler-conf", value_name = "FILE")]
     pub scheduler_conf: Option<PathBuf>,
+    /// Hot reset (MindCluster's `-hotReset`): once no pod holds a chip of an
+    /// unhealthy chip's HCCS ring, reset the whole ring, taking this many
+    /// seconds; the chips are healthy again afterwards. Default: off.
+    #[arg(long = "hot-reset-secs", value_name = "SECONDS")]
+    pub hot_reset_secs: Option<u64>,
+    /// Env conventions the controller injects (AI Hub variant, NCCL auto-settings).
+    #[command(flatten)]
+    pub env: crate::env_flags::EnvFlags,
 }
 
 /// The scheduler configuration `up` runs with: the file's, checked before
@@ -195,6 +203,8 @@ pub async fn start(args: &UpArgs) -> Result<Plane> {
 pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane> {
     let (mut nodes, others) = cluster(text, source)?;
     let scheduler = scheduler_conf(args.scheduler_conf.as_deref())?;
+    let mut controller = ManagerConfig::default().controller;
+    args.env.apply(&mut controller.env)?;
     if args.no_agent {
         nodes.clear();
     } else if nodes.is_empty() {
@@ -205,6 +215,7 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let bound = listener.local_addr()?;
     check_plain_http(bound, args.insecure_plain_http)?;
     std::fs::create_dir_all(&args.data_dir).with_context(|| format!("{}", args.data_dir.display()))?;
+    controller.ssh_seed = Some(crate::ssh_seed::load_or_create(&args.data_dir)?);
     let store = Store::open(&args.data_dir).context("opening the store")?;
     for o in others {
         store.apply(o).context("storing the cluster file's objects")?;
@@ -257,6 +268,8 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         observe_latency: Some(Arc::new(move |s| observe.observe_scheduling_latency(s))),
         heartbeat: Some(Arc::new(move || manager_health.beat())),
         scheduler,
+        controller,
+        hot_reset_secs: args.hot_reset_secs,
         ..ManagerConfig::default()
     };
     let (mstore, mrx) = (store.clone(), rx.clone());
@@ -402,6 +415,8 @@ mod tests {
             tls_san: Vec::new(),
             no_agent: false,
             scheduler_conf: None,
+            env: Default::default(),
+            hot_reset_secs: None,
         }
     }
 

@@ -47,6 +47,17 @@ impl HotReset {
         HotReset { reset_secs, resetting: BTreeMap::new() }
     }
 
+    /// A planner resuming resets already in progress (chip → start time),
+    /// as a caller that keeps them across restarts recorded them.
+    pub fn resume(reset_secs: u64, resetting: BTreeMap<DeviceRef, u64>) -> HotReset {
+        HotReset { reset_secs, resetting }
+    }
+
+    /// Resets in progress: chip → start time.
+    pub fn in_progress(&self) -> &BTreeMap<DeviceRef, u64> {
+        &self.resetting
+    }
+
     /// Chips being reset now (busy: give them to nobody).
     pub fn resetting(&self) -> BTreeSet<DeviceRef> {
         self.resetting.keys().cloned().collect()

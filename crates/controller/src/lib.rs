@@ -40,6 +40,7 @@ pub mod lifecycle;
 pub mod placement;
 pub mod ports;
 pub mod ranktable;
+pub mod ssh;
 
 pub use env::lint::{env_warnings, env_warnings_for_resource, EnvWarning};
 pub use env::{EnvOptions, EnvVar, PodEnv};

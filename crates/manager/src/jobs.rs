@@ -18,6 +18,7 @@ use ringleader_controller::lifecycle::{status, DeleteMode, JobStatus, ObservedNo
 use ringleader_controller::placement::{PlacedDevice, Placement, PodPlacement};
 use ringleader_controller::ports::{self as chosen, parse_annotation};
 use ringleader_controller::ranktable::hccl;
+use ringleader_controller::ssh;
 use ringleader_controller::{env, reconcile, Action, JobState, Observed};
 use ringleader_store::{ObjectKey, Op, Store, StoreError, Stored};
 use serde_json::{json, Value};
@@ -427,6 +428,9 @@ fn launch(
         return Ok(());
     }
     let effective = state.effective_job();
+    if crate::mindie::table_missing(cache, &effective) {
+        return Ok(());
+    }
     let independent = matches!(effective.kind, JobKind::Deployment | JobKind::BatchJob);
     if !independent && pods.iter().any(|p| pods::node_of(&p.object).is_none()) {
         return Ok(());
@@ -440,7 +444,11 @@ fn launch(
             })
             .collect(),
     };
-    let opts = &state.config.env;
+    let mut opts = state.config.env.clone();
+    if let Some(seed) = state.config.ssh_seed.as_ref().filter(|_| ssh::needed(&effective, &state.extras)) {
+        opts.ssh.get_or_insert_with(|| ssh::job_keys(seed, &effective, &state.extras));
+    }
+    let opts = &opts;
     let assigned = chosen::listeners(&effective, &state.extras, &exp.pods, opts).and_then(|l| {
         if l.is_empty() {
             return Ok(false);
@@ -491,6 +499,7 @@ fn launch(
             }
             vars.push(("RANK_TABLE_FILE".to_string(), hccl::POD_PATH.to_string()));
         }
+        crate::mindie::release(&effective, &pod.object, &mut annotations, &mut vars);
         let containers = with_env(&pod.object, &vars, effective.kind == JobKind::AscendJob);
         annotations.insert(FILES.into(), json!(serde_json::to_string(&files).unwrap_or_default()));
         if names_ports {

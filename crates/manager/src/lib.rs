@@ -8,8 +8,10 @@
 
 pub mod cache;
 pub mod events;
+pub mod hot_reset;
 pub mod invalid;
 pub mod jobs;
+pub mod mindie;
 pub mod nodes;
 pub mod pods;
 pub mod ports;
@@ -62,6 +64,9 @@ pub struct ManagerConfig {
     pub node_lost_toleration: Duration,
     /// Told the loop is alive, after every wake-up.
     pub heartbeat: Option<Heartbeat>,
+    /// Seconds a hot reset of a faulty chip's ring takes; `None`: no hot
+    /// reset (see [`hot_reset`]).
+    pub hot_reset_secs: Option<u64>,
 }
 
 impl Default for ManagerConfig {
@@ -78,6 +83,7 @@ impl Default for ManagerConfig {
             event_ttl: Duration::from_secs(3600),
             node_lost_toleration: Duration::from_secs(300),
             heartbeat: None,
+            hot_reset_secs: None,
         }
     }
 }
@@ -121,6 +127,12 @@ pub async fn run(
         if nodes::mark_not_ready(&store, &mut cache, config.heartbeat_timeout.as_secs_f64(), now)? {
             dirty = Dirty::All;
             changed = true;
+        }
+        if let Some(secs) = config.hot_reset_secs {
+            if hot_reset::pass(&store, &mut cache, secs, now)? {
+                dirty = Dirty::All;
+                changed = true;
+            }
         }
         if changed {
             let todo = std::mem::replace(&mut dirty, Dirty::Some(BTreeSet::new()));
@@ -252,6 +264,9 @@ pub fn pass_dirty(
             observe(*l);
         }
     }
+    // After the bindings (the table lists them), before the releases (a
+    // MindIE controller is released only once its table exists).
+    mindie::publish(store, cache, &all, &by_owner, &views)?;
     if result.bound > 0 || result.evicted > 0 {
         let touched = Dirty::Some(result.jobs.iter().cloned().collect());
         reconcile_all(store, cache, config, timers, now, &touched, &views, &mut findings)?;

@@ -286,7 +286,14 @@ fn running(
                 let devices = DeviceSet::from_indices(
                     ids.iter().filter_map(|id| profile.devices.iter().position(|d| d.id == *id)),
                 );
-                Some(RunningPod { name: str_at(&p.object, &["metadata", "name"])?.to_string(), node: n, devices })
+                // A vNPU pod still holds its chips whole here: counting only its
+                // share let a later pass over-fill a chip (issue 18, open).
+                Some(RunningPod {
+                    name: str_at(&p.object, &["metadata", "name"])?.to_string(),
+                    node: n,
+                    devices,
+                    share: None,
+                })
             })
             .collect();
         if running_pods.is_empty() {
@@ -318,11 +325,11 @@ fn held_outside_jobs(cache: &Cache, all_jobs: &[JobObject], snapshot: &mut Snaps
             continue;
         }
         let Some(&n) = pods::node_of(&p.object).and_then(|name| index.get(name)) else { continue };
-        let node = &mut snapshot.cluster.nodes[n];
+        let node = &snapshot.cluster.nodes[n];
         let ids = pods::devices_of(&p.object);
         let held =
             DeviceSet::from_indices(ids.iter().filter_map(|id| node.profile.devices.iter().position(|d| d.id == *id)));
-        node.state.allocated = node.state.allocated.or(held);
+        RunningPod { name: String::new(), node: n, devices: held, share: None }.occupy(&mut snapshot.cluster);
     }
 }
 

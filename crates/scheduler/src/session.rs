@@ -112,7 +112,8 @@ impl Snapshot {
                     let devices = DeviceSet::from_indices(
                         p.devices.iter().filter_map(|id| profile.devices.iter().position(|d| d.id == *id)),
                     );
-                    Some(RunningPod { name: p.pod.clone(), node: n, devices })
+                    let share = crate::place::vnpu::held_use(profile, &p.annotations);
+                    Some(RunningPod { name: p.pod.clone(), node: n, devices, share })
                 })
                 .collect();
             self.running.push(Running {

@@ -5,7 +5,7 @@
 use crate::cluster::Cluster;
 use ringleader_api::kinds::Workload;
 use ringleader_api::FieldError;
-use ringleader_topology::DeviceSet;
+use ringleader_topology::{DeviceSet, DeviceState, DeviceUse};
 
 /// One running pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +16,9 @@ pub struct RunningPod {
     pub node: usize,
     /// Device indices it holds on that node.
     pub devices: DeviceSet,
+    /// What it takes from each of those devices when it holds only part of
+    /// them (a vNPU); `None`: it holds them whole.
+    pub share: Option<DeviceUse>,
 }
 
 /// A running job.
@@ -66,7 +69,7 @@ impl Running {
                     )),
                 }
             }
-            pods.push(RunningPod { name: pod.name.clone(), node: n, devices });
+            pods.push(RunningPod { name: pod.name.clone(), node: n, devices, share: None });
         }
         if !errs.is_empty() {
             return Err(errs);
@@ -84,19 +87,45 @@ impl Running {
 
     /// Marks the workload's devices allocated on the cluster.
     pub fn occupy(&self, cluster: &mut Cluster) {
-        for pod in &self.pods {
-            if let Some(node) = cluster.nodes.get_mut(pod.node) {
-                node.state.allocated = node.state.allocated.or(pod.devices);
-            }
-        }
+        self.pods.iter().for_each(|p| p.occupy(cluster));
     }
 
     /// Frees the workload's devices on the cluster.
     pub fn release(&self, cluster: &mut Cluster) {
-        for pod in &self.pods {
-            if let Some(node) = cluster.nodes.get_mut(pod.node) {
-                node.state.allocated = node.state.allocated.minus(pod.devices);
+        self.pods.iter().for_each(|p| p.release(cluster));
+    }
+}
+
+impl RunningPod {
+    /// Marks the pod's devices allocated on its node, or adds its share to
+    /// each of them (a vNPU: the chip's other AI cores stay usable).
+    pub fn occupy(&self, cluster: &mut Cluster) {
+        if let Some(node) = cluster.nodes.get_mut(self.node) {
+            match &self.share {
+                Some(u) => share(&mut node.state, self.devices, |d| d.plus(u)),
+                None => node.state.allocated = node.state.allocated.or(self.devices),
             }
+        }
+    }
+
+    /// Frees what [`RunningPod::occupy`] took.
+    pub fn release(&self, cluster: &mut Cluster) {
+        if let Some(node) = cluster.nodes.get_mut(self.node) {
+            match &self.share {
+                Some(u) => share(&mut node.state, self.devices, |d| d.minus(u)),
+                None => node.state.allocated = node.state.allocated.minus(self.devices),
+            }
+        }
+    }
+}
+
+fn share(state: &mut DeviceState, devices: DeviceSet, f: impl Fn(&DeviceUse) -> DeviceUse) {
+    for i in devices.iter() {
+        if state.partial.len() <= i {
+            state.partial.resize(i + 1, DeviceUse::default());
+        }
+        if let Some(slot) = state.partial.get_mut(i) {
+            *slot = f(slot);
         }
     }
 }

@@ -286,6 +286,9 @@ pub struct ControllerConfig {
     pub backoff: BackoffConfig,
     /// When pods on a NotReady node are given up for lost.
     pub node_loss: NodeLossConfig,
+    /// Cluster seed the SSH key pair of each job needing one is derived
+    /// from (see [`crate::ssh`]); `None`: no SSH files.
+    pub ssh_seed: Option<[u8; 32]>,
 }
 
 impl Default for ControllerConfig {
@@ -296,6 +299,7 @@ impl Default for ControllerConfig {
             env: EnvOptions::default(),
             backoff: BackoffConfig::default(),
             node_loss: NodeLossConfig::default(),
+            ssh_seed: None,
         }
     }
 }
@@ -886,6 +890,18 @@ fn handle_pod_events(run: &mut Run<'_>, job: &Job, current: &[&ObservedPod]) -> 
                 {
                     decisions.push((action, Some(p), why));
                 }
+            }
+            // A replica's `restartPolicy: Always` is its pods': the kubelet
+            // restarts a container that exited cleanly too (the MindIE
+            // ms_controller relies on it). Deployments replace their own.
+            PodPhase::Succeeded
+                if !matches!(job.kind, JobKind::Deployment | JobKind::BatchJob)
+                    && job.roles.iter().any(|r| {
+                        r.name == p.role && r.restart_policy == ringleader_api::model::RestartPolicy::Always
+                    }) =>
+            {
+                let why = format!("pod {} exited; restartPolicy Always restarts it", p.name);
+                decisions.push((PolicyAction::RestartPod, Some(p), why));
             }
             PodPhase::Pending => {
                 if let Some((action, Some(t), _)) = policy::matching(task, &job.fault.policies, Event::PodPending) {

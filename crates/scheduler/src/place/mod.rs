@@ -6,6 +6,7 @@ pub mod handshake;
 pub(crate) mod index;
 pub mod network;
 mod view;
+pub mod vnpu;
 
 use crate::cluster::{Cluster, Node};
 use crate::predicates::Filtered;
@@ -88,7 +89,8 @@ pub fn topology_request(job: &Job, req: &ringleader_api::DeviceRequest) -> TopoR
 /// `huawei.com/Ascend910: Ascend910-0,Ascend910-1` and `predicate-time` for
 /// Ascend whole chips, with the device plugin's handshake fields of
 /// [`handshake`]; `huawei.com/npu-core: <chip>-<template>` for dynamic
-/// vNPU; the visible-device list for GPUs, with ACK's or HAMi's fields for
+/// vNPU; `huawei.com/Ascend310P-2c: Ascend310P-2c-<vNPU ID>-<chip>` for a
+/// static vNPU ([`vnpu::static_name`]); the visible-device list for GPUs, with ACK's or HAMi's fields for
 /// GPU memory. `rank` is the pod's rank in its job.
 pub fn annotations(
     node: &Node,
@@ -107,7 +109,11 @@ pub fn annotations(
                     let chip = node.profile.devices.get(v.chip).map(|d| d.id).unwrap_or_default();
                     out.insert(keys::NPU_CORE.to_string(), format!("{chip}-{}", v.template));
                 }
-                (DeviceKind::StaticVnpu { .. }, _) => {}
+                (DeviceKind::StaticVnpu { .. }, Some(v)) => {
+                    let chip = node.profile.devices.get(v.chip).map(|d| d.id).unwrap_or_default();
+                    out.insert(req.resource.clone(), vnpu::static_name(&req.resource, chip, v.slot));
+                }
+                (DeviceKind::StaticVnpu { .. }, None) => {}
                 _ => {
                     let chips = alloc.ids.iter().map(|id| format!("{short}-{id}")).collect::<Vec<_>>().join(",");
                     handshake::ascend(node, alloc, &chips, rank, &mut out);

@@ -44,6 +44,28 @@ impl DeviceUse {
     pub fn is_idle(&self) -> bool {
         *self == DeviceUse::default()
     }
+
+    /// Both uses together (a pod's use added to a chip's).
+    pub fn plus(&self, other: &DeviceUse) -> DeviceUse {
+        self.zip(other, u32::saturating_add)
+    }
+
+    /// This use without `other` (a pod's use taken off a chip's; never below idle).
+    pub fn minus(&self, other: &DeviceUse) -> DeviceUse {
+        self.zip(other, u32::saturating_sub)
+    }
+
+    fn zip(&self, o: &DeviceUse, f: fn(u32, u32) -> u32) -> DeviceUse {
+        DeviceUse {
+            aicore: f(self.aicore, o.aicore),
+            aicpu: f(self.aicpu, o.aicpu),
+            mem_gib: f(self.mem_gib, o.mem_gib),
+            dvpp: f(self.dvpp, o.dvpp),
+            groups: f(self.groups, o.groups),
+            gpu_milli: f(self.gpu_milli, o.gpu_milli),
+            gpu_mem_mib: f(self.gpu_mem_mib, o.gpu_mem_mib),
+        }
+    }
 }
 
 /// What is in use on one node, by device index.
@@ -373,6 +395,10 @@ pub struct VnpuPlacement {
     pub template: String,
     /// Whether it is the downgrade of the requested level's template.
     pub downgraded: bool,
+    /// How many vNPUs the chip held before this one: the vNPU's slot, from
+    /// which its ID follows (`100 + 16 × chip ID + slot`, npu-smi's range).
+    #[serde(default)]
+    pub slot: u32,
 }
 
 /// The devices chosen for one pod on one node.

@@ -196,7 +196,7 @@ pub fn allocate(profile: &Profile, state: &DeviceState, req: &VnpuRequest) -> Re
             let downgraded = n > 0;
             let score = VnpuScore { downgraded, free_cores_after: free_cores(spec, state, chips) - t.aicore };
             let mut a = Allocation::new(profile, DeviceSet::from_indices([chip]), NodeScore::Vnpu(score));
-            a.vnpu = Some(VnpuPlacement { chip, template: t.name.clone(), downgraded });
+            a.vnpu = Some(VnpuPlacement { chip, template: t.name.clone(), downgraded, slot: state.usage(chip).groups });
             return Ok(a);
         }
     }
