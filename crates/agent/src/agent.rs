@@ -55,6 +55,8 @@ struct PodEntry {
     node: String,
     /// Devices it holds while its processes may run.
     devices: Vec<u32>,
+    /// It holds shares of those devices (vNPUs, GPU shares), not the devices whole.
+    shares: bool,
     container: status::Containers,
     started: Option<f64>,
     state: PodState,
@@ -528,6 +530,7 @@ impl Agent {
             uid: info.uid.clone(),
             node: node.to_string(),
             devices: pod::devices(obj).unwrap_or_default(),
+            shares: pod::holds_share(obj),
             container: self.containers(obj),
             started,
             state,
@@ -616,15 +619,19 @@ impl Agent {
     }
 
     /// Why this pod may not take its devices: they are not device IDs, or a
-    /// pod of ours on the node still holds one (the scheduler never does
-    /// that, so a pod that does was bound around it; defence in depth).
+    /// pod of ours on the node still holds one whole (the scheduler never
+    /// does that, so a pod that does was bound around it; defence in depth).
+    /// vNPU pods share their chips with one another: the scheduler counts
+    /// the chip's AI cores.
     fn device_conflict(&self, info: &PodInfo, obj: &Value, node: &str) -> Option<(&'static str, String)> {
         let wanted = match pod::devices(obj) {
             Ok(d) => d,
             Err(msg) => return Some(("InvalidDevices", msg)),
         };
+        let shares = pod::holds_share(obj);
         self.pods.iter().find_map(|(key, e)| {
-            let holds = matches!(e.state, PodState::Running { .. } | PodState::Terminating { .. });
+            let holds =
+                matches!(e.state, PodState::Running { .. } | PodState::Terminating { .. }) && !(shares && e.shares);
             let shared: Vec<String> =
                 wanted.iter().filter(|d| e.devices.contains(d)).map(ToString::to_string).collect();
             (holds && e.node == node && key != &info.key && !shared.is_empty()).then(|| {

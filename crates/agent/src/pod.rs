@@ -44,6 +44,28 @@ pub fn devices(pod: &Value) -> Result<Vec<u32>, String> {
         .collect()
 }
 
+/// Annotations the scheduler writes on a pod that holds a share of its
+/// GPUs (cores, or memory as ACK's gpushare and HAMi read it).
+const GPU_SHARE_ANNOTATIONS: &[&str] =
+    &["ringleader.io/gpu-milli", "ALIYUN_COM_GPU_MEM_IDX", "hami.io/vgpu-devices-allocated"];
+
+/// Whether the pod holds a share of its devices rather than the devices
+/// whole: vNPUs of its chips (a `huawei.com/npu-core: <chip>-<template>` or
+/// static vNPU annotation) or a GPU share, all written at binding. Such pods
+/// share a device, whose capacity the scheduler counts, so they do not
+/// conflict with one another.
+pub fn holds_share(pod: &Value) -> bool {
+    use ringleader_api::devices::{classify, Family};
+    use ringleader_api::DeviceKind;
+    let Some(annotations) = pod.get("metadata").and_then(|m| m.get("annotations")).and_then(Value::as_object) else {
+        return false;
+    };
+    annotations.keys().any(|k| {
+        GPU_SHARE_ANNOTATIONS.contains(&k.as_str())
+            || matches!(classify(k), Some((Family::Ascend, DeviceKind::DynamicVnpu | DeviceKind::StaticVnpu { .. })))
+    })
+}
+
 pub fn annotation<'a>(pod: &'a Value, key: &str) -> Option<&'a str> {
     pod.get("metadata")?.get("annotations")?.get(key)?.as_str()
 }
@@ -311,5 +333,18 @@ mod tests {
         let bad = json!({"metadata": {"annotations": {DURATION: "soon"}}});
         assert!(duration(&bad).is_err());
         assert_eq!(files(&pod()).unwrap()["/etc/mpi/hostfile"], "a slots=1\n");
+    }
+
+    #[test]
+    fn vnpu_pods_are_told_from_whole_chip_pods() {
+        let with = |a: Value| json!({"metadata": {"annotations": a}});
+        assert!(holds_share(&with(json!({"huawei.com/npu-core": "0-vir02_1c", DEVICES: "0"}))));
+        assert!(holds_share(&with(json!({"huawei.com/Ascend310P-2c": "Ascend310P-2c-100-0"}))));
+        assert!(!holds_share(&with(json!({"huawei.com/Ascend310P": "Ascend310P-0", DEVICES: "0"}))));
+        assert!(!holds_share(&with(json!({DEVICES: "0,1"}))));
+        assert!(!holds_share(&json!({"metadata": {}})));
+        assert!(holds_share(&with(json!({"ringleader.io/gpu-milli": "250", DEVICES: "3"}))));
+        assert!(holds_share(&with(json!({"ALIYUN_COM_GPU_MEM_IDX": "6", DEVICES: "6"}))));
+        assert!(holds_share(&with(json!({"hami.io/vgpu-devices-allocated": "GPU5,NVIDIA,20480,0:;", DEVICES: "5"}))));
     }
 }

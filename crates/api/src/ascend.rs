@@ -3,8 +3,10 @@
 
 /// Label on job, pod template and rings-config ConfigMap naming the chip family.
 pub const RING_CONTROLLER: &str = "ring-controller.atlas";
-/// Allowed `ring-controller.atlas` values.
-pub const RING_CONTROLLER_VALUES: &[&str] = &["ascend-910", "ascend-910b", "ascend-310P", "ascend-310"];
+/// Allowed `ring-controller.atlas` values. `ascend-npu` is the Ascend 950
+/// generation (Atlas 350 cards, `huawei.com/npu`): MindCluster's upgrade guide
+/// has A3 jobs' `ascend-910b` changed to it along with the resource name.
+pub const RING_CONTROLLER_VALUES: &[&str] = &["ascend-910", "ascend-910b", "ascend-310P", "ascend-310", "ascend-npu"];
 /// acjob label naming the framework.
 pub const FRAMEWORK: &str = "framework";
 /// Allowed acjob frameworks.
@@ -203,6 +205,7 @@ pub fn ring_controller_resource(value: &str) -> Option<&'static str> {
         "ascend-910" | "ascend-910b" => Some("huawei.com/Ascend910"),
         "ascend-310P" => Some("huawei.com/Ascend310P"),
         "ascend-310" => Some("huawei.com/Ascend310"),
+        "ascend-npu" => Some(NPU),
         _ => None,
     }
 }

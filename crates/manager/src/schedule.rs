@@ -12,6 +12,7 @@ use crate::ManagerError;
 use ringleader_api::time::{parse_rfc3339, rfc3339};
 use ringleader_api::{Job, Resource};
 use ringleader_scheduler::conf::SchedulerConf;
+use ringleader_scheduler::place::vnpu::held_use;
 use ringleader_scheduler::session::{self, PodGroupPhase, Snapshot};
 use ringleader_scheduler::workload::{Running, RunningPod};
 use ringleader_store::{ObjectKey, Op, Store, Stored};
@@ -286,13 +287,13 @@ fn running(
                 let devices = DeviceSet::from_indices(
                     ids.iter().filter_map(|id| profile.devices.iter().position(|d| d.id == *id)),
                 );
-                // A vNPU pod still holds its chips whole here: counting only its
-                // share let a later pass over-fill a chip (issue 18, open).
+                // A vNPU pod takes only its template's share of its chip, so a
+                // later pass packs the chip as one pass placing both would.
                 Some(RunningPod {
                     name: str_at(&p.object, &["metadata", "name"])?.to_string(),
                     node: n,
                     devices,
-                    share: None,
+                    share: held_use(profile, &annotations_of(&p.object)),
                 })
             })
             .collect();
@@ -313,6 +314,14 @@ fn running(
     out
 }
 
+/// A pod's string annotations, as the scheduler's placements carry them.
+fn annotations_of(pod: &Value) -> BTreeMap<String, String> {
+    pod.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .map(|a| a.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+        .unwrap_or_default()
+}
+
 /// Marks allocated the devices of live bound pods no modelled job owns — a
 /// job skipped because it does not parse, an orphan still terminating, a
 /// pod made by hand — so no binding lands on a device one of them holds.
@@ -329,7 +338,8 @@ fn held_outside_jobs(cache: &Cache, all_jobs: &[JobObject], snapshot: &mut Snaps
         let ids = pods::devices_of(&p.object);
         let held =
             DeviceSet::from_indices(ids.iter().filter_map(|id| node.profile.devices.iter().position(|d| d.id == *id)));
-        RunningPod { name: String::new(), node: n, devices: held, share: None }.occupy(&mut snapshot.cluster);
+        let share = held_use(&node.profile, &annotations_of(&p.object));
+        RunningPod { name: String::new(), node: n, devices: held, share }.occupy(&mut snapshot.cluster);
     }
 }
 

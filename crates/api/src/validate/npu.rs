@@ -395,15 +395,26 @@ fn check_ring_controller(
     if let Some(family) = ring.and_then(keys::ring_controller_resource) {
         for n in npu {
             let base = n.resource.as_str();
-            let matches = base == keys::NPU_CORE
-                || base == family
-                || base.strip_prefix(family).is_some_and(|rest| rest.starts_with('-'));
+            // `ascend-npu` takes whole Atlas 350 cards only: the plugin maps
+            // `npu-core` to a card handler for the 910/310 families alone.
+            let matches = if family == keys::NPU {
+                base == keys::NPU
+            } else {
+                base == keys::NPU_CORE
+                    || base == family
+                    || base.strip_prefix(family).is_some_and(|rest| rest.starts_with('-'))
+            };
             if !matches {
+                let hint = if base == keys::NPU {
+                    format!("; {} (Atlas 350) jobs use ring-controller.atlas ascend-npu", keys::NPU)
+                } else {
+                    String::new()
+                };
                 errs.push(FieldError::new(
                     n.field.clone(),
                     n.count,
                     format!(
-                        "ring-controller.atlas {} expects {family} resources, not {}",
+                        "ring-controller.atlas {} expects {family} resources, not {}{hint}",
                         ring.unwrap_or_default(),
                         n.resource
                     ),
