@@ -39,7 +39,7 @@ pub struct AgentArgs {
     /// reaches the API server from; with several, 127.0.1.N (this host only).
     #[arg(long = "address", value_name = "ADDR")]
     pub addresses: Vec<String>,
-    /// Node label KEY=VALUE (repeatable), e.g. `fault-scheduling=grace`.
+    /// Node label KEY=VALUE (repeatable), e.g. `gpu-model=h100` for jobs that select it.
     #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
     /// Data directory: sandboxes, logs and the agent's TLS certificate.
