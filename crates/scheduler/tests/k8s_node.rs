@@ -319,3 +319,24 @@ fn ascend_capacity_alone() {
     assert_eq!(hw.profile.devices[2].name, "Ascend310P-2");
     assert_eq!(hw.profile.resource_name, "huawei.com/Ascend310P");
 }
+
+#[test]
+fn a_device_count_beyond_a_node_profile_is_refused_before_anything_is_sized_by_it() {
+    // A hostile or broken Node claiming four billion GPUs must not size the
+    // n×n link matrix of its GPU_TOPOLOGY annotation (or any profile) by it.
+    let mut n = node("ack-node.json");
+    set_capacity(&mut n, "aliyun.com/gpu", "4000000000");
+    match node_hardware(&n, &[]).unwrap_err() {
+        NodeHardwareError::Invalid { field, value, message, .. } => {
+            assert_eq!(field, "status.capacity[\"aliyun.com/gpu\"]");
+            assert_eq!(value, "4000000000");
+            assert!(message.contains("at most 64 devices"), "{message}");
+        }
+        other => panic!("expected Invalid, got {other}"),
+    }
+    let mut labelled = node("ack-node.json");
+    labelled.status.as_mut().and_then(|s| s.capacity.as_mut()).map(|c| c.remove("aliyun.com/gpu"));
+    set_label(&mut labelled, "aliyun.accelerator/nvidia_count", "65");
+    let (_, field, _) = invalid(node_hardware(&labelled, &[]).unwrap_err());
+    assert_eq!(field, "metadata.labels[\"aliyun.accelerator/nvidia_count\"]");
+}

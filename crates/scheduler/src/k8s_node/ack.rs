@@ -30,6 +30,7 @@ pub(crate) fn count_label(labels: &BTreeMap<String, String>) -> Result<Option<u3
     let n: u32 = v.trim().parse().map_err(|_| {
         Invalid::node(format!("metadata.labels[{ACK_COUNT_LABEL:?}]"), v, "must be a whole number of GPUs")
     })?;
+    super::capacity::check_most(n, &format!("metadata.labels[{ACK_COUNT_LABEL:?}]"), v)?;
     Ok((n > 0).then_some(n))
 }
 

@@ -44,7 +44,19 @@ pub(crate) fn count(capacity: &BTreeMap<String, String>, resource: &str) -> Resu
             "must be a whole number of devices (no suffix or fraction)",
         )
     })?;
+    check_most(n, &format!("status.capacity[{resource:?}]"), q)?;
     Ok((n > 0).then_some(n))
+}
+
+/// A device count a node may have: a profile holds at most
+/// [`ringleader_topology::devset::MAX_DEVICES`] devices (a larger count from a
+/// hostile or broken Node would size link matrices by its square).
+pub(crate) fn check_most(n: u32, field: &str, value: &str) -> Result<(), Invalid> {
+    let most = ringleader_topology::devset::MAX_DEVICES;
+    if n as usize > most {
+        return Err(Invalid::node(field.to_string(), value, format!("at most {most} devices per node")));
+    }
+    Ok(())
 }
 
 /// The one accelerator resource of the node's capacity, if any.
