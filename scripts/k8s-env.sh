@@ -35,6 +35,13 @@
 # to create `default` service accounts), and nothing finalizes namespaces, so
 # a deleted namespace stays Terminating. RINGLEADER_K8S_START_TIMEOUT (seconds,
 # default 90) bounds the wait for readiness.
+#
+# Logs (`kubectl logs`): the apiserver reaches a Node's InternalIP at its
+# daemonEndpoints.kubeletEndpoint port with DIR/kubelet-client.{crt,key}
+# (CN kube-apiserver-kubelet-client, O system:masters, signed by DIR/ca.crt),
+# so an agent given DIR/ca.crt as its client CA lets it read logs. It does
+# not verify the agent's serving certificate (no
+# --kubelet-certificate-authority: each agent makes its own CA).
 set -euo pipefail
 
 K8S_VERSION=${RINGLEADER_K8S_VERSION:-v1.33.13}
@@ -181,10 +188,22 @@ subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kuberne
 EOF
   openssl x509 -req -in "$d/apiserver.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
     -days 3650 -extfile "$d/apiserver.ext" -out "$d/apiserver.crt" 2>/dev/null
+  # What the apiserver presents to kubelets (a ringleader agent's log
+  # endpoint trusts it when given DIR/ca.crt as its client CA).
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj "/O=system:masters/CN=kube-apiserver-kubelet-client" \
+    -keyout "$d/kubelet-client.key" -out "$d/kubelet-client.csr" 2>/dev/null
+  cat >"$d/kubelet-client.ext" <<'EOF'
+basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth
+EOF
+  openssl x509 -req -in "$d/kubelet-client.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$d/kubelet-client.ext" -out "$d/kubelet-client.crt" 2>/dev/null
   # Service-account tokens are signed with this pair (ES256).
   openssl ecparam -name prime256v1 -genkey -noout -out "$d/sa.key" 2>/dev/null
   openssl ec -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
-  chmod 600 "$d/ca.key" "$d/apiserver.key" "$d/sa.key"
+  chmod 600 "$d/ca.key" "$d/apiserver.key" "$d/kubelet-client.key" "$d/sa.key"
 }
 
 # True while PID runs a process whose command line names DIR, so a pid file
@@ -268,6 +287,8 @@ cmd_start() {
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
     --tls-cert-file="$dir/apiserver.crt" --tls-private-key-file="$dir/apiserver.key" \
     --client-ca-file="$dir/ca.crt" --token-auth-file="$dir/tokens.csv" \
+    --kubelet-client-certificate="$dir/kubelet-client.crt" --kubelet-client-key="$dir/kubelet-client.key" \
+    --kubelet-preferred-address-types=InternalIP \
     --authorization-mode=Node,RBAC --anonymous-auth=true \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \

@@ -5,7 +5,7 @@
 //! blocking threads (or, for a ConfigMap read as a pod starts, where a short
 //! block is acceptable).
 
-use ringleader_store::{ObjectKey, Op, Selector, Store, StoreError, Stored, Watch};
+use ringleader_store::{Backend, ObjectKey, Op, Selector, StoreError, Stored, Watch};
 use serde_json::Value;
 
 /// The cluster state an agent works against.
@@ -27,28 +27,30 @@ pub trait Cluster: Send + Sync + 'static {
     fn watch(&self, selector: &Selector, from: u64) -> Result<Watch, StoreError>;
 }
 
-impl Cluster for Store {
+/// Every backend the manager works against serves an agent too: the
+/// embedded store, and kube-apiserver in Kubernetes mode.
+impl<T: Backend> Cluster for T {
     fn get(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
-        Store::get(self, key)
+        Backend::get(self, key)
     }
 
     fn create(&self, object: Value) -> Result<Stored, StoreError> {
-        Store::create(self, object)
+        Backend::create(self, object)
     }
 
     fn patch(&self, key: &ObjectKey, patch: &Value, expected: Option<u64>) -> Result<Stored, StoreError> {
-        Store::patch(self, key, patch, expected)
+        Backend::patch(self, key, patch, expected)
     }
 
     fn batch(&self, ops: Vec<Op>) -> Result<(), StoreError> {
-        Store::batch_shared(self, ops).map(|_| ())
+        Backend::batch(self, ops).map(|_| ())
     }
 
     fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {
-        Store::list(self, selector)
+        Backend::list(self, selector)
     }
 
     fn watch(&self, selector: &Selector, from: u64) -> Result<Watch, StoreError> {
-        Store::watch(self, selector, from)
+        Backend::watch(self, selector, from)
     }
 }

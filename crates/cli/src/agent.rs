@@ -58,6 +58,29 @@ pub struct AgentArgs {
     /// (no root): they can then read the agent's files and each other's.
     #[arg(long)]
     pub unsafe_process_runtime: bool,
+    /// Which API the kubeconfig names: `ringleader` (`ringleader up`'s),
+    /// `kubernetes` (a kube-apiserver: the agent registers core v1 Nodes and
+    /// runs the pods bound to them, in the manner of a virtual kubelet), or
+    /// `auto` (asked of the server: does it serve `ringleader.io/v1alpha1`?).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "ringleader", "kubernetes"])]
+    pub api: String,
+    /// Kubernetes mode: the pods to run are those with this `spec.schedulerName`.
+    #[arg(long, default_value = "ringleader")]
+    pub scheduler_name: String,
+    /// CA whose client certificates are the API server reading logs (the
+    /// cluster's CA: kube-apiserver's `--kubelet-client-certificate` is
+    /// signed by it). Without it only bearer tokens are accepted.
+    #[arg(long, value_name = "FILE")]
+    pub client_ca: Option<PathBuf>,
+}
+
+/// Whether the kubeconfig's server is a kube-apiserver (`--api`).
+async fn is_kubernetes(args: &AgentArgs, kube: &ringleader_kube::kube::Client) -> Result<bool> {
+    match args.api.as_str() {
+        "kubernetes" => Ok(true),
+        "ringleader" => Ok(false),
+        _ => Ok(ringleader_kube::setup::is_kubernetes(kube).await?),
+    }
 }
 
 /// The address this host sends from to reach `server_url`'s host (a UDP
@@ -165,7 +188,13 @@ async fn serve(args: AgentArgs) -> Result<()> {
     let bound = listener.local_addr()?;
     let advertise = if bound.ip().is_unspecified() { route } else { bound.ip() };
     let tls = TlsFiles::load_or_create(&data_dir, &tls_names(advertise, &nodes)).context("agent TLS certificate")?;
-    let config = Arc::new(tls.server_config().context("agent TLS certificate")?);
+    let config = Arc::new(
+        match &args.client_ca {
+            Some(ca) => ringleader_server::kubelet::client_ca_tls(&tls, ca),
+            None => tls.server_config(),
+        }
+        .context("agent TLS certificate")?,
+    );
     let url = format!("https://{}", SocketAddr::new(advertise, bound.port()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let router = ringleader_server::kubelet::router(
@@ -198,7 +227,16 @@ async fn serve(args: AgentArgs) -> Result<()> {
     for n in &nodes {
         println!("  node {:<12} {:<16} {}", n.name, hardware_name(n), n.address);
     }
-    let cluster: Arc<dyn Cluster> = Arc::new(RemoteCluster::new(client, tokio::runtime::Handle::current()));
+    let kube = ringleader_kube::setup::client(&args.kubeconfig).await?;
+    let cluster: Arc<dyn Cluster> = if is_kubernetes(&args, &kube).await? {
+        println!(
+            "  Kubernetes API: registering core v1 Nodes, running pods with schedulerName {}",
+            args.scheduler_name
+        );
+        Arc::new(ringleader_kube::KubeCluster::new(kube, tokio::runtime::Handle::current(), &args.scheduler_name))
+    } else {
+        Arc::new(RemoteCluster::new(client, tokio::runtime::Handle::current()))
+    };
     let result = tokio::select! {
         r = keep_running(cluster, config, stop_rx.clone()) => r,
         s = stop_signal() => s,

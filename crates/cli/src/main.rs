@@ -13,6 +13,7 @@ mod agent;
 mod bench;
 mod bench_api;
 mod bench_e2e;
+mod bench_kube;
 mod crds;
 mod ctl;
 mod demo;
@@ -24,6 +25,7 @@ mod isolation;
 mod jsonpath;
 mod logging;
 mod logs;
+mod manager;
 mod plan;
 mod printer;
 mod probe;
@@ -69,6 +71,9 @@ enum Command {
     /// Run the node agent on this host for nodes of a remote control plane
     /// (`--kubeconfig FILE --node NAME --profile P`).
     Agent(agent::AgentArgs),
+    /// Run the scheduler and job controller against a Kubernetes API server
+    /// (Kubernetes mode): `ringleader manager --kubeconfig FILE`.
+    Manager(manager::ManagerArgs),
     /// Start an embedded cluster, run the bundled example jobs, show what happened, stop.
     Demo(demo::DemoArgs),
     /// Create or update objects from files (validated first: all or nothing).
@@ -128,7 +133,7 @@ fn main() -> ExitCode {
     // must run before anything starts a thread.
     ringleader_agent::runtime::pod_init::run_if_invoked();
     let cli = Cli::parse();
-    logging::init(cli.log_format, matches!(cli.command, Command::Up(_) | Command::Agent(_)));
+    logging::init(cli.log_format, matches!(cli.command, Command::Up(_) | Command::Agent(_) | Command::Manager(_)));
     // `validate` documents 2 for sources it cannot read; every other command fails with 1, as kubectl.
     let failure = if matches!(cli.command, Command::Validate(_)) { 2 } else { 1 };
     let result = match cli.command {
@@ -140,6 +145,7 @@ fn main() -> ExitCode {
         Command::Up(args) => up::run(args).map(|_| 0),
         Command::Demo(args) => demo::run(args).map(|_| 0),
         Command::Agent(args) => agent::run(args).map(|_| 0),
+        Command::Manager(args) => manager::run(args).map(|_| 0),
         Command::Apply(args) => ctl::apply(args).map(|_| 0),
         Command::Get(args) => get::get(args).map(|_| 0),
         Command::Describe(args) => ctl::describe(args).map(|_| 0),

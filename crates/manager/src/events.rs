@@ -21,7 +21,7 @@ use ringleader_api::time::{parse_rfc3339, rfc3339};
 use ringleader_controller::lifecycle::{JobStatus, Phase};
 use ringleader_controller::Action;
 use ringleader_scheduler::session::Eviction;
-use ringleader_store::{ObjectKey, Op, Store, StoreError, Stored};
+use ringleader_store::{Backend, ObjectKey, Op, StoreError, Stored};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 
@@ -238,7 +238,13 @@ fn fnv1a(mut h: u64, parts: &[&str]) -> u64 {
 /// When the batch fails because the cache lagged, the decisions are retried
 /// as `jobs::write` does, and an event tied to a write goes only if that
 /// write took effect.
-pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>, events: Recorder, now: f64) -> Result<(), ManagerError> {
+pub fn write(
+    store: &dyn Backend,
+    cache: &mut Cache,
+    ops: Vec<Op>,
+    events: Recorder,
+    now: f64,
+) -> Result<(), ManagerError> {
     if events.is_empty() {
         return jobs::write(store, cache, ops);
     }
@@ -287,7 +293,7 @@ pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>, events: Recorder, n
 
 /// Deletes, in one batch, the events whose `lastTimestamp` (or, lacking
 /// one, creation) is more than `ttl` seconds before `now`. Returns how many.
-pub fn expire(store: &Store, cache: &mut Cache, ttl: f64, now: f64) -> Result<usize, ManagerError> {
+pub fn expire(store: &dyn Backend, cache: &mut Cache, ttl: f64, now: f64) -> Result<usize, ManagerError> {
     let ops: Vec<Op> = cache
         .of_kind("v1", "Event")
         .filter(|e| {
@@ -585,7 +591,7 @@ mod tests {
     #[test]
     fn an_event_goes_only_with_the_write_it_describes_when_the_batch_is_retried() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path()).expect("open");
+        let store = ringleader_store::Store::open(dir.path()).expect("open");
         let a = store.create(pod("a", "")).expect("pod");
         let b = store.create(pod("b", "")).expect("pod");
         let mut cache = Cache::default();

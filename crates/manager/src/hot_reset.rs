@@ -13,7 +13,7 @@ use crate::pods;
 use crate::ManagerError;
 use ringleader_controller::fault::DeviceRef;
 use ringleader_controller::hotreset::HotReset;
-use ringleader_store::{Op, Store};
+use ringleader_store::{Backend, Op};
 use ringleader_topology::profile::GroupKind;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,7 +45,7 @@ fn rings(profile: Option<&str>) -> Vec<Vec<u32>> {
 }
 
 /// One step of the planner over every node; true when a node was written.
-pub fn pass(store: &Store, cache: &mut Cache, reset_secs: u64, now: f64) -> Result<bool, ManagerError> {
+pub fn pass(store: &dyn Backend, cache: &mut Cache, reset_secs: u64, now: f64) -> Result<bool, ManagerError> {
     let now = now.max(0.0) as u64;
     let mut nodes: BTreeMap<String, NodeState> = BTreeMap::new();
     let mut faulty = BTreeSet::new();

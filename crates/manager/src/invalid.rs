@@ -15,7 +15,7 @@ use crate::pods::{PlanRef, DEVICES, PLAN};
 use crate::ManagerError;
 use ringleader_api::time::rfc3339;
 use ringleader_api::Resource;
-use ringleader_store::{ObjectKey, Op, Store, Stored};
+use ringleader_store::{Backend, ObjectKey, Op, Stored};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -189,7 +189,7 @@ fn condition_op(o: &Stored, condition: Value) -> Op {
 /// Writes the findings: a False condition and a Warning Event on each
 /// skipped object whose condition does not already say the same, a True
 /// condition on each checked object that had a False one.
-pub fn write(store: &Store, cache: &mut Cache, findings: &Findings, now: f64) -> Result<(), ManagerError> {
+pub fn write(store: &dyn Backend, cache: &mut Cache, findings: &Findings, now: f64) -> Result<(), ManagerError> {
     let stamp = rfc3339(now);
     let mut ops = Vec::new();
     let mut recorded = Recorder::new(events::CONTROLLER);

@@ -20,7 +20,7 @@ use ringleader_controller::ports::{self as chosen, parse_annotation};
 use ringleader_controller::ranktable::hccl;
 use ringleader_controller::ssh;
 use ringleader_controller::{env, reconcile, Action, JobState, Observed};
-use ringleader_store::{ObjectKey, Op, Store, StoreError, Stored};
+use ringleader_store::{Backend, ObjectKey, Op, StoreError, Stored};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -150,7 +150,7 @@ fn device_ip(address: &str, id: u32) -> String {
 /// Runs one reconcile of a job and carries out its actions. Returns the
 /// requeue time, if any.
 pub fn reconcile_job(
-    store: &Store,
+    store: &dyn Backend,
     cache: &mut Cache,
     job: &JobObject,
     pods: &[Arc<Stored>],
@@ -343,7 +343,7 @@ fn observe(
 
 /// Carries out writes in one transaction; when that fails because the cache
 /// lagged (a pod already created or gone), each write alone, skipping those.
-pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<(), ManagerError> {
+pub fn write(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(), ManagerError> {
     if ops.is_empty() {
         return Ok(());
     }
@@ -361,7 +361,7 @@ pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<(), Manag
                         if let Some(r) = r.pop() {
                             match delete {
                                 Some(key) => cache.remove(&key, r.resource_version),
-                                None => cache.put(r),
+                                None => cache.put_shared(r),
                             };
                         }
                     }
@@ -376,7 +376,7 @@ pub fn write(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<(), Manag
 
 /// One transaction, its results recorded in the cache (shared with the
 /// watch events, not copied); on error nothing was written.
-pub(crate) fn batch(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<(), StoreError> {
+pub(crate) fn batch(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(), StoreError> {
     let deletes: Vec<Option<ObjectKey>> = ops
         .iter()
         .map(|o| match o {
@@ -384,7 +384,7 @@ pub(crate) fn batch(store: &Store, cache: &mut Cache, ops: Vec<Op>) -> Result<()
             _ => None,
         })
         .collect();
-    for (r, d) in store.batch_shared(ops)?.into_iter().zip(deletes) {
+    for (r, d) in store.batch(ops)?.into_iter().zip(deletes) {
         match d {
             Some(key) => cache.remove(&key, r.resource_version),
             None => cache.put_shared(r),
@@ -406,7 +406,7 @@ fn is_npu_job(job: &Job) -> bool {
 /// bound (pods of Deployments and batch Jobs are independent: each goes as
 /// soon as it is bound), with the env and files that depend on placement.
 fn launch(
-    store: &Store,
+    store: &dyn Backend,
     cache: &mut Cache,
     job: &JobObject,
     seen: &[Arc<Stored>],
@@ -542,7 +542,7 @@ fn with_env(pod: &Value, vars: &[(String, String)], ascend_job: bool) -> Value {
 
 /// Deletes what jobs no longer in the store owned (pods, PodGroups, ConfigMaps).
 pub fn collect_garbage(
-    store: &Store,
+    store: &dyn Backend,
     cache: &mut Cache,
     live_uids: &BTreeSet<String>,
     now: f64,

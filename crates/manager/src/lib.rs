@@ -20,7 +20,7 @@ pub mod schedule;
 use cache::Cache;
 use ringleader_controller::lifecycle::ControllerConfig;
 use ringleader_scheduler::conf::SchedulerConf;
-use ringleader_store::{Selector, Store, StoreError};
+use ringleader_store::{Backend, Selector, StoreError};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -89,8 +89,8 @@ impl Default for ManagerConfig {
 }
 
 /// Runs until `shutdown` turns true.
-pub async fn run(
-    store: Store,
+pub async fn run<B: Backend>(
+    store: B,
     config: ManagerConfig,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), ManagerError> {
@@ -229,7 +229,7 @@ fn heartbeat_only(old: &serde_json::Value, new: &serde_json::Value) -> bool {
 /// One pass: jobs, then scheduling, then jobs again when something was
 /// bound (so a gang is released to its agents in the same pass).
 pub fn pass(
-    store: &Store,
+    store: &dyn Backend,
     cache: &mut Cache,
     config: &ManagerConfig,
     timers: &mut HashMap<String, f64>,
@@ -243,7 +243,7 @@ pub fn pass(
 /// An object that cannot be modelled (see [`invalid`]) is skipped for the
 /// pass and marked; only a failing store ends it.
 pub fn pass_dirty(
-    store: &Store,
+    store: &dyn Backend,
     cache: &mut Cache,
     config: &ManagerConfig,
     timers: &mut HashMap<String, f64>,
@@ -276,7 +276,7 @@ pub fn pass_dirty(
 
 #[allow(clippy::too_many_arguments)]
 fn reconcile_all(
-    store: &Store,
+    store: &dyn Backend,
     cache: &mut Cache,
     config: &ManagerConfig,
     timers: &mut HashMap<String, f64>,

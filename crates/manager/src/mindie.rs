@@ -12,7 +12,7 @@ use crate::pods;
 use crate::ManagerError;
 use ringleader_controller::placement::Placement;
 use ringleader_controller::ranktable::mindie::{self, MindieMember, MindieRole};
-use ringleader_store::{ObjectKey, Op, Store, Stored};
+use ringleader_store::{Backend, ObjectKey, Op, Stored};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -97,7 +97,7 @@ pub fn release(
 /// coordinator job, when it changed; the ConfigMap's `version` counts the
 /// changes (as ClusterD numbers what it pushes to subscribers).
 pub fn publish(
-    store: &Store,
+    store: &dyn Backend,
     cache: &mut Cache,
     all: &[JobObject],
     by_owner: &HashMap<String, Vec<Arc<Stored>>>,

@@ -5,12 +5,12 @@
 use crate::cache::{at, Cache};
 use crate::events::{self, Recorder};
 use crate::ManagerError;
-use ringleader_store::{Op, Store};
+use ringleader_store::{Backend, Op};
 use serde_json::{json, Value};
 
 /// Marks NotReady the ready nodes whose last heartbeat is older than
 /// `timeout` seconds. Returns whether any was marked.
-pub fn mark_not_ready(store: &Store, cache: &mut Cache, timeout: f64, now: f64) -> Result<bool, ManagerError> {
+pub fn mark_not_ready(store: &dyn Backend, cache: &mut Cache, timeout: f64, now: f64) -> Result<bool, ManagerError> {
     let ops: Vec<Op> = cache
         .of_kind("ringleader.io/v1alpha1", "Node")
         .filter(|n| at(&n.object, &["status", "ready"]).and_then(Value::as_bool) == Some(true))

@@ -15,7 +15,7 @@ use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::vnpu::held_use;
 use ringleader_scheduler::session::{self, PodGroupPhase, Snapshot};
 use ringleader_scheduler::workload::{Running, RunningPod};
-use ringleader_store::{ObjectKey, Op, Store, Stored};
+use ringleader_store::{Backend, ObjectKey, Op, Stored};
 use ringleader_topology::DeviceSet;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -46,7 +46,7 @@ struct Waiting<'a> {
 /// `skip` (those the pass found it cannot model) are left out.
 #[allow(clippy::too_many_arguments)]
 pub fn schedule(
-    store: &Store,
+    store: &dyn Backend,
     cache: &mut Cache,
     all_jobs: &[JobObject],
     pods_by_owner: &HashMap<String, Vec<Arc<Stored>>>,

@@ -6,20 +6,30 @@
 //! `get pods/log` of that pod (the API server's proxy identity may; a
 //! tenant may for its own namespaces; a pod on the host with no token may
 //! not). Answers are cached for a short while.
+//!
+//! Served with [`client_ca_tls`], the endpoint also takes a TLS client
+//! certificate signed by a given CA as the API server itself: that is how
+//! kube-apiserver reaches a kubelet (its `--kubelet-client-certificate`, no
+//! bearer token), so `kubectl logs` through a real kube-apiserver reaches a
+//! ringleader agent. Callers without a certificate still use a token.
 
 use crate::logs::{self, LogOptions};
 use crate::resources::PODS;
 use crate::status::ApiError;
-use crate::Client;
+use crate::{Client, TlsError, TlsFiles};
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::Extension;
 use axum::Router;
+use axum_server::tls::TlsInfo;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -56,7 +66,36 @@ pub fn router(
         .with_state(state)
 }
 
-/// Serves `router` over TLS on `listener` until `shutdown`.
+/// A TLS configuration serving `tls`'s certificate that asks callers for a
+/// client certificate and accepts one signed by a CA in the PEM file
+/// `client_ca` (kube-apiserver's `--client-ca-file` or whichever CA signed its
+/// `--kubelet-client-certificate`). Whoever holds such a certificate is
+/// taken as the API server and may read the log of any pod bound to the
+/// agent's nodes, as a kubelet does for its own API server. A caller without
+/// a certificate is served as before (bearer token); a certificate from any
+/// other CA fails the handshake.
+pub fn client_ca_tls(tls: &TlsFiles, client_ca: &Path) -> Result<rustls::ServerConfig, TlsError> {
+    let refused = |message: String| TlsError { path: client_ca.to_path_buf(), message };
+    let pem = std::fs::read(client_ca).map_err(|e| refused(format!("cannot read the client CA: {e}")))?;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        let cert = cert.map_err(|e| refused(format!("not a PEM certificate: {e}")))?;
+        roots.add(cert).map_err(|e| refused(format!("not a usable CA certificate: {e}")))?;
+    }
+    if roots.is_empty() {
+        return Err(refused("holds no PEM certificate (a CA certificate is expected)".to_string()));
+    }
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), crate::tls::provider())
+        .allow_unauthenticated()
+        .build()
+        .map_err(|e| refused(format!("not a usable client CA: {e}")))?;
+    tls.server_config_verifying(verifier)
+}
+
+/// Serves `router` over TLS on `listener` until `shutdown`. A client
+/// certificate that `tls` verified in the handshake (only a configuration
+/// from [`client_ca_tls`] asks for one) authorizes its holder as the API
+/// server.
 pub async fn serve_tls(
     listener: tokio::net::TcpListener,
     router: Router,
@@ -129,8 +168,11 @@ async fn container_logs(
     UrlPath((ns, pod, container)): UrlPath<(String, String, String)>,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
+    tls: Option<Extension<Arc<TlsInfo>>>,
 ) -> Response {
-    match logs_of(&ep, &ns, &pod, &container, &query, &headers).await {
+    // rustls keeps a peer certificate only once the verifier accepted it.
+    let api_server = tls.is_some_and(|Extension(info)| !info.peer_certificates.is_empty());
+    match logs_of(&ep, &ns, &pod, &container, &query, &headers, api_server).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
     }
@@ -143,9 +185,9 @@ async fn logs_of(
     container: &str,
     query: &HashMap<String, String>,
     headers: &HeaderMap,
+    api_server: bool,
 ) -> Result<Response, ApiError> {
-    let token = bearer(headers).ok_or_else(unauthorized)?;
-    if !allowed(ep, &token, ns, pod).await? {
+    if !api_server && !allowed(ep, &bearer(headers).ok_or_else(unauthorized)?, ns, pod).await? {
         return Err(ApiError::new(
             axum::http::StatusCode::FORBIDDEN,
             "Forbidden",

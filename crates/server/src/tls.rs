@@ -173,6 +173,16 @@ impl TlsFiles {
     /// A rustls server configuration serving `server.crt`, offering h2 and
     /// HTTP/1.1 by ALPN (kubectl takes h2 when offered).
     pub fn server_config(&self) -> Result<rustls::ServerConfig, TlsError> {
+        self.server_config_verifying(Arc::new(rustls::server::NoClientAuth))
+    }
+
+    /// [`TlsFiles::server_config`] that asks callers for a certificate and
+    /// checks it with `clients` (the agent's log endpoint trusting the API
+    /// server's, see [`crate::kubelet::client_ca_tls`]).
+    pub fn server_config_verifying(
+        &self,
+        clients: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+    ) -> Result<rustls::ServerConfig, TlsError> {
         let cert_path = self.dir.join(SERVER_CERT_FILE);
         let key_path = self.dir.join(SERVER_KEY_FILE);
         let certs = CertificateDer::pem_slice_iter(self.cert_pem.as_bytes())
@@ -183,7 +193,7 @@ impl TlsFiles {
         let mut config = rustls::ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .map_err(|e| TlsError::new(&cert_path, format!("TLS setup: {e}")))?
-            .with_no_client_auth()
+            .with_client_cert_verifier(clients)
             .with_single_cert(certs, key)
             .map_err(|e| TlsError::new(&cert_path, format!("does not go with {SERVER_KEY_FILE}: {e}")))?;
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];

@@ -1,0 +1,139 @@
+//! `ringleader manager --kubeconfig FILE`: the scheduler and the job
+//! controller against a Kubernetes API server (Kubernetes mode). It
+//! installs the job CRDs the cluster lacks, elects one active replica
+//! through a `coordination.k8s.io/v1` Lease, and runs the same manager loop
+//! as `ringleader up`, its reads and writes carried by kube-rs
+//! (`ringleader_kube::KubeCluster`). A replica that loses the Lease stops
+//! writing at once and exits, as kube-scheduler does; another one takes over
+//! from what the API holds.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use ringleader_kube::{KubeCluster, LeaderElector, LeaseConfig};
+use ringleader_manager::ManagerConfig;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Args, Clone)]
+pub struct ManagerArgs {
+    /// kubeconfig of the Kubernetes API server (its current context).
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: PathBuf,
+    /// Pods whose `spec.schedulerName` is this are ringleader's to bind;
+    /// the pods it creates for jobs get it.
+    #[arg(long, default_value = "ringleader")]
+    pub scheduler_name: String,
+    /// Namespace and name of the leader-election Lease.
+    #[arg(long, default_value = "kube-system")]
+    pub lease_namespace: String,
+    #[arg(long, default_value = "ringleader-manager")]
+    pub lease_name: String,
+    /// This replica's identity in the Lease (default: host name and process id).
+    #[arg(long)]
+    pub identity: Option<String>,
+    /// Seconds a silent leader keeps the Lease before another replica takes it.
+    #[arg(long, default_value_t = 15)]
+    pub lease_duration: u64,
+    /// Do not create the job CRDs the cluster lacks.
+    #[arg(long)]
+    pub no_install_crds: bool,
+    /// Scheduler configuration file (Volcano's `volcano-scheduler.conf` shape).
+    #[arg(long)]
+    pub scheduler_conf: Option<PathBuf>,
+    /// Writes of one batch (a gang's pods, their bindings) in flight at once.
+    #[arg(long, default_value_t = ringleader_kube::cluster::PARALLEL_WRITES)]
+    pub write_parallelism: usize,
+    /// Seconds without a node heartbeat before the node is NotReady.
+    #[arg(long, default_value_t = 40)]
+    pub heartbeat_timeout: u64,
+}
+
+pub fn run(args: ManagerArgs) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(serve(args))
+}
+
+fn identity(args: &ManagerArgs) -> String {
+    args.identity.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        format!("{}_{}", host.trim(), std::process::id())
+    })
+}
+
+async fn serve(args: ManagerArgs) -> Result<()> {
+    if args.lease_duration < 2 {
+        bail!("--lease-duration {}: must be at least 2 seconds", args.lease_duration);
+    }
+    let client = ringleader_kube::setup::client(&args.kubeconfig).await?;
+    if !args.no_install_crds {
+        let created =
+            ringleader_kube::setup::install_crds(&client, &ringleader_server::crds::crds(), Duration::from_secs(60))
+                .await?;
+        for name in created {
+            println!("installed CustomResourceDefinition {name}");
+        }
+    }
+    let mut lease = LeaseConfig::new(&args.lease_namespace, &args.lease_name, &identity(&args));
+    lease.duration = Duration::from_secs(args.lease_duration);
+    lease.retry = Duration::from_secs_f64((args.lease_duration as f64 / 5.0).clamp(0.2, 2.0));
+    let elector = LeaderElector::new(client.clone(), lease.clone())?;
+    let (leading_tx, mut leading) = tokio::sync::watch::channel(false);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let election = tokio::spawn({
+        let stop = stop_rx.clone();
+        async move { elector.run(leading_tx, stop, ringleader_api::time::now).await }
+    });
+    println!("ringleader manager {}: waiting to lead (Lease {}/{})", lease.identity, lease.namespace, lease.name);
+    tokio::select! {
+        r = leading.wait_for(|l| *l) => { r.context("leader election ended")?; }
+        s = stop_signal() => { s?; let _ = stop_tx.send(true); return Ok(()); }
+    }
+    println!(
+        "ringleader manager {}: leading; scheduling pods with schedulerName {}",
+        lease.identity, args.scheduler_name
+    );
+
+    let mut config = ManagerConfig {
+        heartbeat_timeout: Duration::from_secs(args.heartbeat_timeout),
+        scheduler: crate::up::scheduler_conf(args.scheduler_conf.as_deref())?,
+        ..ManagerConfig::default()
+    };
+    // Pods reach each other by their node's address (no cluster DNS assumed).
+    config.controller.env.use_addresses = true;
+    let cluster = KubeCluster::new(client, tokio::runtime::Handle::current(), &args.scheduler_name)
+        .with_parallel_writes(args.write_parallelism);
+    let (manager_stop_tx, manager_stop) = tokio::sync::watch::channel(false);
+    let lost = async {
+        let _ = leading.wait_for(|l| !*l).await;
+    };
+    let work = async {
+        loop {
+            ringleader_manager::run(cluster.clone(), config.clone(), manager_stop.clone()).await.context("manager")?;
+            if *manager_stop.borrow() {
+                return Ok::<(), anyhow::Error>(());
+            }
+            // The API no longer had the version the watch followed: list again.
+            tracing::warn!("watch expired; the manager starts over from a fresh list");
+        }
+    };
+    let result = tokio::select! {
+        r = work => r,
+        _ = lost => Err(anyhow::anyhow!("lost the Lease {}/{}: another replica leads now", lease.namespace, lease.name)),
+        s = stop_signal() => s,
+    };
+    let _ = manager_stop_tx.send(true);
+    let _ = stop_tx.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(3), election).await;
+    result
+}
+
+/// Ctrl-C or SIGTERM.
+async fn stop_signal() -> Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.context("cannot watch Ctrl-C")?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,389 @@
+//! Kubernetes mode against a real kube-apiserver (`scripts/k8s-env.sh`):
+//! `ringleader manager --kubeconfig` schedules and runs the jobs,
+//! `ringleader agent --kubeconfig` processes serve the nodes (core v1 Nodes,
+//! no kubelet), and stock kubectl sees the same objects, Events and logs.
+//! SKIPPED without the cached binaries, unless `RINGLEADER_REQUIRE_K8S=1`.
+
+#[path = "../../kube/tests/k8s_env/mod.rs"]
+mod k8s_env;
+
+use futures_util::StreamExt;
+use k8s_env::Env;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, WatchEvent, WatchParams};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A ringleader process of the test, killed when dropped.
+struct Proc {
+    child: Child,
+    out: PathBuf,
+}
+
+impl Proc {
+    fn start(env: &Env, name: &str, args: &[&str]) -> Proc {
+        let out = env.scratch.path().join(format!("{name}.log"));
+        let file = File::create(&out).expect("log file");
+        let err = file.try_clone().expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+            .args(args)
+            .env("KUBECONFIG", env.kubeconfig())
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(file)
+            .stderr(err)
+            .spawn()
+            .expect("start ringleader");
+        Proc { child, out }
+    }
+
+    fn output(&self) -> String {
+        std::fs::read_to_string(&self.out).unwrap_or_default()
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        // SIGTERM first: an agent stops its pods' processes on the way out.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.kill();
+    }
+}
+
+fn wait_until(secs: u64, what: &str, mut done: impl FnMut() -> bool, context: impl Fn() -> String) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if done() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    panic!("{what}: not within {secs} s\n{}", context());
+}
+
+fn manager(env: &Env, name: &str, extra: &[&str]) -> Proc {
+    let mut args = vec!["manager", "--identity", name, "--lease-duration", "3"];
+    args.extend_from_slice(extra);
+    Proc::start(env, name, &args)
+}
+
+/// An agent serving `nodes` (name, address) of `profile`, with `labels`.
+fn agent(env: &Env, name: &str, profile: &str, nodes: &[(&str, &str)], labels: &[&str], extra: &[&str]) -> Proc {
+    let data = env.scratch.path().join(name).to_string_lossy().into_owned();
+    let ca = env.dir.join("ca.crt").to_string_lossy().into_owned();
+    let mut args: Vec<String> = ["agent", "--profile", profile, "--data-dir", &data, "--client-ca", &ca]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // kube-apiserver reaches the log endpoint at each node's InternalIP.
+    args.extend(["--listen".into(), "0.0.0.0:0".into(), "--unsafe-process-runtime".into()]);
+    for (node, address) in nodes {
+        args.extend(["--node".into(), node.to_string(), "--address".into(), address.to_string()]);
+    }
+    for l in labels {
+        args.extend(["--label".into(), l.to_string()]);
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    Proc::start(env, name, &refs)
+}
+
+fn example(name: &str) -> String {
+    k8s_env::repo().join("examples/demo").join(name).to_string_lossy().into_owned()
+}
+
+fn json(env: &Env, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["-o", "json"]);
+    serde_json::from_str(&env.kubectl(&all)).unwrap_or(Value::Null)
+}
+
+fn last_condition(env: &Env, resource: &str) -> String {
+    env.try_kubectl(&["get", resource, "-o", "jsonpath={.status.conditions[-1:].type}"]).1.trim().to_string()
+}
+
+#[test]
+fn the_demo_jobs_run_through_a_real_kube_apiserver_with_agents_as_nodes() {
+    let Some(env) = Env::start("the_demo_jobs_run_through_a_real_kube_apiserver_with_agents_as_nodes") else { return };
+    let mgr = manager(&env, "manager", &[]);
+    let npu = ["accelerator-type=module", "host-arch=huawei-arm"];
+    let _a800 =
+        agent(&env, "agent-a800", "atlas-800-910", &[("a800-1", "127.0.1.1"), ("a800-2", "127.0.1.2")], &npu, &[]);
+    let a2_labels = ["accelerator-type=module-910b-8", "host-arch=huawei-arm"];
+    let _a2 =
+        agent(&env, "agent-a2", "atlas-800t-a2", &[("a2-1", "127.0.1.3"), ("a2-2", "127.0.1.4")], &a2_labels, &[]);
+    let _h100 = agent(
+        &env,
+        "agent-h100",
+        "hgx-h100-8",
+        &[("h100-1", "127.0.1.5"), ("h100-2", "127.0.1.6")],
+        &["gpu-model=h100"],
+        &[],
+    );
+    let _rtx = agent(
+        &env,
+        "agent-rtx",
+        "pcie-4090-8",
+        &[("rtx4090-1", "127.0.1.7"), ("rtx4090-2", "127.0.1.8")],
+        &["gpu-model=rtx4090"],
+        &[],
+    );
+    wait_until(
+        60,
+        "eight Ready nodes and the job CRDs",
+        || {
+            let ready = env
+                .try_kubectl(&[
+                    "get",
+                    "nodes",
+                    "-o",
+                    "jsonpath={.items[*].status.conditions[?(@.type==\"Ready\")].status}",
+                ])
+                .1;
+            ready.split_whitespace().filter(|s| *s == "True").count() == 8
+                && env.try_kubectl(&["get", "crd", "ascendjobs.mindxdl.gitee.com"]).0
+        },
+        || format!("{}\n{}", env.try_kubectl(&["get", "nodes"]).1, mgr.output()),
+    );
+    // The Node kubectl sees: capacity under the device plugin's resource name.
+    let h100 = json(&env, &["get", "node", "h100-1"]);
+    assert_eq!(h100["status"]["capacity"]["nvidia.com/gpu"], "8", "{h100}");
+    let a800 = json(&env, &["get", "node", "a800-1"]);
+    assert!(
+        a800["status"]["capacity"].as_object().is_some_and(|c| c.keys().any(|k| k.starts_with("huawei.com/Ascend910"))),
+        "{a800}"
+    );
+
+    for f in ["pytorchjob-h100.yaml", "ascendjob-910.yaml", "mpijob.yaml", "deployment-inference.yaml"] {
+        env.kubectl(&["apply", "-f", &example(f)]);
+    }
+    let status = || {
+        format!(
+            "{}\n{}\n{}",
+            env.try_kubectl(&["get", "pods", "-o", "wide"]).1,
+            env.try_kubectl(&["get", "events"]).1,
+            mgr.output()
+        )
+    };
+    wait_until(
+        120,
+        "PyTorchJob, AscendJob and MPIJob Succeeded, the inference pod Running",
+        || {
+            ["pytorchjob/demo-pytorch", "ascendjob/demo-ascend", "mpijob/demo-mpi"]
+                .iter()
+                .all(|j| last_condition(&env, j) == "Succeeded")
+                && env.try_kubectl(&["get", "pod", "demo-infer-0", "-o", "jsonpath={.status.phase}"]).1.trim()
+                    == "Running"
+        },
+        status,
+    );
+
+    // The pods were bound through pods/binding with the annotations device
+    // plugins read, by ringleader as their scheduler.
+    let pods = json(&env, &["get", "pods"]);
+    let items = pods["items"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = items.iter().filter_map(|p| p["metadata"]["name"].as_str()).collect();
+    // A PyTorchJob's pods still running when it succeeds are cleaned up
+    // (cleanPodPolicy Running): the worker may be gone.
+    for want in
+        ["demo-pytorch-master-0", "demo-ascend-master-0", "demo-ascend-worker-0", "demo-mpi-launcher-0", "demo-infer-0"]
+    {
+        assert!(names.contains(&want), "{want} in {names:?}");
+    }
+    for p in &items {
+        let name = p["metadata"]["name"].as_str().unwrap_or_default();
+        assert_eq!(p["spec"]["schedulerName"], "ringleader", "{name}");
+        assert!(p["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty()), "{name} is bound");
+        let scheduled = p["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "PodScheduled" && c["status"] == "True");
+        assert!(scheduled, "{name}: PodScheduled True");
+    }
+    let ascend = items.iter().find(|p| p["metadata"]["name"] == "demo-ascend-master-0").expect("ascend master");
+    let chips = ascend["metadata"]["annotations"]["huawei.com/Ascend910"].as_str().unwrap_or_default();
+    assert_eq!(chips.split(',').filter(|c| c.starts_with("Ascend910-")).count(), 8, "{ascend}");
+    assert!(ascend["metadata"]["annotations"]["predicate-time"].is_string(), "predicate-time as Volcano writes it");
+    let gpu = items.iter().find(|p| p["metadata"]["name"] == "demo-pytorch-master-0").expect("pytorch master");
+    let env_json = gpu["metadata"]["annotations"]["ringleader.io/env"].as_str().unwrap_or_default();
+    assert!(env_json.contains("CUDA_VISIBLE_DEVICES"), "the released env carries the GPU IDs: {env_json}");
+
+    // The AscendJob's pods read a completed hccl.json through RANK_TABLE_FILE.
+    let node = ascend["spec"]["nodeName"].as_str().unwrap_or_default().to_string();
+    let agent_dir = if node.starts_with("a800") { "agent-a800" } else { "agent-a2" };
+    let sandbox =
+        env.scratch.path().join(agent_dir).join("nodes").join(&node).join("pods/default_demo-ascend-master-0");
+    let table_path = ringleader_agent::sandbox::in_sandbox(&sandbox, ringleader_controller::ranktable::hccl::POD_PATH)
+        .expect("rank table path");
+    let table: Value =
+        serde_json::from_str(&std::fs::read_to_string(&table_path).unwrap_or_default()).unwrap_or(Value::Null);
+    assert_eq!(table["status"], "completed", "{}: {table}", table_path.display());
+    assert_eq!(table["server_count"], "2", "{table}");
+
+    // kubectl shows the Events ringleader wrote and proxies logs to the agents.
+    let events = env.kubectl(&["get", "events"]);
+    for reason in ["Scheduled", "SuccessfulCreatePod", "PyTorchJobSucceeded"] {
+        assert!(events.contains(reason), "an Event {reason}:\n{events}");
+    }
+    let log = env.kubectl(&["logs", "demo-mpi-launcher-0"]);
+    assert!(log.contains("check_result success"), "the MPI all-reduce log through kube-apiserver:\n{log}");
+    let describe = env.kubectl(&["describe", "pod", "demo-pytorch-master-0"]);
+    assert!(describe.contains("Successfully assigned default/demo-pytorch-master-0"), "{describe}");
+    // Stock kubectl reads a job as it reads any CRD object.
+    assert!(env.kubectl(&["get", "ascendjobs"]).contains("demo-ascend"));
+}
+
+/// Pods' (node, device) pairs, from bound pods that have not ended.
+fn held(pods: &[Pod]) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for p in pods {
+        let phase = p.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_default();
+        let Some(node) = p.spec.as_ref().and_then(|s| s.node_name.clone()) else { continue };
+        if phase == "Succeeded" || phase == "Failed" {
+            continue;
+        }
+        let devices =
+            p.metadata.annotations.as_ref().and_then(|a| a.get("ringleader.io/devices")).cloned().unwrap_or_default();
+        for d in devices.split(',').filter(|d| !d.is_empty()) {
+            out.push((node.clone(), d.to_string(), p.metadata.name.clone().unwrap_or_default()));
+        }
+    }
+    out
+}
+
+fn gang(name: &str, workers: usize) -> String {
+    format!(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: {name}, namespace: default}}\n\
+         spec:\n  runPolicy: {{schedulingPolicy: {{minAvailable: {workers}, queue: default}}}}\n\
+         \x20 pytorchReplicaSpecs:\n    Worker:\n      replicas: {workers}\n      restartPolicy: OnFailure\n\
+         \x20     template:\n        spec:\n          containers:\n          - name: pytorch\n            image: pytorch\n\
+         \x20           command: [\"sleep\", \"600\"]\n            resources: {{limits: {{nvidia.com/gpu: 8}}}}\n"
+    )
+}
+
+#[test]
+fn a_gang_is_bound_whole_and_a_second_manager_completes_one_the_first_was_binding() {
+    let Some(env) = Env::start("a_gang_is_bound_whole_and_a_second_manager_completes_one_the_first_was_binding") else {
+        return;
+    };
+    const NODES: usize = 24;
+    let names: Vec<(String, String)> = (1..=NODES).map(|i| (format!("g{i:02}"), format!("127.0.2.{i}"))).collect();
+    let nodes: Vec<(&str, &str)> = names.iter().map(|(n, a)| (n.as_str(), a.as_str())).collect();
+    let _agent =
+        agent(&env, "agent", "hgx-h100-8", &nodes, &[], &["--runtime", "simulated", "--heartbeat-interval", "2"]);
+    // One write at a time: the gang's bindings take long enough to be cut.
+    let mut first = manager(&env, "manager-a", &["--write-parallelism", "1"]);
+    wait_until(30, "manager-a leads", || first.output().contains("leading"), || first.output());
+    let second = manager(&env, "manager-b", &["--write-parallelism", "1"]);
+    wait_until(
+        60,
+        "every node Ready",
+        || {
+            let ready = env
+                .try_kubectl(&[
+                    "get",
+                    "nodes",
+                    "-o",
+                    "jsonpath={.items[*].status.conditions[?(@.type==\"Ready\")].status}",
+                ])
+                .1;
+            ready.split_whitespace().filter(|s| *s == "True").count() == NODES
+        },
+        || env.try_kubectl(&["get", "nodes"]).1,
+    );
+    assert!(!second.output().contains("leading"), "one leader at a time:\n{}", second.output());
+
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let client = rt.block_on(env.client()).expect("kube client");
+    let pods: Api<Pod> = Api::namespaced(client, "default");
+
+    // A gang one pod too large for the cluster: nothing of it is bound.
+    let too_big = env.scratch.path().join("too-big.yaml");
+    std::fs::write(&too_big, gang("too-big", NODES + 1)).expect("write");
+    env.kubectl(&["apply", "-f", &too_big.to_string_lossy()]);
+    wait_until(
+        30,
+        "the oversized gang's FailedScheduling",
+        || env.try_kubectl(&["get", "events", "--field-selector", "reason=FailedScheduling"]).1.contains("too-big"),
+        || env.try_kubectl(&["get", "events"]).1,
+    );
+    let listed = rt.block_on(pods.list(&Default::default())).expect("list pods");
+    let bound: Vec<_> =
+        listed.items.iter().filter(|p| p.spec.as_ref().is_some_and(|s| s.node_name.is_some())).collect();
+    assert_eq!(listed.items.len(), NODES + 1, "its pods exist");
+    assert!(
+        bound.is_empty(),
+        "no pod of a gang that does not fit is bound: {:?}",
+        bound.iter().map(|p| &p.metadata.name).collect::<Vec<_>>()
+    );
+    env.kubectl(&["delete", "pytorchjob", "too-big", "--wait=false"]);
+    wait_until(
+        30,
+        "the oversized gang's pods are gone",
+        || rt.block_on(pods.list(&Default::default())).is_ok_and(|l| l.items.is_empty()),
+        || env.try_kubectl(&["get", "pods"]).1,
+    );
+
+    // A gang that fits exactly; the leader is killed at its first binding.
+    let file = env.scratch.path().join("gang.yaml");
+    std::fs::write(&file, gang("gang", NODES)).expect("write");
+    let bound_at_kill = rt.block_on(async {
+        let mut stream = pods.watch(&WatchParams::default().timeout(60), "0").await.expect("watch").boxed();
+        env.kubectl(&["apply", "-f", &file.to_string_lossy()]);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while let Ok(Some(Ok(event))) = tokio::time::timeout_at(deadline, stream.next()).await {
+            if let WatchEvent::Modified(p) = event {
+                if p.spec.as_ref().is_some_and(|s| s.node_name.is_some()) {
+                    first.kill();
+                    let now = pods.list(&Default::default()).await.expect("list");
+                    return now.items.iter().filter(|p| p.spec.as_ref().is_some_and(|s| s.node_name.is_some())).count();
+                }
+            }
+        }
+        panic!("no pod of the gang was bound within 60 s:\n{}", first.output());
+    });
+    eprintln!("manager-a killed with {bound_at_kill} of {NODES} pods bound");
+
+    wait_until(
+        90,
+        "manager-b takes over and every pod of the gang runs",
+        || {
+            rt.block_on(pods.list(&Default::default())).is_ok_and(|l| {
+                l.items.len() == NODES
+                    && l.items.iter().all(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+            })
+        },
+        || format!("{}\n--- manager-b\n{}", env.try_kubectl(&["get", "pods", "-o", "wide"]).1, second.output()),
+    );
+    assert!(second.output().contains("leading"), "manager-b leads:\n{}", second.output());
+    let listed = rt.block_on(pods.list(&Default::default())).expect("list").items;
+    let pairs = held(&listed);
+    let mut owner: BTreeMap<(String, String), String> = BTreeMap::new();
+    for (node, device, pod) in &pairs {
+        if let Some(other) = owner.insert((node.clone(), device.clone()), pod.clone()) {
+            panic!("device {device} of {node} is held by {other} and {pod}");
+        }
+    }
+    assert_eq!(pairs.len(), NODES * 8, "every pod holds its 8 GPUs");
+    let nodes_used: BTreeSet<&String> = pairs.iter().map(|(n, _, _)| n).collect();
+    assert_eq!(nodes_used.len(), NODES, "one pod per node");
+    let job = env.try_kubectl(&["get", "pytorchjob", "gang", "-o", "jsonpath={.status.conditions[-1:].type}"]).1;
+    assert_eq!(job.trim(), "Running", "the job runs");
+}
