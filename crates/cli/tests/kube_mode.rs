@@ -387,3 +387,86 @@ fn a_gang_is_bound_whole_and_a_second_manager_completes_one_the_first_was_bindin
     let job = env.try_kubectl(&["get", "pytorchjob", "gang", "-o", "jsonpath={.status.conditions[-1:].type}"]).1;
     assert_eq!(job.trim(), "Running", "the job runs");
 }
+
+fn fixture(name: &str) -> Value {
+    let path = k8s_env::repo().join("crates/scheduler/tests/fixtures/k8s_node").join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).expect("fixture")).expect("fixture json")
+}
+
+/// A node of a MindCluster cluster (its kubelet and device plugin publish
+/// the hardware: capacity, labels, `mindx-dl-deviceinfo-<node>`), no
+/// ringleader agent: the manager models it from what is published and binds
+/// around the chips the device plugin reports broken.
+#[test]
+fn a_node_no_agent_registered_is_scheduled_from_mindcluster_s_device_info() {
+    let Some(env) = Env::start("a_node_no_agent_registered_is_scheduled_from_mindcluster_s_device_info") else {
+        return;
+    };
+    let mut node = fixture("mindcluster-node.json");
+    let mut cm = fixture("mindcluster-deviceinfo.json");
+    for o in [&mut node, &mut cm] {
+        for f in ["resourceVersion", "uid", "creationTimestamp"] {
+            o["metadata"].as_object_mut().map(|m| m.remove(f));
+        }
+    }
+    // Loopback only: nothing connects to it, but a test names no outside address.
+    node["status"]["addresses"][0]["address"] = "127.0.3.1".into();
+    let status = node["status"].clone();
+    let write = |name: &str, v: &Value| {
+        let path = env.scratch.path().join(name);
+        std::fs::write(&path, v.to_string()).expect("write");
+        path.to_string_lossy().into_owned()
+    };
+    env.kubectl(&["create", "-f", &write("node.json", &node)]);
+    // A kubelet writes its Node's status through /status, as here.
+    let patch = serde_json::json!({"status": status}).to_string();
+    env.kubectl(&["patch", "node", "ascend-a2-01", "--subresource=status", "--type=merge", "-p", &patch]);
+    env.kubectl(&["create", "-f", &write("cm.json", &cm)]);
+    let mgr = manager(&env, "manager", &[]);
+    wait_until(30, "the manager leads", || mgr.output().contains("leading"), || mgr.output());
+
+    let job = "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: on-a2, namespace: default}\n\
+               spec:\n  minAvailable: 1\n  schedulerName: volcano\n  tasks:\n  - name: w\n    replicas: 1\n\
+               \x20   template:\n      metadata: {labels: {ring-controller.atlas: ascend-910b}}\n      spec:\n\
+               \x20       nodeSelector: {kubernetes.io/hostname: ascend-a2-01}\n        containers:\n\
+               \x20       - name: c\n          image: mindspore\n          command: [\"sleep\", \"60\"]\n\
+               \x20         resources: {limits: {huawei.com/Ascend910: 4}}\n";
+    let path = env.scratch.path().join("job.yaml");
+    std::fs::write(&path, job).expect("write");
+    env.kubectl(&["apply", "-f", &path.to_string_lossy()]);
+    let mut devices = String::new();
+    wait_until(
+        60,
+        "the job's pod bound to ascend-a2-01",
+        || {
+            let pods = json(&env, &["get", "pods"]);
+            let bound =
+                pods["items"].as_array().into_iter().flatten().find(|p| p["spec"]["nodeName"] == "ascend-a2-01");
+            devices =
+                bound.and_then(|p| p["metadata"]["annotations"]["ringleader.io/devices"].as_str()).unwrap_or("").into();
+            !devices.is_empty()
+        },
+        || {
+            format!(
+                "{}\n{}\n{}",
+                env.try_kubectl(&["get", "pods", "-o", "wide"]).1,
+                env.try_kubectl(&["get", "events"]).1,
+                mgr.output()
+            )
+        },
+    );
+    let chips: BTreeSet<u32> = devices.split(',').filter_map(|d| d.parse().ok()).collect();
+    assert_eq!(chips.len(), 4, "{devices}");
+    // -Unhealthy lists chip 1, ManuallySeparateNPU chip 4.
+    assert!(!chips.contains(&1) && !chips.contains(&4), "broken chips are never allocated: {devices}");
+    // The kubelet's own Ready condition stands: ringleader does not judge a kubelet's heartbeat.
+    std::thread::sleep(Duration::from_secs(2));
+    let ready = env.kubectl(&[
+        "get",
+        "node",
+        "ascend-a2-01",
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+    ]);
+    assert_eq!(ready.trim(), "True");
+}

@@ -110,6 +110,22 @@ fn always_restarts_a_deployment_under_new_names() {
 }
 
 #[test]
+fn a_deployment_reports_the_replica_counters_kubectl_reads() {
+    let (job, extras) = example("deployment-inference.yaml");
+    let mut sim = Sim::new(job.clone(), extras, 1, 8);
+    sim.run();
+    let st = status::for_kind(&job, &sim.state.status);
+    assert_eq!((st["replicas"].as_u64(), st["readyReplicas"].as_u64()), (Some(1), Some(1)), "{st}");
+    assert_eq!(st["availableReplicas"], st["readyReplicas"]);
+    assert_eq!(st["conditions"][1]["reason"], "DeploymentRunning", "the conditions stay: {st}");
+    let name = sim.names()[0].clone();
+    sim.set_phase(&name, PodPhase::Failed, Some(1));
+    sim.tick();
+    let st = status::for_kind(&job, &sim.state.status);
+    assert_eq!(st["readyReplicas"], 0, "a failed pod is not ready: {st}");
+}
+
+#[test]
 fn acjob_success_default_and_all_workers() {
     let (mut job, extras) = example("ascendjob-pytorch.yaml");
     assert_eq!(job.success, SuccessPolicy::AllWorkers);

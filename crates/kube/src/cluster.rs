@@ -9,6 +9,7 @@
 use crate::kinds::{self, Kind};
 use crate::translate::{self, Write};
 use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::core::WatchEvent;
 use ringleader_store::{Backend, Event, EventType, ObjectKey, Op, Selector, StoreError, Stored, Watch};
 use serde_json::{json, Value};
@@ -43,6 +44,9 @@ pub struct KubeCluster {
     /// kind starts there (versions are etcd's, shared by all kinds, but each
     /// list is consistent only with itself).
     listed: Arc<Mutex<HashMap<(String, String), u64>>>,
+    /// MindCluster's device-info ConfigMaps seen so far, by node: they
+    /// describe the nodes no ringleader agent registered.
+    device_info: Arc<Mutex<HashMap<String, ConfigMap>>>,
 }
 
 impl KubeCluster {
@@ -58,6 +62,7 @@ impl KubeCluster {
             parallel: PARALLEL_WRITES,
             version: Arc::default(),
             listed: Arc::default(),
+            device_info: Arc::default(),
         }
     }
 
@@ -104,7 +109,13 @@ impl KubeCluster {
 
     /// A stored object of `kind` from a server answer.
     fn stored(&self, kind: &Kind, object: Value) -> Result<Stored, StoreError> {
-        let object = translate::from_kube(kind, object);
+        let object = if kind.is_node() {
+            let known: Vec<ConfigMap> =
+                self.device_info.lock().map(|d| d.values().cloned().collect()).unwrap_or_default();
+            translate::from_kube(kind, object, &known)
+        } else {
+            translate::from_kube(kind, object, &[])
+        };
         let key = ObjectKey::of(&object)?;
         let resource_version = version_of(&object)
             .ok_or_else(|| StoreError::Invalid(format!("{key}: kube-apiserver sent no metadata.resourceVersion")))?;
@@ -262,7 +273,8 @@ impl KubeCluster {
         if let Some(v) = expected.filter(|v| *v != current_version) {
             return Err(StoreError::Conflict { key: key.clone(), expected: v, actual: current_version });
         }
-        let mut view = translate::node_from_kube(&current);
+        let known: Vec<ConfigMap> = self.device_info.lock().map(|d| d.values().cloned().collect()).unwrap_or_default();
+        let mut view = translate::node_from_kube(&current, &known);
         json_patch::merge(&mut view, patch);
         let wanted = translate::node_to_kube(&view);
         let (main, status) = translate::node_diff(&current, &wanted);
@@ -335,6 +347,23 @@ impl KubeCluster {
         out.map(Arc::new)
     }
 
+    /// Keeps a MindCluster device-info ConfigMap (or forgets a deleted one);
+    /// returns the node it describes.
+    fn note_device_info(&self, cm: &Stored, deleted: bool) -> Option<String> {
+        use ringleader_scheduler::k8s_node::{DEVICE_INFO_NAMESPACE, DEVICE_INFO_PREFIX};
+        if cm.key.kind != "ConfigMap" || cm.key.namespace != DEVICE_INFO_NAMESPACE {
+            return None;
+        }
+        let node = cm.key.name.strip_prefix(DEVICE_INFO_PREFIX)?.to_string();
+        let mut known = self.device_info.lock().ok()?;
+        if deleted {
+            known.remove(&node);
+        } else if let Ok(typed) = serde_json::from_value::<ConfigMap>(cm.object.clone()) {
+            known.insert(node.clone(), typed);
+        }
+        Some(node)
+    }
+
     async fn list_kind(&self, kind: &Kind, namespace: Option<&str>) -> Result<(Vec<Stored>, u64), StoreError> {
         let mut url = format!("{}?limit=500", kind.collection(namespace));
         if let (Some(fields), "Pod") = (&self.pod_fields, kind.kind) {
@@ -353,7 +382,9 @@ impl KubeCluster {
                 other => other?,
             };
             for item in page.get("items").and_then(Value::as_array).into_iter().flatten() {
-                items.push(self.stored(kind, item.clone())?);
+                let stored = self.stored(kind, item.clone())?;
+                self.note_device_info(&stored, false);
+                items.push(stored);
             }
             let version =
                 page.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|v| v.parse().ok());
@@ -597,8 +628,17 @@ impl Follower {
             let Ok(stored) = self.cluster.stored(&self.kind, object) else { continue };
             *from = (*from).max(stored.resource_version);
             *wait = RESUME_FIRST;
+            let described = self.cluster.note_device_info(&stored, kind == EventType::Deleted);
             if self.tx.send(Event { kind, object: Arc::new(stored) }).is_err() {
                 return Ok(());
+            }
+            // A device plugin reported on a node's chips: the node, read
+            // again with it, changes for whoever follows nodes.
+            if let Some(node) = described {
+                let key = ObjectKey::new(kinds::RINGLEADER_NODE.0, kinds::RINGLEADER_NODE.1, "", &node);
+                if let Ok(Some(n)) = self.cluster.get_async(&key).await {
+                    let _ = self.tx.send(Event { kind: EventType::Modified, object: Arc::new(n) });
+                }
             }
         }
     }

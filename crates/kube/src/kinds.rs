@@ -26,8 +26,10 @@ pub struct Kind {
 }
 
 /// Every kind the manager lists and watches, in the order they are listed
-/// (nodes and queues before the jobs that need them).
+/// (ConfigMaps first: MindCluster's device info describes nodes; nodes and
+/// queues before the jobs that need them).
 pub const MANAGED: &[(&str, &str)] = &[
+    ("v1", "ConfigMap"),
     RINGLEADER_NODE,
     ("scheduling.volcano.sh/v1beta1", "Queue"),
     ("scheduling.k8s.io/v1", "PriorityClass"),
@@ -39,7 +41,6 @@ pub const MANAGED: &[(&str, &str)] = &[
     ("apps/v1", "Deployment"),
     ("batch/v1", "Job"),
     ("scheduling.volcano.sh/v1beta1", "PodGroup"),
-    ("v1", "ConfigMap"),
     ("v1", "Pod"),
     ("v1", "Event"),
 ];

@@ -17,6 +17,7 @@
 //! Pure functions, so each rule is tested on its own.
 
 use crate::kinds::Kind;
+use k8s_openapi::api::core::v1::ConfigMap;
 use ringleader_api::time::{parse_rfc3339, rfc3339};
 use ringleader_scheduler::k8s_node::{NETWORK_UNHEALTHY_DEVICES_ANNOTATION, UNHEALTHY_DEVICES_ANNOTATION};
 use serde_json::{json, Map, Value};
@@ -42,15 +43,17 @@ fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
     object.pointer("/metadata/annotations")?.get(key)?.as_str()
 }
 
-/// An object read from kube-apiserver, as ringleader's controllers expect it.
-pub fn from_kube(kind: &Kind, mut object: Value) -> Value {
+/// An object read from kube-apiserver, as ringleader's controllers expect
+/// it. `device_info`: MindCluster's `mindx-dl-deviceinfo-<node>` ConfigMaps
+/// known so far, which describe nodes no ringleader agent registered.
+pub fn from_kube(kind: &Kind, mut object: Value, device_info: &[ConfigMap]) -> Value {
     if let Some(o) = object.as_object_mut() {
         // List items come without them.
         o.insert("apiVersion".into(), json!(kind.api_version));
         o.insert("kind".into(), json!(kind.kind));
     }
     if kind.is_node() {
-        return node_from_kube(&object);
+        return node_from_kube(&object, device_info);
     }
     if kind.kind == "Pod" && kind.api_version == "v1" {
         if let Some(envs) = annotation(&object, ENV_ANNOTATION).and_then(|s| serde_json::from_str::<Vec<Value>>(s).ok())
@@ -231,11 +234,16 @@ pub fn node_to_kube(node: &Value) -> Value {
     out
 }
 
-/// A core v1 Node as ringleader's Node.
-pub fn node_from_kube(node: &Value) -> Value {
-    let spec = annotation(node, NODE_SPEC_ANNOTATION)
-        .and_then(|s| serde_json::from_str::<Value>(s).ok())
-        .unwrap_or_else(|| foreign_spec(node));
+/// A core v1 Node as ringleader's Node: the spec a ringleader agent
+/// registered, or else the hardware and health the cluster publishes
+/// (`device_info`: MindCluster's device-info ConfigMaps).
+pub fn node_from_kube(node: &Value, device_info: &[ConfigMap]) -> Value {
+    let registered = annotation(node, NODE_SPEC_ANNOTATION).and_then(|s| serde_json::from_str::<Value>(s).ok());
+    let ours = registered.is_some();
+    let (spec, published) = match registered {
+        Some(spec) => (spec, None),
+        None => foreign(node, device_info),
+    };
     let mut metadata = Map::new();
     for field in ["name", "uid", "resourceVersion", "creationTimestamp", "labels", "annotations", "deletionTimestamp"] {
         if let Some(v) = node.pointer(&format!("/metadata/{field}")).filter(|v| !v.is_null()) {
@@ -247,12 +255,23 @@ pub fn node_from_kube(node: &Value) -> Value {
     let mut status = Map::new();
     if let Some(ready) = ready {
         status.insert("ready".into(), json!(ready.get("status").and_then(Value::as_str) == Some("True")));
-        if let Some(t) = ready.get("lastHeartbeatTime").and_then(Value::as_str).and_then(parse_rfc3339) {
+        // Only ringleader's agents heartbeat through the Node: a kubelet's
+        // liveness is its Lease, judged by kube-controller-manager, which
+        // writes the Ready condition read above.
+        let heartbeat = ready.get("lastHeartbeatTime").and_then(Value::as_str).and_then(parse_rfc3339);
+        if let Some(t) = heartbeat.filter(|_| ours) {
             status.insert("lastHeartbeat".into(), json!(t));
         }
     }
-    status.insert("unhealthyDevices".into(), parse_ids(annotation(node, UNHEALTHY_DEVICES_ANNOTATION)));
-    status.insert("networkUnhealthyDevices".into(), parse_ids(annotation(node, NETWORK_UNHEALTHY_DEVICES_ANNOTATION)));
+    let (unhealthy, network) = match published {
+        Some(health) => health,
+        None => (
+            parse_ids(annotation(node, UNHEALTHY_DEVICES_ANNOTATION)),
+            parse_ids(annotation(node, NETWORK_UNHEALTHY_DEVICES_ANNOTATION)),
+        ),
+    };
+    status.insert("unhealthyDevices".into(), unhealthy);
+    status.insert("networkUnhealthyDevices".into(), network);
     let others: Vec<Value> =
         conditions.iter().filter(|c| c.get("type").and_then(Value::as_str) != Some("Ready")).cloned().collect();
     if !others.is_empty() {
@@ -267,22 +286,36 @@ pub fn node_from_kube(node: &Value) -> Value {
     })
 }
 
-/// The spec of a Node no ringleader agent registered: its hardware as the
-/// cluster publishes it (a built-in profile, or `nvidia-smi topo -m` /
-/// `npu-smi info` text), its InternalIP. Empty when nothing describes an
-/// accelerator (the node then offers no devices).
-fn foreign_spec(node: &Value) -> Value {
+/// Unhealthy and network-unhealthy device IDs, as status lists.
+type Health = (Value, Value);
+
+/// The spec and health of a Node no ringleader agent registered, as the
+/// cluster publishes them (`ringleader_scheduler::k8s_node`): `nvidia-smi
+/// topo -m` / `npu-smi info` text from ringleader's annotations, else the
+/// built-in profile MindCluster's device info, ACK's labels or the capacity
+/// name; the InternalIP. Empty when nothing describes an accelerator the
+/// scheduler models (the node then offers no devices).
+fn foreign(node: &Value, device_info: &[ConfigMap]) -> (Value, Option<Health>) {
+    use ringleader_scheduler::k8s_node::{
+        node_hardware, HardwareSource, NPU_SMI_INFO_ANNOTATION, NVIDIA_SMI_TOPO_ANNOTATION,
+    };
     let mut spec = json!({});
     let typed: Option<k8s_openapi::api::core::v1::Node> = serde_json::from_value(node.clone()).ok();
-    if let Some(hw) = typed.and_then(|n| ringleader_scheduler::k8s_node::node_hardware(&n, &[]).ok()) {
-        if ringleader_topology::builtin(&hw.profile.name).is_some() {
-            spec["profile"] = json!(hw.profile.name);
+    let Some(hw) = typed.and_then(|n| node_hardware(&n, device_info).ok()) else { return (spec, None) };
+    match hw.source {
+        HardwareSource::Annotation(a) if a == NVIDIA_SMI_TOPO_ANNOTATION => {
+            spec["topologyText"] = json!(annotation(node, a).unwrap_or_default())
         }
-        if let Some(address) = hw.address {
-            spec["address"] = json!(address);
+        HardwareSource::Annotation(a) if a == NPU_SMI_INFO_ANNOTATION => {
+            spec["npuSmiText"] = json!(annotation(node, a).unwrap_or_default())
         }
+        _ if ringleader_topology::builtin(&hw.profile.name).is_some() => spec["profile"] = json!(hw.profile.name),
+        _ => {}
     }
-    spec
+    if let Some(address) = &hw.address {
+        spec["address"] = json!(address);
+    }
+    (spec, Some((json!(hw.unhealthy), json!(hw.network_unhealthy))))
 }
 
 /// The status patch of a heartbeat: the Ready condition only (a strategic

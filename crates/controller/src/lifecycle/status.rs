@@ -97,8 +97,24 @@ pub fn kubeflow(job: &Job, st: &JobStatus) -> Value {
 pub fn for_kind(job: &Job, st: &JobStatus) -> Value {
     match job.kind {
         JobKind::VolcanoJob => volcano(job, st),
+        JobKind::Deployment => deployment(job, st),
         _ => kubeflow(job, st),
     }
+}
+
+/// A Deployment's status: the conditions of [`kubeflow`] plus the replica
+/// counters kubectl's READY / UP-TO-DATE / AVAILABLE columns read (a pod
+/// is ready and available while it runs; every pod is of the current
+/// template, as ringleader replaces pods rather than rolling them).
+pub fn deployment(job: &Job, st: &JobStatus) -> Value {
+    let mut v = kubeflow(job, st);
+    let (live, running) =
+        st.replica_statuses.values().fold((0, 0), |(l, r), s| (l + s.pending + s.running, r + s.running));
+    v["replicas"] = json!(live);
+    v["updatedReplicas"] = json!(live);
+    v["readyReplicas"] = json!(running);
+    v["availableReplicas"] = json!(running);
+    v
 }
 
 /// Run states of the training platform (seed 004).

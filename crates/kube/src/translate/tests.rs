@@ -31,7 +31,7 @@ fn a_release_carries_the_env_in_an_annotation_and_reads_back_into_the_spec() {
     let kube_pod = json!({"metadata": {"name": "p", "namespace": "a", "resourceVersion": "7",
                           "annotations": {ENV_ANNOTATION: carried}},
                           "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "OLD", "value": "x"}]}]}});
-    let read = from_kube(&pod_kind(), kube_pod);
+    let read = from_kube(&pod_kind(), kube_pod, &[]);
     assert_eq!(read["spec"]["containers"][0]["env"], env);
     assert_eq!((read["apiVersion"].as_str(), read["kind"].as_str()), (Some("v1"), Some("Pod")));
 }
@@ -62,7 +62,7 @@ fn typed_status_keeps_the_controller_state_in_an_annotation_merged() {
         w.main.as_ref().and_then(|m| m["metadata"]["annotations"][JOB_STATE_ANNOTATION].as_str()).expect("state");
     let state: Value = serde_json::from_str(text).expect("json");
     assert_eq!(state, json!({"phase": "Running", "backoff": {"w-0": {"delay": 10}, "w-1": {"delay": 20}}}));
-    let read = from_kube(&deploy, json!({"metadata": {"name": "d", "annotations": {JOB_STATE_ANNOTATION: text}}}));
+    let read = from_kube(&deploy, json!({"metadata": {"name": "d", "annotations": {JOB_STATE_ANNOTATION: text}}}), &[]);
     assert_eq!(read["status"]["ringleader"], state);
     // A CRD keeps it in its status, which preserves unknown fields.
     let pt = kind("kubeflow.org/v1", "PyTorchJob").expect("pt");
@@ -108,7 +108,7 @@ fn an_agent_s_node_round_trips_through_a_core_node() {
         .as_array()
         .is_some_and(|a| a.contains(&json!({"type": "InternalIP", "address": "10.0.0.2"}))));
     assert_eq!(kube["metadata"]["annotations"][UNHEALTHY_DEVICES_ANNOTATION], "3");
-    let back = node_from_kube(&kube);
+    let back = node_from_kube(&kube, &[]);
     assert_eq!(back["spec"], agent_node()["spec"]);
     assert_eq!(back["status"]["ready"], true);
     assert_eq!(back["status"]["lastHeartbeat"], 1_764_000_000.0);
@@ -121,7 +121,7 @@ fn an_agent_s_node_round_trips_through_a_core_node() {
 #[test]
 fn a_node_change_is_written_as_its_difference() {
     let kube = node_to_kube(&agent_node());
-    let mut view = node_from_kube(&kube);
+    let mut view = node_from_kube(&kube, &[]);
     json_patch::merge(&mut view, &json!({"status": {"ready": false, "unhealthyDevices": []}}));
     let (main, status) = node_diff(&kube, &node_to_kube(&view));
     assert_eq!(main, Some(json!({"metadata": {"annotations": {UNHEALTHY_DEVICES_ANNOTATION: ""}}})));
@@ -146,10 +146,11 @@ fn a_node_no_agent_registered_is_read_from_what_the_cluster_publishes() {
         "metadata": {"name": "w1", "resourceVersion": "9", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}},
         "status": {"capacity": {"nvidia.com/gpu": "8"}, "addresses": [{"type": "InternalIP", "address": "10.1.0.5"}],
                    "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": "2026-11-25T00:00:00Z"}]}});
-    let view = node_from_kube(&kube);
+    let view = node_from_kube(&kube, &[]);
     assert_eq!(view["spec"]["address"], "10.1.0.5");
     assert!(view["spec"]["profile"].is_string(), "{view}");
     assert_eq!(view["status"]["ready"], true);
-    let cpu_only = node_from_kube(&json!({"metadata": {"name": "c1"}}));
+    assert!(view["status"].get("lastHeartbeat").is_none(), "a kubelet's heartbeat is not ringleader's to judge");
+    let cpu_only = node_from_kube(&json!({"metadata": {"name": "c1"}}), &[]);
     assert_eq!(cpu_only["spec"], json!({}));
 }
