@@ -7,7 +7,8 @@
 #   scripts/k8s-env.sh bindir       print the directory the binaries live in
 #   scripts/k8s-env.sh check        exit 0 when both are built at these versions
 #   scripts/k8s-env.sh start DIR    certificates, token file, etcd, apiserver,
-#                                   DIR/kubeconfig; waits for /readyz
+#                                   DIR/kubeconfig (admin), DIR/agent.kubeconfig
+#                                   (group ringleader:agents); waits for /readyz
 #   scripts/k8s-env.sh stop DIR     stop what `start DIR` started
 #   scripts/k8s-env.sh bench DIR [N] [WORKERS] [configmaps|pods]
 #                                   the apiserver's write rate (k8s-write-rate/)
@@ -269,7 +270,13 @@ cmd_start() {
   make_certs "$dir"
   token=$(openssl rand -hex 24)
   echo "$token" >"$dir/admin.token"
-  echo "$token,admin,admin-uid,\"system:masters\"" >"$dir/tokens.csv"
+  # A second identity for node agents: group ringleader:agents, which
+  # `ringleader manager` binds to the narrow ClusterRole ringleader:agent.
+  agent_token=$(openssl rand -hex 24)
+  {
+    echo "$token,admin,admin-uid,\"system:masters\""
+    echo "$agent_token,system:ringleader:agent,agent-uid,\"ringleader:agents\""
+  } >"$dir/tokens.csv"
   chmod 600 "$dir/admin.token" "$dir/tokens.csv"
 
   etcd_port=$(free_port)
@@ -306,7 +313,9 @@ K8S_VERSION=$K8S_VERSION
 ETCD_VERSION=$ETCD_VERSION
 EOF
 
-  cat >"$dir/kubeconfig" <<EOF
+  # kubeconfig USER TOKEN: a kubeconfig of this apiserver for one identity.
+  kubeconfig() {
+    cat <<EOF
 apiVersion: v1
 kind: Config
 clusters:
@@ -315,17 +324,19 @@ clusters:
     server: https://127.0.0.1:$api_port
     certificate-authority-data: $(base64 -w0 <"$dir/ca.crt")
 users:
-- name: admin
+- name: $1
   user:
-    token: $token
+    token: $2
 contexts:
 - name: ringleader-k8s
   context:
     cluster: ringleader-k8s
-    user: admin
+    user: $1
 current-context: ringleader-k8s
 EOF
-  chmod 600 "$dir/kubeconfig"
+  }
+  (umask 077 && kubeconfig admin "$token" >"$dir/kubeconfig" && kubeconfig agent "$agent_token" >"$dir/agent.kubeconfig")
+  chmod 600 "$dir/kubeconfig" "$dir/agent.kubeconfig"
 
   deadline=$((SECONDS + timeout))
   while :; do

@@ -34,7 +34,7 @@ pub struct ManagerArgs {
     /// Seconds a silent leader keeps the Lease before another replica takes it.
     #[arg(long, default_value_t = 15)]
     pub lease_duration: u64,
-    /// Do not create the job CRDs the cluster lacks.
+    /// Do not create the job CRDs and the agents' ClusterRole the cluster lacks.
     #[arg(long)]
     pub no_install_crds: bool,
     /// Scheduler configuration file (Volcano's `volcano-scheduler.conf` shape).
@@ -71,6 +71,9 @@ async fn serve(args: ManagerArgs) -> Result<()> {
                 .await?;
         for name in created {
             println!("installed CustomResourceDefinition {name}");
+        }
+        for name in ringleader_kube::setup::install_rbac(&client, &ringleader_kube::setup::agent_rbac()).await? {
+            println!("installed {name} (node agents: group {})", ringleader_kube::setup::AGENT_GROUP);
         }
     }
     let mut lease = LeaseConfig::new(&args.lease_namespace, &args.lease_name, &identity(&args));

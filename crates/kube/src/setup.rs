@@ -103,3 +103,63 @@ pub async fn is_kubernetes(client: &kube::Client) -> Result<bool, SetupError> {
         Err(source) => Err(SetupError::Api { what: what(), source }),
     }
 }
+
+/// The group whose members may act as ringleader node agents.
+pub const AGENT_GROUP: &str = "ringleader:agents";
+
+/// The ClusterRole of a node agent and its binding to [`AGENT_GROUP`]: its
+/// Nodes and their status, the pods it runs (their status, the annotations
+/// it records, their final delete), the ConfigMaps they mount, Events. A
+/// node identity of the Node authorizer could not serve several virtual
+/// nodes, nor read the rank-table ConfigMaps pods take files from.
+pub fn agent_rbac() -> Vec<Value> {
+    let rule = |resources: &[&str], verbs: &[&str]| serde_json::json!({"apiGroups": [""], "resources": resources, "verbs": verbs});
+    vec![
+        serde_json::json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "ringleader:agent"},
+            "rules": [
+                rule(&["nodes"], &["get", "list", "watch", "create", "patch", "update"]),
+                rule(&["nodes/status"], &["patch", "update"]),
+                rule(&["pods"], &["get", "list", "watch", "patch", "delete"]),
+                rule(&["pods/status"], &["patch", "update"]),
+                rule(&["configmaps"], &["get", "list", "watch"]),
+                rule(&["events"], &["create", "patch", "update"]),
+            ],
+        }),
+        serde_json::json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "ringleader:agent"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ringleader:agent"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": AGENT_GROUP}],
+        }),
+    ]
+}
+
+/// Creates each of `objects` (cluster-scoped RBAC objects) that is absent;
+/// one already there is left as an administrator may have edited it.
+/// Returns the names created.
+pub async fn install_rbac(client: &kube::Client, objects: &[Value]) -> Result<Vec<String>, SetupError> {
+    let mut created = Vec::new();
+    for o in objects {
+        let kind = o.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let plural = match kind {
+            "ClusterRole" => "clusterroles",
+            _ => "clusterrolebindings",
+        };
+        let url = format!("/apis/rbac.authorization.k8s.io/v1/{plural}");
+        let body =
+            serde_json::to_vec(o).map_err(|e| SetupError::Kubeconfig { path: "(rbac)".into(), why: e.to_string() })?;
+        let request = http::Request::post(url)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .map_err(|e| SetupError::Kubeconfig { path: "(rbac)".into(), why: e.to_string() })?;
+        match client.request_text(request).await {
+            Ok(_) => created.push(format!("{kind} {name}")),
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(source) => return Err(SetupError::Api { what: format!("creating {kind} {name}"), source }),
+        }
+    }
+    Ok(created)
+}
