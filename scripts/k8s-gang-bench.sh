@@ -16,7 +16,9 @@
 # Environment: RINGLEADER_BIN (default target/release/ringleader),
 # RINGLEADER_BENCH_TIMEOUT (seconds from the create, default 900),
 # RINGLEADER_BENCH_NODES_TIMEOUT (seconds for the Nodes, default 900),
-# RINGLEADER_BENCH_FLOOR=0 to skip the floor.
+# RINGLEADER_BENCH_FLOOR=0 to skip the floor, RINGLEADER_BENCH_KEEP=1 to
+# leave everything running for a look (no floor then), RINGLEADER_BENCH_RSS_MB
+# (default 8000) to stop a manager or agent that grows past it.
 set -euo pipefail
 
 die() {
@@ -24,7 +26,7 @@ die() {
   exit 1
 }
 
-[ $# -ge 1 ] && [ $# -le 2 ] || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] && [ $# -le 2 ] || { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 N=$1
 [[ $N =~ ^[0-9]+$ ]] && [ "$N" -ge 1 ] || die "N='$N': a whole number of pods, at least 1, is allowed"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +51,11 @@ stop_one() {
   kill -KILL "$pid" 2>/dev/null || true
 }
 cleanup() {
+  if [ "${RINGLEADER_BENCH_KEEP:-0}" = 1 ]; then
+    echo "k8s-gang-bench: left running (RINGLEADER_BENCH_KEEP=1): manager $MANAGER_PID, agent $AGENT_PID;" \
+      "stop them, then scripts/k8s-env.sh stop $DIR/k8s" >&2
+    return 0
+  fi
   stop_one "$AGENT_PID"
   stop_one "$MANAGER_PID"
   "$ROOT/scripts/k8s-env.sh" stop "$DIR/k8s" >/dev/null 2>&1 || true
@@ -70,11 +77,36 @@ t_agent=$(date +%s.%N)
   --data-dir "$DIR/agent-data" >"$DIR/agent.log" 2>&1 &
 AGENT_PID=$!
 
-set +e
 "$BIN" bench kube --kubeconfig "$KC" --pods "$N" --nodes "$N" --nodes-timeout "$NODES_TIMEOUT" \
-  --timeout "$TIMEOUT" -o json >"$DIR/bench.json" 2>"$DIR/bench.log"
+  --timeout "$TIMEOUT" -o json >"$DIR/bench.json" 2>"$DIR/bench.log" &
+BENCH_PID=$!
+
+# A guard for the shared machine: the bench ends when the manager or the
+# agent grows past RINGLEADER_BENCH_RSS_MB (default 8000) of resident memory.
+RSS_MB=${RINGLEADER_BENCH_RSS_MB:-8000}
+guard() {
+  local p rss
+  while kill -0 "$BENCH_PID" 2>/dev/null; do
+    for p in "$MANAGER_PID" "$AGENT_PID"; do
+      rss=$(awk '/VmRSS/ { print int($2 / 1024) }' "/proc/$p/status" 2>/dev/null || true)
+      if [ "${rss:-0}" -gt "$RSS_MB" ]; then
+        echo "k8s-gang-bench: pid $p grew to $rss MB (over $RSS_MB MB): stopping it and the bench" >&2
+        kill -KILL "$p" 2>/dev/null
+        # The bench reports what it measured so far.
+        kill -TERM "$BENCH_PID" 2>/dev/null
+        return 0
+      fi
+    done
+    sleep 1
+  done
+}
+guard &
+GUARD_PID=$!
+set +e
+wait "$BENCH_PID"
 rc=$?
 set -e
+kill "$GUARD_PID" 2>/dev/null || true
 t_end=$(date +%s.%N)
 cat "$DIR/bench.log" >&2
 kill -0 "$MANAGER_PID" 2>/dev/null || echo "k8s-gang-bench: the manager exited (see $DIR/manager.log)" >&2
@@ -82,13 +114,18 @@ kill -0 "$AGENT_PID" 2>/dev/null || echo "k8s-gang-bench: the agent exited (see 
 cat "$DIR/bench.json"
 echo "k8s-gang-bench: agent start to bench end $(awk -v a="$t_agent" -v b="$t_end" 'BEGIN { printf "%.1f", b - a }') s" \
   "(node registration is bench.json's nodes_wait_seconds)"
-echo "k8s-gang-bench: resident memory: $(for p in "$MANAGER_PID" "$AGENT_PID" \
+echo "k8s-gang-bench: peak resident memory: $(for p in "$MANAGER_PID" "$AGENT_PID" \
   "$(cat "$DIR/k8s/kube-apiserver.pid")" "$(cat "$DIR/k8s/etcd.pid")"; do
-  awk '/VmRSS/ { printf "%d MB ", $2 / 1024 }' "/proc/$p/status" 2>/dev/null; done)(manager agent apiserver etcd)"
+  awk '/VmHWM/ { printf "%d MB ", $2 / 1024 }' "/proc/$p/status" 2>/dev/null; done)(manager agent apiserver etcd)"
+if command -v kubectl >/dev/null; then
+  echo "k8s-gang-bench: rank-table ConfigMaps (name, bytes of hccl.json):"
+  kubectl --kubeconfig "$KC" get configmaps -n default -o \
+    go-template='{{range .items}}{{if index .data "hccl.json"}}  {{.metadata.name}} {{len (index .data "hccl.json")}}{{"\n"}}{{end}}{{end}}' || true
+fi
 
 # The floor: the apiserver's own pod create rate, same environment, after
 # the job (its pods stay; the manager and the agent are stopped first).
-if [ "${RINGLEADER_BENCH_FLOOR:-1}" != 0 ]; then
+if [ "${RINGLEADER_BENCH_FLOOR:-1}" != 0 ] && [ "${RINGLEADER_BENCH_KEEP:-0}" != 1 ]; then
   stop_one "$AGENT_PID"
   AGENT_PID=
   stop_one "$MANAGER_PID"

@@ -412,7 +412,6 @@ impl Agent {
         let address = n.vnode.address.clone();
         self.write(Write::Node { key: node::node_key(name), patch: node::heartbeat_patch(time::now()) });
         let now = time::now();
-        let mut to_start = Vec::new();
         let mut writes = Vec::new();
         for (key, e) in self.pods.iter_mut().filter(|(_, e)| e.node == name) {
             match &mut e.state {
@@ -426,18 +425,13 @@ impl Agent {
                     writes.push(Write::Pod { key: key.clone(), uid: e.uid.clone(), patch });
                     e.state = PodState::Finished { delete_sent: false };
                 }
-                PodState::Waiting(obj) => to_start.push((key.clone(), std::mem::take(&mut **obj))),
                 _ => {}
             }
         }
         for w in writes {
             self.write(w);
         }
-        for (key, obj) in to_start {
-            self.pods.remove(&key);
-            let info = PodInfo::of(&key, &obj);
-            self.reconcile(&info, &obj, false);
-        }
+        self.start_waiting(name);
         tracing::info!(node = name, "node started again");
     }
 
@@ -644,8 +638,52 @@ impl Agent {
         })
     }
 
+    /// Whether every pod holding one of `obj`'s devices on `node` is being
+    /// stopped: a preemption's or a VIP job's victims still exiting. The
+    /// pod then waits for them instead of failing.
+    fn held_only_by_leaving(&self, info: &PodInfo, obj: &Value, node: &str) -> bool {
+        let Ok(wanted) = pod::devices(obj) else { return false };
+        let shares = pod::holds_share(obj);
+        let holders: Vec<&PodEntry> = self
+            .pods
+            .iter()
+            .filter(|(key, e)| {
+                e.node == node
+                    && *key != &info.key
+                    && matches!(e.state, PodState::Running { .. } | PodState::Terminating { .. })
+                    && !(shares && e.shares)
+                    && wanted.iter().any(|d| e.devices.contains(d))
+            })
+            .map(|(_, e)| e)
+            .collect();
+        !holders.is_empty() && holders.iter().all(|e| matches!(e.state, PodState::Terminating { .. }))
+    }
+
+    /// Starts the pods of `node` that waited for devices (or for the node).
+    fn start_waiting(&mut self, node: &str) {
+        let waiting: Vec<(ObjectKey, Value)> = self
+            .pods
+            .iter_mut()
+            .filter(|(_, e)| e.node == node)
+            .filter_map(|(key, e)| match &mut e.state {
+                PodState::Waiting(obj) => Some((key.clone(), std::mem::take(&mut **obj))),
+                _ => None,
+            })
+            .collect();
+        for (key, obj) in waiting {
+            self.pods.remove(&key);
+            let info = PodInfo::of(&key, &obj);
+            self.reconcile(&info, &obj, false);
+        }
+    }
+
     fn start(&mut self, info: &PodInfo, obj: &Value, node: &str) {
         if let Some((reason, message)) = self.device_conflict(info, obj, node) {
+            if self.held_only_by_leaving(info, obj, node) {
+                tracing::info!(pod = %info.key, node, "waiting for the pods leaving its devices to exit");
+                self.track(info, obj, node, None, PodState::Waiting(Box::new(obj.clone())));
+                return;
+            }
             return self.fail_unstarted(info, obj, node, reason, message);
         }
         let address = self.address_of(node);
@@ -748,9 +786,9 @@ impl Agent {
         let env = command::process_env(&env, &agent_env);
         let argv = command::argv(&container.command, &container.args, &env).map_err(invalid)?;
         let log = dir.join(sandbox::LOG_FILE);
-        let launch = process::Launch { argv, env, cwd: seen(&cwd), log: log.clone() };
+        let mut launch = process::Launch { argv, env, cwd: seen(&cwd), log: log.clone() };
         let confined = match &self.sandboxing {
-            Some(s) => Some(isolate::confine(s, obj, &launch, &dir, info.hostname.as_deref().unwrap_or(name))?),
+            Some(s) => Some(isolate::confine(s, obj, &mut launch, &dir, info.hostname.as_deref().unwrap_or(name))?),
             None => None,
         };
         let child = process::spawn_in(&launch, confined).map_err(|e| {
@@ -847,7 +885,10 @@ impl Agent {
             PodState::Terminating { pgid } => {
                 process::signal_group(pgid, libc::SIGKILL);
                 e.state = PodState::Finished { delete_sent: true };
+                let node = e.node.clone();
                 self.delete_pod(&exit.key, &exit.uid);
+                // Its devices are free: pods bound to them start now.
+                self.start_waiting(&node);
             }
             _ => {}
         }

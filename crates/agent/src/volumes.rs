@@ -104,6 +104,31 @@ pub struct Plan {
     pub create_files: Vec<PathBuf>,
     /// What was not mounted as asked, one line each.
     pub notes: Vec<String>,
+    /// Mount paths absent on the node, and where in the sandbox they were
+    /// mounted instead (env values naming them are pointed there).
+    pub rerooted: Vec<(String, PathBuf)>,
+}
+
+/// Env values naming a re-rooted mount path, or a path under it, name the
+/// place the pod sees it instead (`target` is as the pod sees the sandbox).
+pub fn rewrite_env(env: &mut [(String, String)], rerooted: &[(String, PathBuf)]) {
+    for (_, value) in env.iter_mut() {
+        for (path, target) in rerooted {
+            let rest = match value.strip_prefix(path.as_str()) {
+                Some("") => Some(""),
+                Some(r) if r.starts_with('/') => Some(r.trim_start_matches('/')),
+                _ => None,
+            };
+            if let Some(rest) = rest {
+                *value = if rest.is_empty() {
+                    target.display().to_string()
+                } else {
+                    target.join(rest).display().to_string()
+                };
+                break;
+            }
+        }
+    }
 }
 
 fn plain_absolute(p: &str) -> bool {
@@ -203,6 +228,7 @@ pub fn plan(
         let (target, rerooted) =
             target_of(&m.mount_path, sandbox, hidden, host).map_err(|e| format!("{field}.mountPath: {e}"))?;
         if rerooted {
+            out.rerooted.push((m.mount_path.trim_end_matches('/').to_string(), target.clone()));
             out.notes.push(format!(
                 "volume {:?} mounted at {} ({} does not exist on this node)",
                 m.name,
@@ -221,6 +247,19 @@ mod tests {
     use super::*;
     use serde_json::json;
     use std::collections::HashMap;
+
+    #[test]
+    fn env_values_naming_a_moved_mount_path_follow_it() {
+        let moved = vec![("/data".to_string(), PathBuf::from("/run/ringleader/pod/data"))];
+        let mut env: Vec<(String, String)> =
+            [("DATA_PATH", "/data"), ("TRAIN", "/data/train"), ("OTHER", "/database"), ("X", "data")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        rewrite_env(&mut env, &moved);
+        let values: Vec<&str> = env.iter().map(|(_, v)| v.as_str()).collect();
+        assert_eq!(values, ["/run/ringleader/pod/data", "/run/ringleader/pod/data/train", "/database", "data"]);
+    }
 
     struct Fake(HashMap<PathBuf, bool>);
 

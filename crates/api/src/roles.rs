@@ -129,7 +129,17 @@ impl Resource {
             | Resource::PodGroup(_)
             | Resource::Node(_)
             | Resource::Workload(_)
-            | Resource::PriorityClass(_) => Vec::new(),
+            | Resource::PriorityClass(_)
+            | Resource::ResourceGroup(_)
+            | Resource::Workspace(_)
+            | Resource::TrainingJob(_)
+            | Resource::Run(_)
+            | Resource::Dataset(_)
+            | Resource::Image(_)
+            | Resource::StorageMount(_)
+            | Resource::Script(_)
+            | Resource::ScriptRun(_)
+            | Resource::AuditRecord(_) => Vec::new(),
         }
     }
 
@@ -143,6 +153,6 @@ impl Resource {
                 | Resource::Node(_)
                 | Resource::Workload(_)
                 | Resource::PriorityClass(_)
-        )
+        ) && !self.is_platform()
     }
 }

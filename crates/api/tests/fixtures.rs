@@ -32,6 +32,18 @@ fn every_example_is_valid_and_normalises() {
 }
 
 #[test]
+fn the_platform_examples_cover_every_platform_kind() {
+    let reports = reports(&repo().join("examples/platform"));
+    let kinds: BTreeSet<&str> = reports.iter().filter(|r| r.valid).map(|r| r.kind.as_str()).collect();
+    // AuditRecords are written by the API server only, so no example makes one.
+    for kind in ["ResourceGroup", "Workspace", "Queue", "TrainingJob", "Run", "Dataset", "Image", "StorageMount"] {
+        assert!(kinds.contains(kind), "examples/platform has no valid {kind}: {kinds:?}");
+    }
+    assert!(kinds.contains("Script") && kinds.contains("ScriptRun"), "{kinds:?}");
+    assert!(reports.iter().all(|r| r.valid), "every platform example is valid");
+}
+
+#[test]
 fn each_invalid_fixture_names_exactly_its_field_paths() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid");
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();

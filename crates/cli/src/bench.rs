@@ -2,7 +2,9 @@
 //! scenarios (MindCluster's published scheduling-time table) and a mixed
 //! load, without API or runtime in the way; `ringleader bench e2e`: the
 //! same table through the whole control plane ([`crate::bench_e2e`]);
-//! `ringleader bench api`: list latency over 50,000 pods ([`crate::bench_api`]).
+//! `ringleader bench api`: list latency over 50,000 pods ([`crate::bench_api`]);
+//! `ringleader bench kube`: one gang job through a real kube-apiserver
+//! ([`crate::bench_kube`]).
 
 use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::{place_job, plan};
@@ -50,6 +52,9 @@ enum BenchWhat {
     /// List latency over a large collection (50,000 pods): limit=500 paging,
     /// kubectl's Table list, an unpaged list.
     Api(crate::bench_api::BenchApiArgs),
+    /// One gang AscendJob of N pods through a real kube-apiserver, from the
+    /// create to every pod Running (a manager and agents must be running).
+    Kube(crate::bench_kube::BenchKubeArgs),
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -86,6 +91,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
     let (output, runs, scenarios) = match args.what {
         BenchWhat::Scheduler { output, runs, scenarios } => (output, runs, scenarios),
         BenchWhat::Api(args) => return crate::bench_api::run(args),
+        BenchWhat::Kube(args) => return crate::bench_kube::run(args),
         BenchWhat::E2e { output, scenarios, steady_seconds, jobs } => {
             let rt = tokio::runtime::Runtime::new()?;
             let results = rt.block_on(crate::bench_e2e::run(

@@ -27,6 +27,7 @@ mod logging;
 mod logs;
 mod manager;
 mod plan;
+mod platform;
 mod printer;
 mod probe;
 mod profiles;
@@ -98,6 +99,16 @@ enum Command {
     Version(version::VersionArgs),
     /// Print the job kinds' CustomResourceDefinitions (`ringleader crds | kubectl apply -f -`).
     Crds(crds::CrdsArgs),
+    /// Start a run of a saved TrainingJob (`ringleader run JOB`).
+    Run(platform::RunArgs),
+    /// Stop a run: its record stays, its devices are freed.
+    Stop(platform::StopArgs),
+    /// Copy a TrainingJob under a new name.
+    Clone(platform::CloneArgs),
+    /// List a TrainingJob's runs.
+    Runs(platform::RunsArgs),
+    /// Lock (no new runs scheduled, running ones go on) or unlock a queue.
+    Queue(platform::QueueArgs),
     /// Bearer tokens for users, node agents and the scheduler (`token create --user NAME`).
     Token(token::TokenArgs),
     /// A shell completion script (`source <(ringleader completion bash)`).
@@ -146,6 +157,11 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::run(args).map(|_| 0),
         Command::Agent(args) => agent::run(args).map(|_| 0),
         Command::Manager(args) => manager::run(args).map(|_| 0),
+        Command::Run(args) => platform::run(args).map(|_| 0),
+        Command::Stop(args) => platform::stop(args).map(|_| 0),
+        Command::Clone(args) => platform::clone(args).map(|_| 0),
+        Command::Runs(args) => platform::runs(args).map(|_| 0),
+        Command::Queue(args) => platform::queue(args).map(|_| 0),
         Command::Apply(args) => ctl::apply(args).map(|_| 0),
         Command::Get(args) => get::get(args).map(|_| 0),
         Command::Describe(args) => ctl::describe(args).map(|_| 0),

@@ -80,14 +80,16 @@ impl KubeCluster {
     /// Runs `f` to completion from a blocking call (the manager's pass and
     /// the agent's writer call from worker or blocking threads).
     fn block<T, F: Future<Output = Result<T, StoreError>>>(&self, f: F) -> Result<T, StoreError> {
-        let timed = async { tokio::time::timeout(CALL_TIMEOUT, f).await };
-        let out = match tokio::runtime::Handle::try_current() {
-            Ok(_) => tokio::task::block_in_place(|| self.runtime.block_on(timed)),
-            Err(_) => self.runtime.block_on(timed),
-        };
-        out.unwrap_or_else(|_| {
-            Err(StoreError::Io(format!("no answer from kube-apiserver within {} s", CALL_TIMEOUT.as_secs())))
-        })
+        self.block_untimed(timed(f))
+    }
+
+    /// [`Self::block`] without a bound of its own: a batch bounds each of
+    /// its calls instead (5,000 binds take longer than one call may).
+    fn block_untimed<T, F: Future<Output = Result<T, StoreError>>>(&self, f: F) -> Result<T, StoreError> {
+        match tokio::runtime::Handle::try_current() {
+            Ok(_) => tokio::task::block_in_place(|| self.runtime.block_on(f)),
+            Err(_) => self.runtime.block_on(f),
+        }
     }
 
     fn seen(&self, v: u64) {
@@ -404,6 +406,13 @@ const JSON: &str = "application/json";
 const MERGE: &str = "application/merge-patch+json";
 const STRATEGIC: &str = "application/strategic-merge-patch+json";
 
+/// `f`, or an I/O error once [`CALL_TIMEOUT`] has passed.
+async fn timed<T, F: Future<Output = Result<T, StoreError>>>(f: F) -> Result<T, StoreError> {
+    tokio::time::timeout(CALL_TIMEOUT, f).await.unwrap_or_else(|_| {
+        Err(StoreError::Io(format!("no answer from kube-apiserver within {} s", CALL_TIMEOUT.as_secs())))
+    })
+}
+
 fn version_of(object: &Value) -> Option<u64> {
     object.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|v| v.parse().ok())
 }
@@ -466,7 +475,7 @@ impl Backend for KubeCluster {
     /// to [`KubeCluster::with_parallel_writes`]), an op on an object already in the wave
     /// after it. The first failure is returned; the writes before it stand.
     fn batch(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, StoreError> {
-        self.block(async {
+        self.block_untimed(async {
             let mut out = Vec::with_capacity(ops.len());
             let mut wave: Vec<Op> = Vec::new();
             let mut keys = std::collections::HashSet::new();
@@ -479,7 +488,7 @@ impl Backend for KubeCluster {
                 };
                 if flush {
                     let results: Vec<Result<Arc<Stored>, StoreError>> = futures_util::stream::iter(wave.drain(..))
-                        .map(|op| self.op(op))
+                        .map(|op| timed(self.op(op)))
                         .buffered(self.parallel)
                         .collect()
                         .await;

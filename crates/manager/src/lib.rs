@@ -13,6 +13,7 @@ pub mod invalid;
 pub mod jobs;
 pub mod mindie;
 pub mod nodes;
+pub mod platform;
 pub mod pods;
 pub mod ports;
 pub mod schedule;
@@ -192,7 +193,19 @@ fn note(cache: &mut Cache, dirty: &mut Dirty, event: &ringleader_store::Event) -
             return false;
         }
         _ => {
-            let uid = pods::owner_uid(object).or_else(|| object.pointer("/metadata/uid").and_then(Value::as_str));
+            let own = object.pointer("/metadata/uid").and_then(Value::as_str);
+            let owner = pods::owner_uid(object);
+            // An owned job (a platform Run's framework job) is reconciled on
+            // its own events; an owned object that goes away may have owned
+            // others in turn, whom the sweep below must then collect.
+            let key = &event.object.key;
+            let is_job = ringleader_api::kinds::JOB_KINDS.iter().any(|(a, k)| *a == key.api_version && *k == key.kind);
+            if let (Some(_), Some(own)) = (owner, own) {
+                if is_job || event.kind == ringleader_store::EventType::Deleted {
+                    dirty.add(own);
+                }
+            }
+            let uid = owner.or(own);
             if let Some(uid) = uid {
                 dirty.add(uid);
                 cache.apply(event);
@@ -250,6 +263,9 @@ pub fn pass_dirty(
     now: f64,
     dirty: &Dirty,
 ) -> Result<(), ManagerError> {
+    // Before the job controller: a Run's new framework job is then in the
+    // cache for this very pass.
+    platform::pass(store, cache, now)?;
     let mut findings = invalid::Findings::default();
     invalid::check_cluster(cache, &mut findings);
     // Nodes are read once a pass: neither the job controller nor the
@@ -291,6 +307,8 @@ fn reconcile_all(
     invalid::check_jobs(cache, &all, dirty, findings);
     // A job skipped because it does not parse still owns its pods.
     let mut live: BTreeSet<String> = invalid::invalid_uids(cache, findings).into_iter().collect();
+    // Platform objects own what the platform controller made for them.
+    live.extend(platform::owner_uids(cache));
     for job in &all {
         live.insert(job.uid().to_string());
         if !dirty.contains(job.uid()) {

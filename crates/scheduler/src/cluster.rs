@@ -88,6 +88,9 @@ impl Node {
             .with_unhealthy(sets[1].or(unhealthy_from_tool))
             .with_network_unhealthy(sets[2]);
         let mut labels = default_labels(&profile);
+        // Every Kubernetes node carries its name as this well-known label
+        // (what pins a pod to one node through a nodeSelector).
+        labels.insert("kubernetes.io/hostname".to_string(), name.clone());
         labels.extend(obj.metadata.labels.clone().unwrap_or_default());
         Ok(Node { name, labels, profile, state, network: obj.spec.network.clone(), address: obj.spec.address.clone() })
     }

@@ -107,6 +107,14 @@ pub async fn bulk(
     let mut objects: Vec<(&'static ResourceType, Value)> = Vec::new();
     for doc in &docs {
         let Some(rt) = type_of(&doc.value) else { continue };
+        if !rt.writable() {
+            let name = doc.value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            failures.push((
+                format!("{}[{}] {}/{name}", doc.source, doc.index, rt.kind),
+                FieldError::new("kind", rt.kind, format!("{} are written by the API server only", rt.qualified())),
+            ));
+            continue;
+        }
         match prepare(rt, namespace, None, doc.value.clone()) {
             Ok(o) => {
                 admission::check_size(rt, &o)?;
@@ -164,6 +172,7 @@ pub async fn bulk(
         crate::protect::admit_applied(state, identity, rt, object).await?;
     }
 
+    let identity = identity.cloned();
     let results = state
         .blocking(move |store| {
             let mut ops = Vec::new();
@@ -180,7 +189,10 @@ pub async fn bulk(
                     Some(_) => ApplyAction::Configured,
                 };
                 if action != ApplyAction::Unchanged {
+                    let before = existing.as_ref().map(|e| &e.object);
+                    let record = crate::audit::entry(identity.as_ref(), "update", rt, before, Some(&object));
                     ops.push(Op::Apply(object));
+                    ops.extend(record.map(Op::Create));
                 }
                 results.push(ApplyResult {
                     api_version: rt.api_version.to_string(),

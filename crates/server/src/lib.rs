@@ -16,10 +16,12 @@
 
 mod admission;
 pub mod apply;
+pub mod audit;
 pub mod auth;
 pub mod authz;
 pub mod client;
 pub mod crds;
+mod delete_guard;
 mod discovery;
 mod duplicates;
 mod fields;

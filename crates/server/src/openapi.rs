@@ -25,7 +25,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Event, Node as CoreNode, NodeSystemI
 use k8s_openapi::api::rbac::v1 as rbac;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, ListMeta, ObjectMeta, Status};
-use ringleader_api::kinds::{ascend, cluster, kubeflow, volcano};
+use ringleader_api::kinds::{ascend, cluster, kubeflow, platform, volcano};
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
@@ -140,6 +140,16 @@ fn kind_description(rt: &ResourceType) -> &'static str {
         (_, "PodGroup") => "PodGroup is a Volcano gang: pods that are placed together or not at all.",
         (_, "Node") => "Node is a ringleader machine: its hardware profile (devices and their links), network position and devices in use or broken.",
         (_, "Workload") => "Workload is a job already running when the scheduler takes its snapshot: its pods' nodes and devices.",
+        (_, "ResourceGroup") => "ResourceGroup is a pool of nodes (a virtual cluster) with an accelerator family and scheduling policies; its queues share it.",
+        (_, "Workspace") => "Workspace is a team's namespace: its members with their roles and the queues of one resource group they may use.",
+        (_, "TrainingJob") => "TrainingJob is a saved training job: framework, image, command, roles and mounts. Each run of it makes a Run.",
+        (_, "Run") => "Run is one run of a TrainingJob: the framework job it made, its pods and its timeline of states.",
+        (_, "Dataset") => "Dataset is a directory of training data a TrainingJob mounts (at /data by default).",
+        (_, "Image") => "Image is a container image: a preset (namespace platform-system) or a workspace's custom image.",
+        (_, "StorageMount") => "StorageMount is a node directory mounted on chosen nodes, mounted or unmounted per node.",
+        (_, "Script") => "Script is a shell script administrators run on nodes (timeout at least 600 s).",
+        (_, "ScriptRun") => "ScriptRun is one run of a Script on chosen nodes, with each node's exit code and output.",
+        (_, "AuditRecord") => "AuditRecord says who created, changed, ran, stopped or deleted what, and when. Written by the API server; read-only.",
         _ => "",
     }
 }
@@ -227,6 +237,16 @@ fn build_catalog() -> Catalog {
             ("scheduling.volcano.sh", "PodGroup") => Shape::Custom(sub::<volcano::PodGroupSpec>(&mut gen)),
             ("ringleader.io", "Node") => Shape::Custom(sub::<cluster::NodeSpec>(&mut gen)),
             ("ringleader.io", "Workload") => Shape::Custom(sub::<cluster::WorkloadSpec>(&mut gen)),
+            ("platform.ringleader.io", "ResourceGroup") => Shape::Custom(sub::<platform::ResourceGroupSpec>(&mut gen)),
+            ("platform.ringleader.io", "Workspace") => Shape::Custom(sub::<platform::WorkspaceSpec>(&mut gen)),
+            ("platform.ringleader.io", "TrainingJob") => Shape::Custom(sub::<platform::TrainingJobSpec>(&mut gen)),
+            ("platform.ringleader.io", "Run") => Shape::Custom(sub::<platform::RunSpec>(&mut gen)),
+            ("platform.ringleader.io", "Dataset") => Shape::Custom(sub::<platform::DatasetSpec>(&mut gen)),
+            ("platform.ringleader.io", "Image") => Shape::Custom(sub::<platform::ImageSpec>(&mut gen)),
+            ("platform.ringleader.io", "StorageMount") => Shape::Custom(sub::<platform::StorageMountSpec>(&mut gen)),
+            ("platform.ringleader.io", "Script") => Shape::Custom(sub::<platform::ScriptSpec>(&mut gen)),
+            ("platform.ringleader.io", "ScriptRun") => Shape::Custom(sub::<platform::ScriptRunSpec>(&mut gen)),
+            ("platform.ringleader.io", "AuditRecord") => Shape::Custom(sub::<platform::AuditRecordSpec>(&mut gen)),
             // A new row of the resource table without a schema yet: listed
             // by discovery, absent from the documents.
             _ => continue,
@@ -239,6 +259,8 @@ fn build_catalog() -> Catalog {
                 let status = if rt.kind == "Node" {
                     let node_status = sub::<cluster::NodeStatus>(&mut gen);
                     described(node_status, "Devices in use or broken, readiness and the machine's system info.")
+                } else if let Some(status) = platform_status(rt, &mut gen) {
+                    described(status, "Most recently observed state, written by the platform controller. Read-only.")
                 } else {
                     free_status()
                 };
@@ -301,6 +323,23 @@ fn build_catalog() -> Catalog {
         clean(schema);
     }
     Catalog { schemas, tops }
+}
+
+/// The typed status of a platform kind, where it has one.
+fn platform_status(rt: &ResourceType, gen: &mut SchemaGenerator) -> Option<Value> {
+    if !rt.platform() {
+        return None;
+    }
+    Some(match rt.kind {
+        "ResourceGroup" => sub::<platform::ResourceGroupStatus>(gen),
+        "Workspace" => sub::<platform::WorkspaceStatus>(gen),
+        "TrainingJob" => sub::<platform::TrainingJobStatus>(gen),
+        "Run" => sub::<platform::RunStatus>(gen),
+        "Image" => sub::<platform::ImageStatus>(gen),
+        "StorageMount" => sub::<platform::StorageMountStatus>(gen),
+        "ScriptRun" => sub::<platform::ScriptRunStatus>(gen),
+        _ => return None,
+    })
 }
 
 /// Registers a Kubernetes kind's schema and answers its name.

@@ -147,7 +147,8 @@ pub(crate) async fn admit(
 ) -> Result<(), ApiError> {
     let anonymous = Identity::new("system:anonymous", Vec::<String>::new());
     let id = id.unwrap_or(&anonymous);
-    let concerned = rt == PODS || rt == NODES || rt.group == rbac::GROUP;
+    let training_job = rt.group == "platform.ringleader.io" && rt.kind == "TrainingJob";
+    let concerned = rt == PODS || rt == NODES || rt.group == rbac::GROUP || training_job;
     if !concerned {
         return Ok(());
     }
@@ -181,6 +182,19 @@ pub(crate) async fn admit(
     }
     if rt.group == rbac::GROUP {
         rbac_object(state, id, verb, rt, after, before).await?;
+    }
+    if training_job {
+        // Seed 004: a training job's every field may be edited but its name
+        // and framework (its runs were made of that framework); clone it to change it.
+        let framework = |o: &Value| o.pointer("/spec/framework").cloned().unwrap_or(Value::Null);
+        if let Some(before) = before.filter(|b| framework(b) != framework(after)) {
+            let why = format!(
+                "Invalid value: {}: field is immutable (was {}); clone the job under a new name to change it",
+                framework(after),
+                framework(before)
+            );
+            return invalid(rt, after, vec![("spec.framework".into(), why)]);
+        }
     }
     Ok(())
 }

@@ -122,10 +122,22 @@ pub const RESOURCES: &[ResourceType] = &[
     rt("ClusterRole", RBAC, "v1", RBAC_V1, "clusterroles", "clusterrole", &[], false, false),
     rt("RoleBinding", RBAC, "v1", RBAC_V1, "rolebindings", "rolebinding", &[], true, false),
     rt("ClusterRoleBinding", RBAC, "v1", RBAC_V1, "clusterrolebindings", "clusterrolebinding", &[], false, false),
+    rt("ResourceGroup", PLATFORM, "v1alpha1", PLATFORM_V1, "resourcegroups", "resourcegroup", &["rg"], false, false),
+    rt("Workspace", PLATFORM, "v1alpha1", PLATFORM_V1, "workspaces", "workspace", &["ws"], false, false),
+    rt("TrainingJob", PLATFORM, "v1alpha1", PLATFORM_V1, "trainingjobs", "trainingjob", &["tj"], true, false),
+    rt("Run", PLATFORM, "v1alpha1", PLATFORM_V1, "runs", "run", &[], true, false),
+    rt("Dataset", PLATFORM, "v1alpha1", PLATFORM_V1, "datasets", "dataset", &["ds"], true, false),
+    rt("Image", PLATFORM, "v1alpha1", PLATFORM_V1, "images", "image", &["img"], true, false),
+    rt("StorageMount", PLATFORM, "v1alpha1", PLATFORM_V1, "storagemounts", "storagemount", &["sm"], false, false),
+    rt("Script", PLATFORM, "v1alpha1", PLATFORM_V1, "scripts", "script", &[], false, false),
+    rt("ScriptRun", PLATFORM, "v1alpha1", PLATFORM_V1, "scriptruns", "scriptrun", &["sr"], false, false),
+    rt("AuditRecord", PLATFORM, "v1alpha1", PLATFORM_V1, "auditrecords", "auditrecord", &["audit"], false, false),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
 const RBAC_V1: &str = "rbac.authorization.k8s.io/v1";
+const PLATFORM: &str = ringleader_api::kinds::platform::GROUP;
+const PLATFORM_V1: &str = ringleader_api::kinds::platform::API_VERSION;
 
 /// The `v1 Pod` resource.
 pub const PODS: &ResourceType = &RESOURCES[13];
@@ -133,6 +145,13 @@ pub const PODS: &ResourceType = &RESOURCES[13];
 pub const NODES: &ResourceType = &RESOURCES[10];
 /// The `v1 Event` resource.
 pub const EVENTS: &ResourceType = &RESOURCES[14];
+/// The platform's `ResourceGroup` resource.
+pub const RESOURCE_GROUPS: &ResourceType = &RESOURCES[19];
+/// The platform's `StorageMount` resource.
+pub const STORAGE_MOUNTS: &ResourceType = &RESOURCES[25];
+/// The platform's `AuditRecord` resource: read-only through the API (the
+/// server writes it beside each write it records, [`crate::audit`]).
+pub const AUDIT_RECORDS: &ResourceType = &RESOURCES[28];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
 /// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in
@@ -211,7 +230,7 @@ impl ResourceType {
 
     /// The verbs the server serves on it, as discovery lists them.
     pub fn verbs(&self) -> &'static [&'static str] {
-        if self == CORE_NODES {
+        if self == CORE_NODES || self == AUDIT_RECORDS {
             READ_ONLY_VERBS
         } else if self == SELF_SUBJECT_ACCESS_REVIEWS {
             CREATE_ONLY_VERBS
@@ -220,9 +239,14 @@ impl ResourceType {
         }
     }
 
-    /// Whether it takes writes (all but the core Node view).
+    /// Whether it takes writes (all but the core Node view and the audit records).
     pub fn writable(&self) -> bool {
-        self != CORE_NODES
+        self != CORE_NODES && self != AUDIT_RECORDS
+    }
+
+    /// Whether it is a `platform.ringleader.io` kind.
+    pub fn platform(&self) -> bool {
+        self.group == PLATFORM
     }
 
     /// Discovery categories: pods and the job kinds are in `all`, so
@@ -290,6 +314,13 @@ mod tests {
         assert_eq!(NODES.kind, "Node");
         assert_eq!(NODES.api_version, "ringleader.io/v1alpha1");
         assert_eq!(EVENTS.kind, "Event");
+        assert_eq!(RESOURCE_GROUPS.kind, "ResourceGroup");
+        assert_eq!(STORAGE_MOUNTS.kind, "StorageMount");
+        assert_eq!(AUDIT_RECORDS.kind, "AuditRecord");
+        assert!(!AUDIT_RECORDS.writable() && AUDIT_RECORDS.verbs() == ["get", "list", "watch"]);
+        assert_eq!(find("tj").map(|r| r.plural), Some("trainingjobs"));
+        assert_eq!(find("runs").map(|r| (r.kind, r.namespaced)), Some(("Run", true)));
+        assert_eq!(find("rg").map(|r| (r.kind, r.namespaced)), Some(("ResourceGroup", false)));
     }
 
     #[test]

@@ -9,8 +9,8 @@ use crate::resources::{self, ResourceType, PODS};
 use crate::selector::ObjectSelector;
 use crate::status::{ApiError, Cause};
 use crate::{
-    admission, apply, auth, discovery, duplicates, fields, logs, node_view, openapi, protect, watch, yaml_budget,
-    ServerState,
+    admission, apply, audit, auth, delete_guard, discovery, duplicates, fields, logs, node_view, openapi, protect,
+    watch, yaml_budget, ServerState,
 };
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -216,6 +216,11 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     }
     let target = parse_path(&req.path)?;
     let m = req.method.clone();
+    if let Target::Collection { rt, .. } | Target::Object { rt, .. } = &target {
+        if !rt.writable() && m != Method::GET {
+            return Err(read_only(rt));
+        }
+    }
     match target {
         Target::BulkApply if m == Method::POST => {
             let namespace = req.param("namespace").filter(|n| !n.is_empty());
@@ -247,7 +252,8 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                 let out = dry_run(state, Op::Create(object)).await?;
                 return Ok(fields::warn(req.format.respond(StatusCode::CREATED, &out), &unknown));
             }
-            let stored = state.blocking(move |s| s.create(object)).await?;
+            let record = audit::entry(req.identity.as_ref(), "create", rt, None, Some(&object));
+            let stored = state.blocking(move |s| audit::write(s, Op::Create(object), record)).await?;
             Ok(fields::warn(req.format.respond(StatusCode::CREATED, &stored.object), &unknown))
         }
         Target::Object { rt, ns, name } => {
@@ -269,7 +275,7 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                     admission::pod_devices(state, rt, &object, None).await?;
                     protect::admit(state, req.identity.as_ref(), "update", rt, &object, protect::Before::Lookup)
                         .await?;
-                    let stored = replace(state, key, object, dry).await?;
+                    let stored = replace(state, rt, req.identity.as_ref(), key, object, dry).await?;
                     Ok(fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
                 }
                 Method::PATCH => patch(state, rt, key, &req).await,
@@ -279,6 +285,15 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
         }
         _ => Err(ApiError::method(m.as_str(), &req.path)),
     }
+}
+
+/// 405 for a write of a type only the server writes.
+fn read_only(rt: &ResourceType) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "MethodNotAllowed",
+        format!("{} are written by the API server only; they are read-only through the API", rt.qualified()),
+    )
 }
 
 /// `/api/v1/nodes`: the read-only core view of the ringleader.io Nodes.
@@ -599,7 +614,14 @@ pub(crate) fn carry_status(existing: Option<&Value>, object: &mut Value) {
 /// none. Without a resourceVersion in the body the write is pinned to the
 /// version whose status was carried over, and retried if that one moved on,
 /// so a status written meanwhile is never rolled back.
-async fn replace(state: &ServerState, key: ObjectKey, object: Value, dry: bool) -> Result<Stored, ApiError> {
+async fn replace(
+    state: &ServerState,
+    rt: &ResourceType,
+    identity: Option<&crate::Identity>,
+    key: ObjectKey,
+    object: Value,
+    dry: bool,
+) -> Result<Stored, ApiError> {
     let pinned = object.pointer("/metadata/resourceVersion").is_some_and(|v| !v.is_null());
     for _ in 0..8 {
         let k = key.clone();
@@ -618,7 +640,8 @@ async fn replace(state: &ServerState, key: ObjectKey, object: Value, dry: bool) 
             let object = dry_run(state, Op::Update(object)).await?;
             return Ok(Stored { key, resource_version: version, object });
         }
-        match state.blocking(move |s| s.update(object)).await {
+        let record = audit::entry(identity, "update", rt, Some(&existing.object), Some(&object));
+        match state.blocking(move |s| audit::write(s, Op::Update(object), record)).await {
             Err(e) if e.reason == "Conflict" && !pinned => continue,
             other => return other,
         }
@@ -666,7 +689,9 @@ async fn patch(
         if dry {
             return Ok(fields::warn(req.format.respond(code, &dry_run(state, Op::Apply(object)).await?), &unknown));
         }
-        let stored = state.blocking(move |s| s.apply(object)).await?;
+        let record =
+            audit::entry(req.identity.as_ref(), "patch", rt, existing.as_ref().map(|e| &e.object), Some(&object));
+        let stored = state.blocking(move |s| audit::write(s, Op::Apply(object), record)).await?;
         return Ok(fields::warn(req.format.respond(code, &stored.object), &unknown));
     }
     let (body, dups) =
@@ -717,7 +742,8 @@ async fn patch(
             let out = dry_run(state, Op::Update(patched)).await?;
             return Ok(fields::warn(req.format.respond(StatusCode::OK, &out), &unknown));
         }
-        match state.blocking(move |s| s.update(patched)).await {
+        let record = audit::entry(req.identity.as_ref(), "patch", rt, Some(&current.object), Some(&patched));
+        match state.blocking(move |s| audit::write(s, Op::Update(patched), record)).await {
             Err(e) if e.reason == "Conflict" => continue,
             other => {
                 return other.map(|stored| fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
@@ -740,10 +766,30 @@ async fn delete(
     let dry = req.dry_run("DeleteOptions")?
         || serde_json::from_slice::<Value>(&req.body).ok().and_then(|o| o.get("dryRun").cloned())
             == Some(json!(["All"]));
+    // A guarded object is deleted only at the version found emptied.
+    let mut guard_version = None;
+    if delete_guard::guarded(rt) {
+        let k = key.clone();
+        let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
+            return Err(StoreError::NotFound(key).into());
+        };
+        if let Some(refused) = delete_guard::refusal(rt, &current.object) {
+            return Err(refused);
+        }
+        guard_version = Some(current.resource_version);
+    }
     if dry {
         let out = dry_run(state, Op::Delete { key, expected: None }).await?;
         return Ok(req.format.respond(StatusCode::OK, &out));
     }
+    let record = audit::entry(
+        req.identity.as_ref(),
+        "delete",
+        rt,
+        Some(&json!({"metadata": {
+        "namespace": key.namespace, "name": key.name}})),
+        None,
+    );
     let mut grace = req.u64_param("gracePeriodSeconds")?;
     let options = serde_json::from_slice::<Value>(&req.body).unwrap_or(Value::Null);
     if grace.is_none() {
@@ -753,7 +799,8 @@ async fn delete(
     let precondition = |p: &str| options.pointer(p).and_then(Value::as_str).filter(|v| !v.is_empty());
     let (want_uid, want_version) = (precondition("/preconditions/uid"), precondition("/preconditions/resourceVersion"));
     if rt != PODS && want_uid.is_none() && want_version.is_none() {
-        let stored = state.blocking(move |s| s.delete(&key, None)).await?;
+        let op = Op::Delete { key, expected: guard_version };
+        let stored = state.blocking(move |s| audit::write(s, op, record)).await?;
         return Ok(req.format.respond(StatusCode::OK, &stored.object));
     }
     let k = key.clone();
@@ -773,7 +820,13 @@ async fn delete(
         // A pod already marked, deleted again with zero grace: its agent has
         // stopped it and removes it now (a kubelet's final delete).
         let version = pod.resource_version;
-        let stored = state.blocking(move |s| s.delete(&key, Some(version))).await?;
+        if let Some(refused) =
+            Some(&pod.object).filter(|_| delete_guard::guarded(rt)).and_then(|o| delete_guard::refusal(rt, o))
+        {
+            return Err(refused);
+        }
+        let op = Op::Delete { key, expected: Some(version) };
+        let stored = state.blocking(move |s| audit::write(s, op, record)).await?;
         return Ok(req.format.respond(StatusCode::OK, &stored.object));
     }
     let node = str_at(&pod.object, "/spec/nodeName").filter(|n| !n.is_empty()).map(str::to_string);

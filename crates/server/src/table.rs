@@ -63,8 +63,15 @@ impl IncludeObject {
     }
 }
 
+mod platform;
+
 /// The columns of a resource type, in order.
 pub fn columns(rt: &ResourceType) -> Vec<Column> {
+    if rt.platform() {
+        if let Some(columns) = platform::columns(rt.kind) {
+            return columns;
+        }
+    }
     match (rt.api_version, rt.kind) {
         ("v1", "Pod") => vec![
             NAME,
@@ -247,6 +254,11 @@ fn age(v: &Value, now: f64) -> Value {
 
 /// The cells of one object's row, in the order of [`columns`].
 pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
+    if rt.platform() {
+        if let Some(cells) = platform::cells(rt.kind, v, now) {
+            return cells;
+        }
+    }
     let name = json!(s(v, "/metadata/name"));
     match (rt.api_version, rt.kind) {
         ("v1", "Pod") => pod_cells(v, now),

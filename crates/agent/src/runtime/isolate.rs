@@ -272,7 +272,7 @@ pub fn resolve(config: &AgentConfig) -> Result<Option<Sandboxing>, AgentError> {
 pub fn confine(
     sandboxing: &Sandboxing,
     pod: &serde_json::Value,
-    launch: &super::process::Launch,
+    launch: &mut super::process::Launch,
     sandbox: &Path,
     hostname_of_pod: &str,
 ) -> Result<super::process::Confined, (&'static str, String)> {
@@ -296,7 +296,12 @@ pub fn confine(
     let argv0 = launch.argv.first().map(String::as_str).unwrap_or_default();
     let to_host = |p: &Path| view.to_host(sandbox, sandboxing.program_dir.as_deref(), p);
     let program = resolve_program(argv0, path_env, &launch.cwd, &to_host).map_err(|m| ("StartError", m))?;
-    // Volumes planned in the sandbox appear where the pod sees the sandbox.
+    // Volumes planned in the sandbox appear where the pod sees the sandbox;
+    // env values naming a mount path that had to move there follow it
+    // (a dataset's `DATA_PATH=/data` on a node without `/data`).
+    let moved: Vec<(String, PathBuf)> =
+        plan.rerooted.iter().map(|(path, target)| (path.clone(), view.of_sandbox(sandbox, target))).collect();
+    crate::volumes::rewrite_env(&mut launch.env, &moved);
     let binds = plan.binds.into_iter().map(|b| Bind { target: view.of_sandbox(sandbox, &b.target), ..b }).collect();
     let (host_prefix, view_prefix) = (format!("{}/", sandbox.display()), format!("{}/", view.pod.display()));
     let notes = plan.notes.iter().map(|n| n.replace(&host_prefix, &view_prefix)).collect();

@@ -5,6 +5,7 @@
 pub mod ascend;
 pub mod cluster;
 pub mod kubeflow;
+pub mod platform;
 pub mod volcano;
 
 use crate::error::FieldError;
@@ -82,6 +83,26 @@ pub enum Resource {
     Workload(Workload),
     /// `scheduling.k8s.io/v1` PriorityClass.
     PriorityClass(Box<PriorityClass>),
+    /// `platform.ringleader.io/v1alpha1` ResourceGroup.
+    ResourceGroup(Box<platform::ResourceGroup>),
+    /// `platform.ringleader.io/v1alpha1` Workspace.
+    Workspace(Box<platform::Workspace>),
+    /// `platform.ringleader.io/v1alpha1` TrainingJob.
+    TrainingJob(Box<platform::TrainingJob>),
+    /// `platform.ringleader.io/v1alpha1` Run.
+    Run(Box<platform::Run>),
+    /// `platform.ringleader.io/v1alpha1` Dataset.
+    Dataset(Box<platform::Dataset>),
+    /// `platform.ringleader.io/v1alpha1` Image.
+    Image(Box<platform::Image>),
+    /// `platform.ringleader.io/v1alpha1` StorageMount.
+    StorageMount(Box<platform::StorageMount>),
+    /// `platform.ringleader.io/v1alpha1` Script.
+    Script(Box<platform::Script>),
+    /// `platform.ringleader.io/v1alpha1` ScriptRun.
+    ScriptRun(Box<platform::ScriptRun>),
+    /// `platform.ringleader.io/v1alpha1` AuditRecord.
+    AuditRecord(Box<platform::AuditRecord>),
 }
 
 /// The job kinds (`(apiVersion, kind)`) the job controller runs: the first
@@ -103,6 +124,16 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("ringleader.io/v1alpha1", "Node"),
     ("ringleader.io/v1alpha1", "Workload"),
     ("scheduling.k8s.io/v1", "PriorityClass"),
+    ("platform.ringleader.io/v1alpha1", "ResourceGroup"),
+    ("platform.ringleader.io/v1alpha1", "Workspace"),
+    ("platform.ringleader.io/v1alpha1", "TrainingJob"),
+    ("platform.ringleader.io/v1alpha1", "Run"),
+    ("platform.ringleader.io/v1alpha1", "Dataset"),
+    ("platform.ringleader.io/v1alpha1", "Image"),
+    ("platform.ringleader.io/v1alpha1", "StorageMount"),
+    ("platform.ringleader.io/v1alpha1", "Script"),
+    ("platform.ringleader.io/v1alpha1", "ScriptRun"),
+    ("platform.ringleader.io/v1alpha1", "AuditRecord"),
 ];
 
 fn supported_list() -> String {
@@ -146,6 +177,16 @@ impl Resource {
             ("ringleader.io/v1alpha1", "Node") => Resource::Node(Box::new(typed(value)?)),
             ("ringleader.io/v1alpha1", "Workload") => Resource::Workload(typed(value)?),
             ("scheduling.k8s.io/v1", "PriorityClass") => Resource::PriorityClass(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "ResourceGroup") => Resource::ResourceGroup(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "Workspace") => Resource::Workspace(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "TrainingJob") => Resource::TrainingJob(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "Run") => Resource::Run(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "Dataset") => Resource::Dataset(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "Image") => Resource::Image(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "StorageMount") => Resource::StorageMount(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "Script") => Resource::Script(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "ScriptRun") => Resource::ScriptRun(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "AuditRecord") => Resource::AuditRecord(Box::new(typed(value)?)),
             _ => {
                 return Err(FieldError::new(
                     "kind",
@@ -173,6 +214,16 @@ impl Resource {
             Resource::Node(o) => &o.metadata,
             Resource::Workload(o) => &o.metadata,
             Resource::PriorityClass(o) => &o.metadata,
+            Resource::ResourceGroup(o) => &o.metadata,
+            Resource::Workspace(o) => &o.metadata,
+            Resource::TrainingJob(o) => &o.metadata,
+            Resource::Run(o) => &o.metadata,
+            Resource::Dataset(o) => &o.metadata,
+            Resource::Image(o) => &o.metadata,
+            Resource::StorageMount(o) => &o.metadata,
+            Resource::Script(o) => &o.metadata,
+            Resource::ScriptRun(o) => &o.metadata,
+            Resource::AuditRecord(o) => &o.metadata,
         }
     }
 
@@ -191,12 +242,39 @@ impl Resource {
             Resource::Node(_) => "Node",
             Resource::Workload(_) => "Workload",
             Resource::PriorityClass(_) => "PriorityClass",
+            Resource::ResourceGroup(_) => "ResourceGroup",
+            Resource::Workspace(_) => "Workspace",
+            Resource::TrainingJob(_) => "TrainingJob",
+            Resource::Run(_) => "Run",
+            Resource::Dataset(_) => "Dataset",
+            Resource::Image(_) => "Image",
+            Resource::StorageMount(_) => "StorageMount",
+            Resource::Script(_) => "Script",
+            Resource::ScriptRun(_) => "ScriptRun",
+            Resource::AuditRecord(_) => "AuditRecord",
         }
     }
 
     /// The object's name (empty when missing).
     pub fn name(&self) -> &str {
         self.metadata().name.as_deref().unwrap_or("")
+    }
+
+    /// Whether it is a `platform.ringleader.io` kind.
+    pub fn is_platform(&self) -> bool {
+        matches!(
+            self,
+            Resource::ResourceGroup(_)
+                | Resource::Workspace(_)
+                | Resource::TrainingJob(_)
+                | Resource::Run(_)
+                | Resource::Dataset(_)
+                | Resource::Image(_)
+                | Resource::StorageMount(_)
+                | Resource::Script(_)
+                | Resource::ScriptRun(_)
+                | Resource::AuditRecord(_)
+        )
     }
 
     /// The object's namespace (`default` when unset).

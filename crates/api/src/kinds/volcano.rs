@@ -129,6 +129,28 @@ pub struct QueueSpec {
     pub reclaimable: Option<bool>,
     /// Parent queue (hierarchical queues).
     pub parent: Option<String>,
+    /// The platform ResourceGroup the queue belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_group: Option<String>,
+    /// The one platform Workspace that may use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Fixed quota as instance spec × count (the platform controller
+    /// writes `capability` from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quota: Option<QueueQuota>,
+}
+
+/// A queue's quota: `instanceCount` instances of `instanceSpec`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueQuota {
+    /// One instance's devices, CPU and memory.
+    #[serde(default)]
+    pub instance_spec: crate::kinds::platform::InstanceSpec,
+    /// How many instances (at least 1).
+    #[serde(default)]
+    pub instance_count: i64,
 }
 
 /// `scheduling.volcano.sh/v1beta1` PodGroup spec.

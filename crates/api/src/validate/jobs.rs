@@ -37,10 +37,12 @@ pub fn check_metadata(resource: &Resource, errs: &mut Errors) {
     let meta = resource.metadata();
     match meta.name.as_deref() {
         None | Some("") => errs.push(FieldError::missing("metadata.name", "a name is required")),
-        Some(name) if resource.is_job() && !names::is_dns1123_label(name) => {
+        // Job kinds name their pods after themselves, and platform names
+        // become namespaces and job names: both are labels.
+        Some(name) if (resource.is_job() || resource.is_platform()) && !names::is_dns1123_label(name) => {
             errs.push(FieldError::new("metadata.name", format!("{name:?}"), names::LABEL_RULE))
         }
-        Some(name) if !resource.is_job() && !names::is_dns1123_subdomain(name) => {
+        Some(name) if !resource.is_job() && !resource.is_platform() && !names::is_dns1123_subdomain(name) => {
             errs.push(FieldError::new("metadata.name", format!("{name:?}"), names::SUBDOMAIN_RULE))
         }
         Some(_) => {}
@@ -307,6 +309,7 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
             if let Some(g) = &q.spec.guarantee {
                 check_quantities("spec.guarantee.resource", &g.resource, errs);
             }
+            super::platform::check_queue(&q.spec, errs);
         }
         Resource::PodGroup(p) => {
             if let Some(m) = p.spec.min_member {
@@ -324,6 +327,16 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
             }
         }
         Resource::ConfigMap(_) | Resource::PriorityClass(_) => {}
+        Resource::ResourceGroup(_)
+        | Resource::Workspace(_)
+        | Resource::TrainingJob(_)
+        | Resource::Run(_)
+        | Resource::Dataset(_)
+        | Resource::Image(_)
+        | Resource::StorageMount(_)
+        | Resource::Script(_)
+        | Resource::ScriptRun(_)
+        | Resource::AuditRecord(_) => super::platform::check(resource, errs),
         Resource::Workload(w) => check_workload(&w.spec, errs),
         Resource::Node(n) => {
             let sources = [n.spec.profile.is_some(), n.spec.topology_text.is_some(), n.spec.npu_smi_text.is_some()];

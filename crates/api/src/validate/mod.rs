@@ -7,6 +7,7 @@ mod gpu;
 mod jobs;
 mod names;
 mod npu;
+mod platform;
 pub mod vnpu;
 
 pub use jobs::is_quantity;

@@ -1,0 +1,196 @@
+//! ResourceGroup membership: the nodes a group names or selects become its
+//! members and carry the label `platform.ringleader.io/resource-group`
+//! (what confines a queue's pods to the group); nodes that left lose it. A
+//! node belongs to one group: the label says which, so a second group that
+//! names it is `config-failed` and says why.
+
+use super::{label, name, status_op, GROUP_LABEL, NODE_API};
+use crate::cache::{at, str_at};
+use ringleader_store::{ObjectKey, Op};
+use ringleader_topology::Vendor;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The accelerator family of a node, from its profile (`None`: unknown profile).
+pub fn node_vendor(node: &Value) -> Option<Vendor> {
+    let profile = str_at(node, &["spec", "profile"])?;
+    ringleader_topology::profiles::builtin(profile).map(|p| p.vendor)
+}
+
+fn vendor_name(v: Vendor) -> &'static str {
+    match v {
+        Vendor::Huawei => "Ascend",
+        Vendor::Nvidia => "NVIDIA",
+    }
+}
+
+fn label_patch(node: &str, value: Value) -> Op {
+    Op::Patch {
+        key: ObjectKey::new(NODE_API, "Node", "", node),
+        patch: json!({"metadata": {"labels": {GROUP_LABEL: value}}}),
+        expected: None,
+    }
+}
+
+/// The writes that bring node labels and group statuses in line with the
+/// groups' specs.
+pub fn decide(groups: &[Value], nodes: &[Value]) -> Vec<Op> {
+    let by_name: BTreeMap<&str, &Value> = nodes.iter().map(|n| (name(n), n)).collect();
+    let existing: BTreeSet<&str> = groups.iter().map(name).collect();
+    // Who holds each node: its label, when that group still exists.
+    let mut claimed: BTreeMap<&str, String> = nodes
+        .iter()
+        .filter_map(|n| Some((name(n), label(n, GROUP_LABEL).filter(|g| existing.contains(g))?.to_string())))
+        .collect();
+    let mut ops = Vec::new();
+    for n in nodes {
+        if let Some(g) = label(n, GROUP_LABEL).filter(|g| !existing.contains(g)) {
+            tracing::debug!(node = name(n), group = g, "resource group gone: unlabelling");
+            ops.push(label_patch(name(n), Value::Null));
+        }
+    }
+    for group in groups {
+        let g = name(group);
+        if at(group, &["metadata", "deletionTimestamp"]).is_some_and(|v| !v.is_null()) {
+            continue;
+        }
+        let mut problems = Vec::new();
+        let mut candidates: BTreeSet<&str> = BTreeSet::new();
+        let named = at(group, &["spec", "nodes", "names"]).and_then(Value::as_array);
+        for n in named.into_iter().flatten().filter_map(Value::as_str) {
+            if by_name.contains_key(n) {
+                candidates.insert(n);
+            } else {
+                problems.push(format!("node {n} not found"));
+            }
+        }
+        let selector = at(group, &["spec", "nodes", "selector", "matchLabels"]).and_then(Value::as_object);
+        if let Some(sel) = selector.filter(|s| !s.is_empty()) {
+            for n in nodes {
+                if sel.iter().all(|(k, v)| v.as_str().is_some_and(|v| label(n, k) == Some(v))) {
+                    candidates.insert(name(n));
+                }
+            }
+        }
+        let want = match str_at(group, &["spec", "accelerator"]) {
+            Some("NVIDIA") => Some(Vendor::Nvidia),
+            Some("Ascend") => Some(Vendor::Huawei),
+            _ => None,
+        };
+        let mut members = Vec::new();
+        let mut pending = false;
+        for n in candidates {
+            let Some(node) = by_name.get(n) else { continue };
+            if let Some(other) = claimed.get(n).filter(|o| o.as_str() != g) {
+                problems.push(format!("node {n} belongs to resource group {other}"));
+                continue;
+            }
+            if let (Some(want), Some(have)) = (want, node_vendor(node)) {
+                if want != have {
+                    problems.push(format!(
+                        "node {n} has {} accelerators; this group's accelerator is {}",
+                        vendor_name(have),
+                        vendor_name(want)
+                    ));
+                    continue;
+                }
+            }
+            claimed.insert(n, g.to_string());
+            if label(node, GROUP_LABEL) != Some(g) {
+                ops.push(label_patch(n, json!(g)));
+                pending = true;
+            }
+            members.push(n.to_string());
+        }
+        for n in nodes.iter().filter(|n| label(n, GROUP_LABEL) == Some(g)) {
+            if !members.iter().any(|m| m == name(n)) {
+                ops.push(label_patch(name(n), Value::Null));
+                pending = true;
+            }
+        }
+        let (state, message) = if !problems.is_empty() {
+            ("config-failed", problems.join("; "))
+        } else if pending {
+            ("configuring", format!("labelling {} node(s)", members.len()))
+        } else {
+            ("running", format!("{} node(s)", members.len()))
+        };
+        let wanted = json!({"state": state, "nodes": members, "message": message});
+        ops.extend(status_op(group, wanted));
+    }
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(n: &str, profile: &str, labels: Value) -> Value {
+        json!({"apiVersion": NODE_API, "kind": "Node", "metadata": {"name": n, "labels": labels},
+               "spec": {"profile": profile}})
+    }
+
+    fn group(n: &str, nodes: Value) -> Value {
+        json!({"apiVersion": super::super::API, "kind": "ResourceGroup", "metadata": {"name": n},
+               "spec": {"accelerator": "NVIDIA", "nodes": nodes}})
+    }
+
+    fn patches(ops: &[Op]) -> Vec<(String, Value)> {
+        ops.iter()
+            .filter_map(|o| match o {
+                Op::Patch { key, patch, .. } => Some((format!("{}/{}", key.kind, key.name), patch.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn members_by_name_and_selector_are_labelled_and_leavers_unlabelled() {
+        let nodes = vec![
+            node("a", "hgx-h100-8", json!({"pool": "x"})),
+            node("b", "hgx-h100-8", json!({"pool": "y"})),
+            node("c", "hgx-h100-8", json!({GROUP_LABEL: "g"})),
+        ];
+        let g = group("g", json!({"names": ["b"], "selector": {"matchLabels": {"pool": "x"}}}));
+        let p = patches(&decide(std::slice::from_ref(&g), &nodes));
+        assert!(p.contains(&("Node/a".into(), json!({"metadata": {"labels": {GROUP_LABEL: "g"}}}))), "{p:?}");
+        assert!(p.contains(&("Node/b".into(), json!({"metadata": {"labels": {GROUP_LABEL: "g"}}}))), "{p:?}");
+        assert!(p.contains(&("Node/c".into(), json!({"metadata": {"labels": {GROUP_LABEL: null}}}))), "{p:?}");
+        let status = &p.iter().find(|(k, _)| k == "ResourceGroup/g").expect("status").1["status"];
+        assert_eq!(status["state"], "configuring");
+        assert_eq!(status["nodes"], json!(["a", "b"]));
+
+        // Once labelled, the group runs and nothing more is written.
+        let labelled = vec![
+            node("a", "hgx-h100-8", json!({"pool": "x", GROUP_LABEL: "g"})),
+            node("b", "hgx-h100-8", json!({"pool": "y", GROUP_LABEL: "g"})),
+            node("c", "hgx-h100-8", json!({})),
+        ];
+        let mut g2 = g;
+        g2["status"] = json!({"state": "running", "nodes": ["a", "b"], "message": "2 node(s)"});
+        assert!(decide(&[g2], &labelled).is_empty());
+    }
+
+    #[test]
+    fn a_missing_node_a_taken_node_or_a_wrong_accelerator_fails_the_config() {
+        let nodes =
+            vec![node("a", "hgx-h100-8", json!({GROUP_LABEL: "other"})), node("npu", "atlas-800-910", json!({}))];
+        let other = group("other", json!({"names": ["a"]}));
+        let g = group("g", json!({"names": ["a", "ghost", "npu"]}));
+        let p = patches(&decide(&[g, other], &nodes));
+        let status = &p.iter().find(|(k, _)| k == "ResourceGroup/g").expect("status").1["status"];
+        assert_eq!(status["state"], "config-failed");
+        let msg = status["message"].as_str().unwrap_or_default();
+        assert!(msg.contains("node ghost not found"), "{msg}");
+        assert!(msg.contains("node a belongs to resource group other"), "{msg}");
+        assert!(msg.contains("node npu has Ascend accelerators; this group's accelerator is NVIDIA"), "{msg}");
+        assert!(!p.iter().any(|(k, _)| k == "Node/a" || k == "Node/npu"), "{p:?}");
+    }
+
+    #[test]
+    fn a_deleted_group_releases_its_nodes() {
+        let nodes = vec![node("a", "hgx-h100-8", json!({GROUP_LABEL: "gone"}))];
+        let p = patches(&decide(&[], &nodes));
+        assert_eq!(p, vec![("Node/a".to_string(), json!({"metadata": {"labels": {GROUP_LABEL: null}}}))]);
+    }
+}

@@ -1,0 +1,205 @@
+//! Workspaces: each maps onto the namespace of its name, where two
+//! RoleBindings give its members the built-in ClusterRoles (`admin` for
+//! the workspace's admins, `edit` for its members), so the API's RBAC is
+//! the workspace boundary. Its queues are bound to it (`spec.workspace`); a
+//! queue bound to another workspace fails it, naming that workspace.
+
+use super::{key_of, name, owner_ref, status_op, QUEUE_API, RBAC_API};
+use crate::cache::{at, str_at};
+use ringleader_store::{ObjectKey, Op};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// RoleBinding of the workspace's admins (ClusterRole `admin`).
+pub const ADMINS: &str = "platform:workspace-admins";
+/// RoleBinding of the workspace's members (ClusterRole `edit`).
+pub const MEMBERS: &str = "platform:workspace-members";
+
+/// The RoleBinding `binding` of `ws` binding `cluster_role` to the users of `role`.
+pub fn role_binding(ws: &Value, binding: &str, cluster_role: &str, role: &str) -> Value {
+    let users: BTreeSet<&str> = at(ws, &["spec", "members"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some(role))
+        .filter_map(|m| m.get("user").and_then(Value::as_str))
+        .collect();
+    let subjects: Vec<Value> = users
+        .into_iter()
+        .map(|u| json!({"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": u}))
+        .collect();
+    json!({
+        "apiVersion": RBAC_API,
+        "kind": "RoleBinding",
+        "metadata": {"name": binding, "namespace": name(ws), "ownerReferences": owner_ref(ws)},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
+        "subjects": subjects,
+    })
+}
+
+fn queue_patch(queue: &str, workspace: Value) -> Op {
+    Op::Patch {
+        key: ObjectKey::new(QUEUE_API, "Queue", "", queue),
+        patch: json!({"spec": {"workspace": workspace}}),
+        expected: None,
+    }
+}
+
+/// The writes that bring RoleBindings, queue bindings and workspace
+/// statuses in line with the workspaces.
+pub fn decide(workspaces: &[Value], queues: &[Value], bindings: &[Value]) -> Vec<Op> {
+    let existing: BTreeSet<&str> = workspaces.iter().map(name).collect();
+    let mut claimed: BTreeMap<&str, String> = queues
+        .iter()
+        .filter_map(|q| {
+            Some((name(q), str_at(q, &["spec", "workspace"]).filter(|w| existing.contains(w))?.to_string()))
+        })
+        .collect();
+    let mut ops = Vec::new();
+    for q in queues {
+        if str_at(q, &["spec", "workspace"]).is_some_and(|w| !existing.contains(w)) {
+            ops.push(queue_patch(name(q), Value::Null));
+        }
+    }
+    for ws in workspaces {
+        let ns = name(ws);
+        for (binding, cluster_role, role) in [(ADMINS, "admin", "admin"), (MEMBERS, "edit", "member")] {
+            let want = role_binding(ws, binding, cluster_role, role);
+            let have = bindings.iter().find(|b| key_of(b) == key_of(&want));
+            let same = have.is_some_and(|h| {
+                ["roleRef", "subjects"].iter().all(|f| h.get(f) == want.get(f))
+                    && at(h, &["metadata", "ownerReferences"]) == at(&want, &["metadata", "ownerReferences"])
+            });
+            if !same {
+                ops.push(Op::Apply(want));
+            }
+        }
+        let group = str_at(ws, &["spec", "resourceGroup"]);
+        let listed: Vec<&str> = at(ws, &["spec", "queues"])
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let mut problems = Vec::new();
+        for qn in &listed {
+            let Some(q) = queues.iter().find(|q| name(q) == *qn) else {
+                problems.push(format!("queue {qn} not found"));
+                continue;
+            };
+            if let Some(other) = claimed.get(qn).filter(|o| o.as_str() != ns) {
+                problems.push(format!("queue {qn} is already bound to workspace {other}"));
+                continue;
+            }
+            let qg = str_at(q, &["spec", "resourceGroup"]);
+            if let (Some(want), Some(have)) = (group, qg) {
+                if want != have {
+                    problems.push(format!("queue {qn} belongs to resource group {have}, not {want}"));
+                    continue;
+                }
+            }
+            claimed.insert(qn, ns.to_string());
+            if str_at(q, &["spec", "workspace"]) != Some(ns) {
+                ops.push(queue_patch(qn, json!(ns)));
+            }
+        }
+        for q in queues.iter().filter(|q| str_at(q, &["spec", "workspace"]) == Some(ns)) {
+            if !listed.contains(&name(q)) {
+                ops.push(queue_patch(name(q), Value::Null));
+            }
+        }
+        let (state, message) = if problems.is_empty() {
+            ("ready", format!("namespace {ns}, {} queue(s)", listed.len()))
+        } else {
+            ("failed", problems.join("; "))
+        };
+        ops.extend(status_op(ws, json!({"namespace": ns, "state": state, "message": message})));
+    }
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws(name: &str, queues: Value) -> Value {
+        json!({"apiVersion": super::super::API, "kind": "Workspace",
+               "metadata": {"name": name, "uid": format!("uid-{name}")},
+               "spec": {"resourceGroup": "g", "queues": queues,
+                        "members": [{"user": "alice", "role": "admin"}, {"user": "bob", "role": "member"},
+                                    {"user": "carol", "role": "member"}]}})
+    }
+
+    fn queue(name: &str, group: &str, workspace: Option<&str>) -> Value {
+        json!({"apiVersion": QUEUE_API, "kind": "Queue", "metadata": {"name": name},
+               "spec": {"resourceGroup": group, "workspace": workspace}})
+    }
+
+    #[test]
+    fn bindings_by_role_and_queues_bound() {
+        let ops = decide(&[ws("team-a", json!(["q1"]))], &[queue("q1", "g", None)], &[]);
+        let applied: Vec<&Value> =
+            ops.iter().filter_map(|o| if let Op::Apply(v) = o { Some(v) } else { None }).collect();
+        assert_eq!(applied.len(), 2);
+        let admins = applied.iter().find(|b| name(b) == ADMINS).expect("admins");
+        assert_eq!(admins["metadata"]["namespace"], "team-a");
+        assert_eq!(admins["roleRef"]["name"], "admin");
+        assert_eq!(
+            admins["subjects"],
+            json!([{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"}])
+        );
+        assert_eq!(admins["metadata"]["ownerReferences"][0]["uid"], "uid-team-a");
+        let members = applied.iter().find(|b| name(b) == MEMBERS).expect("members");
+        assert_eq!(members["roleRef"]["name"], "edit");
+        let names: Vec<&Value> = members["subjects"].as_array().expect("list").iter().map(|s| &s["name"]).collect();
+        assert_eq!(names, [&json!("bob"), &json!("carol")]);
+        let patched = ops.iter().any(|o| {
+            matches!(o, Op::Patch { key, patch, .. } if key.name == "q1" && patch == &json!({"spec": {"workspace": "team-a"}}))
+        });
+        assert!(patched, "{ops:?}");
+        let status = ops.iter().find_map(|o| match o {
+            Op::Patch { key, patch, .. } if key.kind == "Workspace" => Some(patch["status"].clone()),
+            _ => None,
+        });
+        assert_eq!(status.as_ref().map(|s| &s["state"]), Some(&json!("ready")));
+
+        // Once written, nothing more.
+        let bindings: Vec<Value> = applied.into_iter().cloned().collect();
+        let mut done = ws("team-a", json!(["q1"]));
+        done["status"] = status.unwrap_or_default();
+        assert!(decide(&[done], &[queue("q1", "g", Some("team-a"))], &bindings).is_empty());
+    }
+
+    #[test]
+    fn a_queue_of_another_workspace_or_group_or_none_fails_the_workspace() {
+        let queues = [queue("q1", "g", Some("team-b")), queue("q2", "other", None)];
+        let ops = decide(&[ws("team-a", json!(["q1", "q2", "q3"])), ws("team-b", json!(["q1"]))], &queues, &[]);
+        let status = ops
+            .iter()
+            .find_map(|o| match o {
+                Op::Patch { key, patch, .. } if key.kind == "Workspace" && key.name == "team-a" => {
+                    Some(patch["status"].clone())
+                }
+                _ => None,
+            })
+            .expect("status");
+        assert_eq!(status["state"], "failed");
+        let msg = status["message"].as_str().unwrap_or_default();
+        assert!(msg.contains("queue q1 is already bound to workspace team-b"), "{msg}");
+        assert!(msg.contains("queue q2 belongs to resource group other, not g"), "{msg}");
+        assert!(msg.contains("queue q3 not found"), "{msg}");
+        assert!(!ops.iter().any(|o| matches!(o, Op::Patch { key, .. } if key.kind == "Queue")), "{ops:?}");
+    }
+
+    #[test]
+    fn a_queue_left_out_or_of_a_deleted_workspace_is_unbound() {
+        let queues = [queue("q1", "g", Some("team-a")), queue("q2", "g", Some("gone"))];
+        let ops = decide(&[ws("team-a", json!([]))], &queues, &[]);
+        for q in ["q1", "q2"] {
+            let unbound = ops.iter().any(|o| {
+                matches!(o, Op::Patch { key, patch, .. } if key.name == q && patch == &json!({"spec": {"workspace": null}}))
+            });
+            assert!(unbound, "{q}: {ops:?}");
+        }
+    }
+}

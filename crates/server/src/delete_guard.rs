@@ -1,0 +1,78 @@
+//! Objects that must be emptied before they go (spec/platform.md): a
+//! ResourceGroup while nodes still belong to it, a StorageMount while any
+//! node still has it mounted. Deleting one answers 409 naming the object
+//! and what to do first.
+
+use crate::resources::{ResourceType, RESOURCE_GROUPS, STORAGE_MOUNTS};
+use crate::status::ApiError;
+use axum::http::StatusCode;
+use serde_json::Value;
+
+/// Whether deletes of `rt` are guarded.
+pub(crate) fn guarded(rt: &ResourceType) -> bool {
+    rt == RESOURCE_GROUPS || rt == STORAGE_MOUNTS
+}
+
+fn names(list: &[&str]) -> String {
+    const SHOWN: usize = 5;
+    let mut out = list.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+    if list.len() > SHOWN {
+        out.push_str(&format!(" and {} more", list.len() - SHOWN));
+    }
+    out
+}
+
+/// Why `object` (of type `rt`) cannot be deleted now, if it cannot.
+pub(crate) fn refusal(rt: &ResourceType, object: &Value) -> Option<ApiError> {
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let message = if rt == RESOURCE_GROUPS {
+        let nodes: Vec<&str> = object
+            .pointer("/status/nodes")
+            .and_then(Value::as_array)
+            .map_or(Vec::new(), |n| n.iter().filter_map(Value::as_str).collect());
+        if nodes.is_empty() {
+            return None;
+        }
+        format!(
+            "ResourceGroup {name:?} cannot be deleted: {} node(s) still belong to it ({}); remove them from spec.nodes and wait until status.nodes is empty",
+            nodes.len(),
+            names(&nodes)
+        )
+    } else if rt == STORAGE_MOUNTS {
+        let mounted: Vec<&str> = object.pointer("/status/nodes").and_then(Value::as_array).map_or(Vec::new(), |n| {
+            n.iter()
+                .filter(|n| n.get("state").and_then(Value::as_str) == Some("mounted"))
+                .filter_map(|n| n.get("node").and_then(Value::as_str))
+                .collect()
+        });
+        if mounted.is_empty() {
+            return None;
+        }
+        format!(
+            "StorageMount {name:?} cannot be deleted: it is still mounted on {}; set spec.mounted to false and wait until every node in status.nodes reads unmounted",
+            names(&mounted)
+        )
+    } else {
+        return None;
+    };
+    Some(ApiError::new(StatusCode::CONFLICT, "Conflict", message).with_object(&rt.qualified(), name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn only_emptied_objects_go() {
+        let rg = json!({"metadata": {"name": "rg"}, "status": {"nodes": ["n1", "n2"]}});
+        let e = refusal(RESOURCE_GROUPS, &rg).map(|e| (e.code, e.message));
+        assert!(matches!(&e, Some((StatusCode::CONFLICT, m)) if m.contains("\"rg\"") && m.contains("n1, n2")), "{e:?}");
+        assert!(refusal(RESOURCE_GROUPS, &json!({"metadata": {"name": "rg"}, "status": {"nodes": []}})).is_none());
+        assert!(refusal(RESOURCE_GROUPS, &json!({"metadata": {"name": "rg"}})).is_none());
+        let sm = |state: &str| json!({"metadata": {"name": "pfs"}, "status": {"nodes": [{"node": "n1", "state": "unmounted"}, {"node": "n2", "state": state}]}});
+        let e = refusal(STORAGE_MOUNTS, &sm("mounted")).map(|e| e.message).unwrap_or_default();
+        assert!(e.contains("mounted on n2") && !e.contains("n1"), "{e}");
+        assert!(refusal(STORAGE_MOUNTS, &sm("unmounted")).is_none());
+    }
+}
