@@ -13,7 +13,7 @@ use crate::sandbox;
 use crate::status::{self, Exit};
 use crate::writer::Write;
 use crate::{command, AgentError};
-use ringleader_api::time;
+use ringleader_api::{configmap_file, time};
 use ringleader_store::{Event, EventType, ObjectKey, Stored, Watch};
 use serde_json::Value;
 use std::cmp::Reverse;
@@ -168,14 +168,17 @@ impl Agent {
                 .store
                 .get(&ObjectKey::new("v1", "ConfigMap", ns, &map))
                 .map_err(|e| ("CreateContainerConfigError", format!("reading configmap {ns}/{map}: {e}")))?;
-            let content = stored
-                .as_ref()
-                .and_then(|cm| cm.object.pointer("/data").and_then(|d| d.get(&key)).and_then(Value::as_str))
-                .ok_or_else(|| {
-                    let what = if stored.is_some() { format!("has no key {key:?}") } else { "not found".to_string() };
-                    ("CreateContainerConfigError", format!("{path}: configmap {ns}/{map} {what}"))
-                })?;
-            out.insert(path, content.to_string());
+            // A large file is gzip-packed in `binaryData` (`configmap_file`).
+            let what = match stored.as_ref().map(|cm| configmap_file::read(&cm.object, &key)) {
+                Some(Ok(Some(text))) => {
+                    out.insert(path, text);
+                    continue;
+                }
+                None => "not found".to_string(),
+                Some(Err(e)) => e.to_string(),
+                Some(Ok(None)) => format!("has no key {key:?}"),
+            };
+            return Err(("CreateContainerConfigError", format!("{path}: configmap {ns}/{map} {what}")));
         }
         Ok(out)
     }
@@ -831,6 +834,8 @@ impl Agent {
         let key = &ev.object.key;
         let ns_of = |ns: &str| if ns.is_empty() { "default".to_string() } else { ns.to_string() };
         let map_ns = ns_of(&key.namespace);
+        // Each key is read (and a packed one unpacked) once, not once per pod.
+        let mut read: BTreeMap<&str, Option<String>> = BTreeMap::new();
         for (pod_key, e) in &self.pods {
             if !matches!(e.state, PodState::Running { pgid: Some(_) }) || ns_of(&pod_key.namespace) != map_ns {
                 continue;
@@ -839,11 +844,13 @@ impl Agent {
                 if map != &key.name {
                     continue;
                 }
-                let Some(content) =
-                    ev.object.object.pointer("/data").and_then(|d| d.get(data_key)).and_then(Value::as_str)
-                else {
-                    continue;
-                };
+                let content = read.entry(data_key.as_str()).or_insert_with(|| {
+                    configmap_file::read(&ev.object.object, data_key).unwrap_or_else(|err| {
+                        tracing::warn!(configmap = %key, key = data_key, error = %err, "configmap file unreadable");
+                        None
+                    })
+                });
+                let Some(content) = content.as_deref() else { continue };
                 let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &e.node, &pod_key.namespace, &pod_key.name)
                 else {
                     continue;

@@ -174,6 +174,92 @@ async fn files_from_configmaps_are_mounted_and_a_missing_one_stops_the_start() {
     agent.stop().await.unwrap();
 }
 
+/// A completed `hccl.json` of `servers` pods of 8 chips (about 600 bytes a
+/// pod, as the controller renders it), tagged with `round`.
+fn large_table(servers: usize, round: u32) -> String {
+    let server = |i: usize| {
+        let devices: Vec<Value> = (0..8)
+            .map(|d| {
+                json!({"device_id": d.to_string(), "device_ip": format!("192.168.{}.{}", i % 250, 100 + d),
+                            "rank_id": (i * 8 + d).to_string()})
+            })
+            .collect();
+        json!({"server_id": format!("10.{}.{}.{}", round, i / 250, i % 250), "host_ip": format!("10.0.{}.{}", i / 250, i % 250),
+               "container_ip": format!("10.0.{}.{}", i / 250, i % 250), "device": devices})
+    };
+    let list: Vec<Value> = (0..servers).map(server).collect();
+    json!({"status": "completed", "version": "1.0", "server_count": servers.to_string(), "server_list": list})
+        .to_string()
+}
+
+/// `rings-config-big` holding `table` as the controller writes it (packed when large).
+fn packed_config_map(table: &str) -> Value {
+    let (mut data, mut binary) = (std::collections::BTreeMap::new(), std::collections::BTreeMap::new());
+    ringleader_api::configmap_file::put(&mut data, &mut binary, "hccl.json", table).unwrap();
+    let cm = k8s_openapi::api::core::v1::ConfigMap {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some("rings-config-big".into()),
+            namespace: Some(NS.into()),
+            ..Default::default()
+        },
+        data: Some(data),
+        binary_data: (!binary.is_empty()).then_some(binary),
+        ..Default::default()
+    };
+    let mut v = serde_json::to_value(cm).unwrap();
+    v["apiVersion"] = json!("v1");
+    v["kind"] = json!("ConfigMap");
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_packed_rank_table_reaches_the_sandbox_whole_and_follows_its_configmap() {
+    let (dir, store) = open();
+    let agent = start(&store, config(&dir, 1, Runtime::Process)).await;
+    let (first, second) = (large_table(2_000, 1), large_table(2_000, 2));
+    assert!(first.len() > ringleader_api::configmap_file::PACK_ABOVE, "{} bytes", first.len());
+    let cm = packed_config_map(&first);
+    assert!(cm["binaryData"]["hccl.json.gz"].is_string(), "packed");
+    store.create(cm).unwrap();
+    // Runs until the table is the second one, then reports its size.
+    let mut p = pod("p", "n-0", json!(["/bin/sh", "-c"]));
+    p["spec"]["containers"][0]["args"] = json!([
+        r#"wc -c < "$RANK_TABLE_FILE"; while ! grep -q '"server_id":"10.2.' "$RANK_TABLE_FILE"; do sleep 0.05; done; wc -c < "$RANK_TABLE_FILE""#
+    ]);
+    p["spec"]["containers"][0]["env"] =
+        json!([{ "name": "RANK_TABLE_FILE", "value": "/user/serverid/devindex/config/hccl.json" }]);
+    let from = json!({ "/user/serverid/devindex/config/hccl.json": "rings-config-big/hccl.json" });
+    p["metadata"]["annotations"]["ringleader.io/config-files"] = json!(from.to_string());
+    store.create(p).unwrap();
+    let running = wait_phase(&store, "p", "Running").await;
+    let at = dir.path().join("data/nodes/n-0/pods/ns_p/user/serverid/devindex/config/hccl.json");
+    assert_eq!(std::fs::read_to_string(&at).unwrap(), first, "unpacked whole at start");
+    wait_for("the pod to read its table", Duration::from_secs(10), || {
+        log_of(&running).starts_with(&first.len().to_string()).then_some(())
+    })
+    .await;
+
+    store.apply(packed_config_map(&second)).unwrap();
+    let done = wait_phase(&store, "p", "Succeeded").await;
+    assert_eq!(std::fs::read_to_string(&at).unwrap(), second, "rewritten, unpacked, on the ConfigMap's change");
+    assert_eq!(log_of(&done), format!("{}\n{}\n", first.len(), second.len()));
+
+    // A packed key that is not gzip stops the start, naming it.
+    let mut bad = packed_config_map(&first);
+    bad["metadata"]["name"] = json!("rings-config-bad");
+    bad["binaryData"]["hccl.json.gz"] = json!("bm90IGd6aXA="); // "not gzip"
+    store.create(bad).unwrap();
+    let mut q = pod("q", "n-0", json!(["true"]));
+    let from = json!({ "/user/serverid/devindex/config/hccl.json": "rings-config-bad/hccl.json" });
+    q["metadata"]["annotations"]["ringleader.io/config-files"] = json!(from.to_string());
+    store.create(q).unwrap();
+    let q = wait_phase(&store, "q", "Failed").await;
+    assert_eq!(q["status"]["reason"], "CreateContainerConfigError");
+    let message = q["status"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("configmap ns/rings-config-bad binaryData[\"hccl.json.gz\"]: not gzip"), "{message}");
+    agent.stop().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hosts_file_resolves_the_mpi_hostfile_names() {
     let (dir, store) = open();

@@ -9,6 +9,7 @@
 //! [`Job`] model the controller and the scheduler read.
 
 pub mod ascend;
+pub mod configmap_file;
 pub mod devices;
 pub mod document;
 pub mod error;

@@ -156,7 +156,7 @@ fn tls_names(advertise: IpAddr, nodes: &[VirtualNode]) -> Vec<String> {
 }
 
 /// Ctrl-C or SIGTERM.
-async fn stop_signal() -> Result<()> {
+pub(crate) async fn stop_signal() -> Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
     tokio::select! {

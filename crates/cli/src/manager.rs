@@ -89,7 +89,7 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     println!("ringleader manager {}: waiting to lead (Lease {}/{})", lease.identity, lease.namespace, lease.name);
     tokio::select! {
         r = leading.wait_for(|l| *l) => { r.context("leader election ended")?; }
-        s = stop_signal() => { s?; let _ = stop_tx.send(true); return Ok(()); }
+        s = crate::agent::stop_signal() => { s?; let _ = stop_tx.send(true); return Ok(()); }
     }
     println!(
         "ringleader manager {}: leading; scheduling pods with schedulerName {}",
@@ -122,21 +122,10 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     let result = tokio::select! {
         r = work => r,
         _ = lost => Err(anyhow::anyhow!("lost the Lease {}/{}: another replica leads now", lease.namespace, lease.name)),
-        s = stop_signal() => s,
+        s = crate::agent::stop_signal() => s,
     };
     let _ = manager_stop_tx.send(true);
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(Duration::from_secs(3), election).await;
     result
-}
-
-/// Ctrl-C or SIGTERM.
-async fn stop_signal() -> Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => r.context("cannot watch Ctrl-C")?,
-        _ = term.recv() => {}
-    }
-    Ok(())
 }

@@ -107,6 +107,12 @@ fn agent(env: &Env, name: &str, profile: &str, nodes: &[(&str, &str)], labels: &
     Proc::start(env, name, &refs)
 }
 
+/// How many Nodes are Ready, as kubectl reads them.
+fn ready_nodes(env: &Env) -> usize {
+    let query = "jsonpath={.items[*].status.conditions[?(@.type==\"Ready\")].status}";
+    env.try_kubectl(&["get", "nodes", "-o", query]).1.split_whitespace().filter(|s| *s == "True").count()
+}
+
 fn example(name: &str) -> String {
     k8s_env::repo().join("examples/demo").join(name).to_string_lossy().into_owned()
 }
@@ -150,18 +156,7 @@ fn the_demo_jobs_run_through_a_real_kube_apiserver_with_agents_as_nodes() {
     wait_until(
         60,
         "eight Ready nodes and the job CRDs",
-        || {
-            let ready = env
-                .try_kubectl(&[
-                    "get",
-                    "nodes",
-                    "-o",
-                    "jsonpath={.items[*].status.conditions[?(@.type==\"Ready\")].status}",
-                ])
-                .1;
-            ready.split_whitespace().filter(|s| *s == "True").count() == 8
-                && env.try_kubectl(&["get", "crd", "ascendjobs.mindxdl.gitee.com"]).0
-        },
+        || ready_nodes(&env) == 8 && env.try_kubectl(&["get", "crd", "ascendjobs.mindxdl.gitee.com"]).0,
         || format!("{}\n{}", env.try_kubectl(&["get", "nodes"]).1, mgr.output()),
     );
     // The Node kubectl sees: capacity under the device plugin's resource name.
@@ -303,22 +298,7 @@ fn a_gang_is_bound_whole_and_a_second_manager_completes_one_the_first_was_bindin
     let mut first = manager(&env, "manager-a", &["--write-parallelism", "1"]);
     wait_until(30, "manager-a leads", || first.output().contains("leading"), || first.output());
     let second = manager(&env, "manager-b", &["--write-parallelism", "1"]);
-    wait_until(
-        60,
-        "every node Ready",
-        || {
-            let ready = env
-                .try_kubectl(&[
-                    "get",
-                    "nodes",
-                    "-o",
-                    "jsonpath={.items[*].status.conditions[?(@.type==\"Ready\")].status}",
-                ])
-                .1;
-            ready.split_whitespace().filter(|s| *s == "True").count() == NODES
-        },
-        || env.try_kubectl(&["get", "nodes"]).1,
-    );
+    wait_until(60, "every node Ready", || ready_nodes(&env) == NODES, || env.try_kubectl(&["get", "nodes"]).1);
     assert!(!second.output().contains("leading"), "one leader at a time:\n{}", second.output());
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");

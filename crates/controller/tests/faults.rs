@@ -153,7 +153,9 @@ fn elastic_shrinks_to_the_available_nodes_and_grows_back() {
     assert_eq!(sim.names(), ["mindx-dls-elastic-default-test-0"]);
     let exp = sim.state.expansion();
     assert_eq!(exp.pod_group.spec.min_member, Some(1));
-    assert_eq!(sim.state.status.rank_table.as_ref().map(|(c, _)| c.contains(r#""server_count":"1""#)), Some(true));
+    assert_eq!(sim.rank_table.as_ref().map(|c| c.contains(r#""server_count":"1""#)), Some(true));
+    let mark = sim.state.status.rank_table.as_ref();
+    assert_eq!(mark.map(|m| sim.rank_table.as_deref().is_some_and(|c| m.describes(c))), Some(true));
 
     // The node comes back: grow to the full size.
     sim.now = 2000;

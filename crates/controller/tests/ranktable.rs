@@ -208,3 +208,68 @@ fn mindie_global_rank_table_and_subscription() {
     assert_eq!(hub.take(sub).len(), 1);
     assert_eq!(hub.take(late).len(), 1);
 }
+
+/// The example AscendJob with `workers` Workers (1 Master), 8 chips each.
+fn ascend_job_of(workers: usize) -> (ringleader_api::Job, ringleader_controller::JobExtras) {
+    let text = std::fs::read_to_string(common::examples().join("ascendjob-pytorch.yaml")).expect("example reads");
+    let text = text.replace("minAvailable: 2 ", &format!("minAvailable: {} ", workers + 1)).replace(
+        "replicas: 1                     # number of Worker",
+        &format!("replicas: {workers} # number of Worker"),
+    );
+    inline(&text)
+}
+
+#[test]
+fn large_tables_are_packed_in_the_config_map_and_read_back_whole() {
+    use ringleader_api::configmap_file;
+    use ringleader_controller::lifecycle::RankTableMark;
+    let (job, extras) = ascend_job_of(1_199);
+    let pods = expand(&job, &extras, &ExpandOptions::default()).pods;
+    assert_eq!(pods.len(), 1_200);
+    let p = Placement {
+        pods: pods
+            .iter()
+            .enumerate()
+            .map(|(i, pod)| (pod.name.clone(), placed(i as u32, &format!("172.16.{}.{}", i / 250, i % 250), 0, 8)))
+            .collect(),
+    };
+    let content = hccl::render(hccl::table(&job, &pods, &p, HcclVersion::V1_0).as_ref());
+    assert!(content.len() > configmap_file::PACK_ABOVE, "{} bytes", content.len());
+
+    let cm = hccl::config_map(&job, &content, 3);
+    let data = cm.data.clone().unwrap_or_default();
+    assert!(configmap_file::is_placeholder(&data["hccl.json"]), "{}", data["hccl.json"]);
+    assert_eq!(data.get("version").map(String::as_str), Some("3"));
+    let packed = cm.binary_data.clone().unwrap_or_default();
+    let gz = packed.get("hccl.json.gz").map_or(0, |b| b.0.len());
+    assert!(gz > 0 && gz * 8 < content.len(), "{gz} bytes of gzip for {} of JSON", content.len());
+    // As the store holds it (base64), within kube-apiserver's 1 MiB.
+    let stored = serde_json::to_value(&cm).expect("serialises");
+    assert!(serde_json::to_vec(&stored).map_or(0, |v| v.len()) < 1 << 20);
+    assert_eq!(configmap_file::read(&stored, "hccl.json"), Ok(Some(content.clone())));
+
+    // The job's status keeps a mark of it, not the table.
+    let mark = RankTableMark::of(&content, 3);
+    assert!(mark.describes(&content) && !mark.describes(hccl::INITIALIZING));
+    assert_eq!(mark.bytes, content.len() as u64);
+    assert!(serde_json::to_string(&mark).map_or(usize::MAX, |s| s.len()) < 200);
+
+    // A small table stays exactly as before: plain text, no binaryData.
+    let small = hccl::config_map(&job, hccl::INITIALIZING, 1);
+    assert_eq!(small.data.unwrap_or_default().get("hccl.json").map(String::as_str), Some(hccl::INITIALIZING));
+    assert!(small.binary_data.is_none());
+}
+
+#[test]
+fn a_status_written_with_the_whole_table_still_reads() {
+    use ringleader_controller::lifecycle::RankTableMark;
+    let table = r#"{"status":"completed","server_count":"1"}"#;
+    let mut v = serde_json::to_value(ringleader_controller::JobStatus::default()).expect("serialises");
+    assert_eq!(v.get("rank_table"), Some(&serde_json::Value::Null));
+    v["rank_table"] = serde_json::json!([table, 4]);
+    let st: ringleader_controller::JobStatus = serde_json::from_value(v).expect("the old [table, version] form reads");
+    assert_eq!(st.rank_table, Some(RankTableMark::of(table, 4)));
+    let again: ringleader_controller::JobStatus =
+        serde_json::from_value(serde_json::to_value(&st).expect("serialises")).expect("the mark reads back");
+    assert_eq!(again, st);
+}

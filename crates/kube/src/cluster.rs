@@ -179,6 +179,7 @@ impl KubeCluster {
                 self.call(http::Method::PATCH, url.clone(), Some((main, MERGE))).await.map_err(|e| with_key(e, key))?,
             );
         }
+        let bound = write.bind.is_some();
         if let Some(node) = write.bind {
             if let Some(v) = precondition.take() {
                 // A binding has no precondition of its own: read the pod first.
@@ -205,7 +206,18 @@ impl KubeCluster {
             .map_err(|e| with_key(e, key))?;
             last = None;
         }
-        if let Some(status) = write.status {
+        // A binding sets `PodScheduled: True` itself: a status write saying
+        // only that is one write per pod of a gang for nothing.
+        let scheduled_only = |s: &Value| {
+            s.as_object().is_some_and(|o| o.len() == 1)
+                && s.get("conditions").and_then(Value::as_array).is_some_and(|c| {
+                    c.len() == 1
+                        && c[0].get("type") == Some(&json!("PodScheduled"))
+                        && c[0].get("status") == Some(&json!("True"))
+                })
+        };
+        let status = write.status.filter(|s| !(bound && scheduled_only(s)));
+        if let Some(status) = status {
             let mut body = json!({"status": status});
             if let Some(v) = precondition.take() {
                 body["metadata"] = json!({"resourceVersion": v.to_string()});

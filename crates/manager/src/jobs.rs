@@ -393,6 +393,22 @@ pub(crate) fn batch(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Res
     Ok(())
 }
 
+/// Largest rank table copied into a pod's `ringleader.io/files` annotation
+/// when the ConfigMap cannot be used (Kubernetes caps all of a pod's
+/// annotations at 256 KiB).
+pub const COPIED_TABLE_MAX: usize = 128 * 1024;
+
+/// Whether a `rings-config-<job>` object holds `table` (plain or packed).
+fn shared_holds(config_map: &Value, table: &str) -> bool {
+    match ringleader_api::configmap_file::read(config_map, hccl::CONFIG_MAP_KEY) {
+        Ok(held) => held.as_deref() == Some(table),
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the rank-table ConfigMap failed");
+            false
+        }
+    }
+}
+
 fn is_npu_job(job: &Job) -> bool {
     !matches!(job.kind, JobKind::Deployment | JobKind::BatchJob)
         && job.roles.iter().any(|r| {
@@ -475,12 +491,25 @@ fn launch(
     });
     // The pods read the rank table from the ConfigMap the controller keeps,
     // when that holds this very table (it is written earlier in the same
-    // reconcile); otherwise each pod gets its own copy, as a fallback.
+    // reconcile; a large one gzip-packed); otherwise each pod gets its own
+    // copy, as a fallback — only of a table small enough for an annotation:
+    // N copies of a large one would take N times its size here, and the
+    // API server refuses them anyway.
     let table_map = hccl::config_map_name(&effective.name);
     let shared_table = rank_table.as_ref().is_some_and(|table| {
         let key = ObjectKey::new("v1", "ConfigMap", &effective.namespace, &table_map);
-        cache.get(&key).and_then(|cm| str_at(&cm.object, &["data", "hccl.json"])) == Some(table.as_str())
+        cache.get(&key).is_some_and(|cm| shared_holds(&cm.object, table))
     });
+    if let Some(table) = rank_table.as_ref().filter(|t| !shared_table && t.len() > COPIED_TABLE_MAX) {
+        let mut rec = Recorder::new(events::CONTROLLER);
+        let message = format!(
+            "not started: ConfigMap {table_map} does not hold the current hccl.json ({} bytes), and a table \
+             over {COPIED_TABLE_MAX} bytes is not copied into each pod; waiting for the ConfigMap",
+            table.len()
+        );
+        rec.observed(&job.stored.object, events::EventType::Warning, "RankTableNotShared", message);
+        return events::write(store, cache, Vec::new(), rec, now);
+    }
     let mut ops = Vec::new();
     for pod in waiting {
         let name = str_at(&pod.object, &["metadata", "name"]).unwrap_or_default();

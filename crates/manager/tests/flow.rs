@@ -133,3 +133,72 @@ fn ascend_gang_gets_a_completed_rank_table_with_the_chosen_chips() {
         );
     }
 }
+
+#[test]
+fn a_large_rank_table_is_packed_in_its_config_map_not_copied_into_each_pod() {
+    use ringleader_api::configmap_file;
+    use ringleader_store::Op;
+    const PODS: usize = 1_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(dir.path()).expect("open");
+    let now = 1_795_428_000.0;
+    let nodes: Vec<Op> = (0..PODS)
+        .map(|i| {
+            let address = format!("127.1.{}.{}", i / 250, 1 + i % 250);
+            Op::Create(node(&format!("a800-{i}"), "atlas-800-910", &address, now))
+        })
+        .collect();
+    store.batch(nodes).expect("nodes");
+    let mut job = yaml("examples/demo/ascendjob-910.yaml");
+    job["spec"]["replicaSpecs"]["Worker"]["replicas"] = json!(PODS - 1);
+    job["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] = json!(PODS);
+    store.create(job).expect("job");
+    run_pass(&store, now);
+
+    let pods = pods(&store);
+    assert_eq!(pods.len(), PODS);
+    let cm_key = ObjectKey::new("v1", "ConfigMap", "default", "rings-config-demo-ascend");
+    let cm = store.get(&cm_key).expect("get").expect("rings-config ConfigMap");
+    let shown = cm.object["data"]["hccl.json"].as_str().unwrap_or_default();
+    assert!(configmap_file::is_placeholder(shown), "{shown}");
+    let text = configmap_file::read(&cm.object, "hccl.json").expect("unpacks").expect("present");
+    assert!(text.len() > configmap_file::PACK_ABOVE, "{} bytes", text.len());
+    let table: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(table["status"], "completed");
+    assert_eq!(table["server_list"].as_array().map_or(0, Vec::len), PODS);
+    for p in &pods {
+        let a = &p["metadata"]["annotations"];
+        assert_eq!(a["ringleader.io/start"], "true", "released");
+        let files = a["ringleader.io/files"].as_str().unwrap_or_default();
+        assert!(!files.contains("hccl.json"), "no per-pod copy");
+        let from = a["ringleader.io/config-files"].as_str().unwrap_or_default();
+        assert!(from.contains("rings-config-demo-ascend/hccl.json"), "{from}");
+    }
+    // The job's status marks the table; it does not hold it.
+    let job_key = ObjectKey::new("mindxdl.gitee.com/v1", "AscendJob", "default", "demo-ascend");
+    let job = store.get(&job_key).expect("get").expect("job");
+    let mark = &job.object["status"]["ringleader"]["rank_table"];
+    assert_eq!(mark["bytes"].as_u64(), Some(text.len() as u64), "{mark}");
+    assert_eq!(mark["sha256"].as_str().map(str::len), Some(64));
+    let status_bytes = serde_json::to_vec(&job.object["status"]).map_or(usize::MAX, |v| v.len());
+    assert!(status_bytes < 16 * 1024, "status is {status_bytes} bytes");
+
+    // A pod still to be released while the ConfigMap does not hold the
+    // table (edited by hand here): no 600 KB copy into the pod; it waits,
+    // and a Warning says why.
+    let stale = json!({"data": {"hccl.json": r#"{"status":"initializing"}"#}, "binaryData": null});
+    store.patch(&cm_key, &stale, None).expect("stale ConfigMap");
+    let held = ObjectKey::new("v1", "Pod", "default", "demo-ascend-worker-7");
+    let unreleased = json!({"metadata": {"annotations": {"ringleader.io/start": null, "ringleader.io/files": null}}});
+    store.patch(&held, &unreleased, None).expect("unreleased pod");
+    run_pass(&store, now + 1.0);
+    let pod = store.get(&held).expect("get").expect("pod");
+    assert!(pod.object["metadata"]["annotations"].get("ringleader.io/start").is_none(), "not released");
+    assert!(pod.object["metadata"]["annotations"].get("ringleader.io/files").is_none(), "no copy");
+    let events = store.list(&Selector::kind("v1", "Event")).expect("list").0;
+    let warning =
+        events.iter().find(|e| e.object["reason"] == "RankTableNotShared").expect("a RankTableNotShared Event");
+    assert_eq!(warning.object["type"], "Warning");
+    let message = warning.object["message"].as_str().unwrap_or_default();
+    assert!(message.contains("rings-config-demo-ascend") && message.contains("not copied"), "{message}");
+}

@@ -266,11 +266,57 @@ pub struct JobStatus {
     pub timers: BTreeMap<String, u64>,
     /// Pods deleted gracefully for a fault, with the time of the delete.
     pub fault_deletes: BTreeMap<String, u64>,
-    /// Last `hccl.json` written, and how many versions so far.
-    pub rank_table: Option<(String, u64)>,
+    /// What the last `hccl.json` written was (its digest, not the table).
+    #[serde(default, deserialize_with = "RankTableMark::deserialize_either")]
+    pub rank_table: Option<RankTableMark>,
     /// Restart back-off (CrashLoopBackOff) per slot.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub backoff: BTreeMap<String, SlotBackoff>,
+}
+
+/// The last `hccl.json` the controller wrote, as the job's status keeps it:
+/// enough to notice a change, not the table itself (about 600 bytes a pod,
+/// so a 2,500-pod table alone would pass etcd's 1.5 MiB request limit; the
+/// table lives in the `rings-config-<job>` ConfigMap).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct RankTableMark {
+    /// SHA-256 of the JSON text, lowercase hex.
+    pub sha256: String,
+    /// Bytes of the JSON text.
+    pub bytes: u64,
+    /// Versions written so far (the ConfigMap's `version`).
+    pub version: u64,
+}
+
+impl RankTableMark {
+    /// The mark of `content` as version `version`.
+    pub fn of(content: &str, version: u64) -> RankTableMark {
+        let digest = ring::digest::digest(&ring::digest::SHA256, content.as_bytes());
+        let sha256 = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        RankTableMark { sha256, bytes: content.len() as u64, version }
+    }
+
+    /// Whether `content` is the table this mark describes.
+    pub fn describes(&self, content: &str) -> bool {
+        self.bytes == content.len() as u64 && RankTableMark::of(content, self.version) == *self
+    }
+
+    /// Reads the mark, or the `[table, version]` pair statuses written
+    /// before the mark held (so a running job keeps its version count
+    /// across an upgrade instead of losing its whole status).
+    fn deserialize_either<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RankTableMark>, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Mark(RankTableMark),
+            Table(String, u64),
+        }
+        Ok(match <Option<Either> as serde::Deserialize>::deserialize(d)? {
+            Some(Either::Mark(m)) => Some(m),
+            Some(Either::Table(content, version)) => Some(RankTableMark::of(&content, version)),
+            None => None,
+        })
+    }
 }
 
 /// Settings of the controller.
@@ -1111,10 +1157,10 @@ fn write_rank_table(run: &mut Run<'_>, observed: &Observed) {
     };
     let version = hccl::HcclVersion::for_job(&job);
     let content = hccl::render(hccl::table(&job, &exp.pods, &placement, version).as_ref());
-    if run.st.rank_table.as_ref().map(|(c, _)| c) == Some(&content) {
+    if run.st.rank_table.as_ref().is_some_and(|m| m.describes(&content)) {
         return;
     }
-    let n = run.st.rank_table.as_ref().map_or(1, |(_, v)| v + 1);
+    let n = run.st.rank_table.as_ref().map_or(1, |m| m.version + 1);
     run.actions.push(Action::WriteConfigMap(Box::new(hccl::config_map(&job, &content, n))));
-    run.st.rank_table = Some((content, n));
+    run.st.rank_table = Some(RankTableMark::of(&content, n));
 }

@@ -9,6 +9,7 @@ use crate::expand::{PodPlan, HCCL_RANK_INDEX};
 use crate::placement::Placement;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use ringleader_api::configmap_file;
 use ringleader_api::model::Job;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -225,6 +226,9 @@ pub fn host_dir(namespace: &str, job: &str) -> String {
     format!("{HOST_DIR_PREFIX}/{namespace}.{job}")
 }
 
+/// Key of `hccl.json` in the job's ConfigMap.
+pub const CONFIG_MAP_KEY: &str = "hccl.json";
+
 /// Name of the ConfigMap carrying a job's `hccl.json`.
 pub fn config_map_name(job: &str) -> String {
     format!("rings-config-{job}")
@@ -232,7 +236,9 @@ pub fn config_map_name(job: &str) -> String {
 
 /// ConfigMap `rings-config-<job>` with keys `hccl.json` and `version`,
 /// labelled `ring-controller.atlas` (and, for MindIE servers, `jobID` and
-/// `mx-consumer-cim: "true"` so the global table picks it up).
+/// `mx-consumer-cim: "true"` so the global table picks it up). A table over
+/// [`configmap_file::PACK_ABOVE`] is gzip-packed in `binaryData["hccl.json.gz"]`
+/// with a placeholder in `hccl.json` (see [`configmap_file`]).
 pub fn config_map(job: &Job, content: &str, version: u64) -> ConfigMap {
     let mut labels = BTreeMap::new();
     let ring = job.topology.ring_controller.clone().unwrap_or_else(|| "ascend-910".to_string());
@@ -241,6 +247,13 @@ pub fn config_map(job: &Job, content: &str, version: u64) -> ConfigMap {
         labels.insert("jobID".to_string(), id.clone());
         labels.insert("mx-consumer-cim".to_string(), "true".to_string());
     }
+    let mut data = BTreeMap::from([("version".to_string(), version.to_string())]);
+    let mut binary = BTreeMap::new();
+    if configmap_file::put(&mut data, &mut binary, CONFIG_MAP_KEY, content).is_err() {
+        // gzip into memory does not fail; were it to, the plain table is
+        // still right (and refused by name if too large).
+        data.insert(CONFIG_MAP_KEY.to_string(), content.to_string());
+    }
     ConfigMap {
         metadata: ObjectMeta {
             name: Some(config_map_name(&job.name)),
@@ -248,9 +261,8 @@ pub fn config_map(job: &Job, content: &str, version: u64) -> ConfigMap {
             labels: Some(labels),
             ..ObjectMeta::default()
         },
-        data: Some(
-            [("hccl.json".to_string(), content.to_string()), ("version".to_string(), version.to_string())].into(),
-        ),
+        data: Some(data),
+        binary_data: (!binary.is_empty()).then_some(binary),
         ..ConfigMap::default()
     }
 }

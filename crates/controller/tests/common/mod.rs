@@ -84,6 +84,8 @@ pub struct Sim {
     pub log: Vec<String>,
     /// Devices other jobs' pods hold (node, device): neither usable nor free.
     pub foreign: BTreeSet<(String, u32)>,
+    /// `hccl.json` of the last `rings-config-<job>` written (the status keeps only its digest).
+    pub rank_table: Option<String>,
 }
 
 impl Sim {
@@ -103,6 +105,7 @@ impl Sim {
             now: 0,
             log: Vec::new(),
             foreign: BTreeSet::new(),
+            rank_table: None,
         }
     }
 
@@ -136,6 +139,11 @@ impl Sim {
                             }
                         }
                     }
+                }
+                Action::WriteConfigMap(cm)
+                    if cm.metadata.name.as_deref().is_some_and(|n| n.starts_with("rings-config-")) =>
+                {
+                    self.rank_table = cm.data.as_ref().and_then(|d| d.get("hccl.json")).cloned();
                 }
                 Action::DeleteJob => self.log.push(format!("{} delete job", self.now)),
                 Action::BackOff { pod, delay, .. } => self.log.push(format!("{} back-off {pod} {delay}", self.now)),
