@@ -300,6 +300,35 @@ fn seed_004_s_chapters_run_as_an_admin_and_two_members() {
         assert!(denied.is_none(), "kubectl as bob is refused");
     }
 
+    // The admin runs a script on two nodes: each node's exit code and output are kept.
+    apply(
+        &plane,
+        None,
+        "script.yaml",
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: Script\nmetadata: {name: hello}\n\
+         spec: {timeoutSeconds: 600, content: \"echo node $RINGLEADER_NODE ok; test $RINGLEADER_NODE = g1\"}\n---\n\
+         apiVersion: platform.ringleader.io/v1alpha1\nkind: ScriptRun\nmetadata: {name: hello-1}\n\
+         spec: {script: hello, nodes: [g1, g2]}\n",
+    );
+    wait(
+        60,
+        "the script run finished on both nodes",
+        || {
+            let sr = get_json(&plane, None, &["scriptruns", "hello-1"]);
+            sr["status"]["nodes"]
+                .as_array()
+                .is_some_and(|n| n.len() == 2 && n.iter().all(|n| n["exitCode"].is_number()))
+        },
+        || format!("{}", get_json(&plane, None, &["scriptruns", "hello-1"])),
+    );
+    let sr = get_json(&plane, None, &["scriptruns", "hello-1"]);
+    let node = |n: &str| {
+        sr["status"]["nodes"].as_array().into_iter().flatten().find(|x| x["node"] == n).cloned().unwrap_or(Value::Null)
+    };
+    assert_eq!((node("g1")["exitCode"].as_i64(), node("g2")["exitCode"].as_i64()), (Some(0), Some(1)), "{sr}");
+    assert!(node("g1")["output"].as_str().is_some_and(|o| o.contains("node g1 ok")), "{sr}");
+    assert_eq!(sr["status"]["state"], "failed", "one node failed: {sr}");
+
     // Deleting a job deletes its runs, their jobs and pods.
     ok(&plane, Some(&alice), &["delete", "trainingjob", "mnist-ddp-2", "-n", "ws-a"]);
     ok(&plane, Some(&alice), &["run", "urgent", "-n", "ws-a"]);

@@ -42,6 +42,11 @@ pub struct Context {
     pub queue: String,
     /// Resource group of the queue: its pods go only to that group's nodes.
     pub group: Option<String>,
+    /// The group schedules gangs (policy `Gang`, the default): all of a
+    /// run's pods or none; without it each pod is placed on its own.
+    pub gang: bool,
+    /// The group's topology affinity: prefer nodes under one switch.
+    pub topology_affinity: bool,
     /// Resource name an `npu` count stands for (`huawei.com/Ascend910`).
     pub npu_resource: String,
     /// `ring-controller.atlas` of NPU jobs (`ascend-910b`).
@@ -140,6 +145,10 @@ pub fn build(tj: &Value, run: &Value, ctx: &Context) -> Result<Value, String> {
     }
     if npu || shape.kind == "AscendJob" {
         labels.insert(keys::RING_CONTROLLER.into(), json!(ctx.ring_controller));
+        // MindCluster's switch affinity: pods under as few ToRs as possible.
+        if ctx.topology_affinity {
+            labels.insert(ringleader_api::ascend::TOR_AFFINITY.into(), json!("normal-schema"));
+        }
     }
     let mut env: Vec<Value> = at(tj, &["spec", "env"])
         .and_then(Value::as_array)
@@ -216,8 +225,9 @@ pub fn build(tj: &Value, run: &Value, ctx: &Context) -> Result<Value, String> {
             }),
         );
     }
+    let min_available = if ctx.gang { total } else { 1 };
     let mut spec = json!({
-        "runPolicy": {"schedulingPolicy": {"queue": ctx.queue, "minAvailable": total}},
+        "runPolicy": {"schedulingPolicy": {"queue": ctx.queue, "minAvailable": min_available}},
         shape.replica_specs: specs,
     });
     if let Some(s) = slots {
@@ -284,6 +294,8 @@ mod tests {
         Context {
             queue: "q1".into(),
             group: Some("g1".into()),
+            gang: true,
+            topology_affinity: false,
             npu_resource: "huawei.com/Ascend910".into(),
             ring_controller: "ascend-910b".into(),
             mounts: vec![Mount {
@@ -365,6 +377,15 @@ mod tests {
         );
         assert_eq!(env_name("STORAGE", "ckpt-v2.1"), "STORAGE_CKPT_V2_1");
         assert!(job["metadata"].get("annotations").is_none(), "not a VIP job");
+        // A group without the Gang policy places each pod on its own; one
+        // with topology affinity asks NPU jobs to keep to few switches.
+        let mut loose = ctx();
+        (loose.gang, loose.topology_affinity) = (false, true);
+        let npu = tj("MindSpore", json!([{"name": "Worker", "count": 4, "resources": {"npu": 8}}]));
+        let job = build(&npu, &run(), &loose).expect("built");
+        assert_eq!(job["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"], 1);
+        assert_eq!(job["metadata"]["labels"]["tor-affinity"], "normal-schema");
+        valid(&job);
         let mut vip = tj("PyTorchDDP", json!([{"name": "Worker", "count": 1, "resources": {"gpu": 8}}]));
         vip["spec"]["vip"] = json!({"nodes": ["g1", "g2"], "onBusy": "kill"});
         let job = build(&vip, &run(), &ctx()).expect("built");

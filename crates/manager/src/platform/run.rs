@@ -116,6 +116,11 @@ fn instantiate(run: &Value, w: &World<'_>) -> Result<(Value, String), String> {
     let ctx = Context {
         queue: q_name.to_string(),
         group: group_name.map(str::to_string),
+        gang: group.is_none_or(|g| {
+            at(g, &["spec", "policies"]).and_then(Value::as_array).is_none_or(|p| p.iter().any(|x| x == "Gang"))
+        }),
+        topology_affinity: group
+            .is_some_and(|g| at(g, &["spec", "topologyAffinity"]).and_then(Value::as_bool) == Some(true)),
         npu_resource: group_resource(group, w.nodes).filter(|r| r.starts_with("huawei.com/")).unwrap_or(NPU.into()),
         ring_controller: ring_controller(group_name, w.nodes),
         mounts,
