@@ -81,11 +81,21 @@ fn requirement_holds(e: &NodeSelectorRequirement, labels: &BTreeMap<String, Stri
     }
 }
 
-/// Whether a node of this profile serves the device request at all.
-pub fn serves(profile: &Profile, req: &DeviceRequest) -> Result<(), Filtered> {
+/// ACK's opt-in node label for topology-aware GPU scheduling: only nodes
+/// labelled `ack.node.gpu.schedule=topology` publish `aliyun.com/gpu`.
+pub const ACK_SCHEDULE_LABEL: &str = "ack.node.gpu.schedule";
+
+/// Whether the node serves the device request at all (its profile's
+/// resource; ACK's `aliyun.com/gpu` only where the node opted in).
+pub fn serves(node: &crate::cluster::Node, req: &DeviceRequest) -> Result<(), Filtered> {
+    let profile = &node.profile;
     let ok = match &req.kind {
         DeviceKind::Whole => match req.resource.as_str() {
-            "nvidia.com/gpu" | "aliyun.com/gpu" => profile.vendor == Vendor::Nvidia,
+            "nvidia.com/gpu" => profile.vendor == Vendor::Nvidia,
+            "aliyun.com/gpu" => {
+                profile.vendor == Vendor::Nvidia
+                    && node.labels.get(ACK_SCHEDULE_LABEL).map(String::as_str) == Some("topology")
+            }
             r => profile.resource_name == r,
         },
         DeviceKind::StaticVnpu { .. } => {

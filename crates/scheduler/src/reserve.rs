@@ -55,7 +55,7 @@ fn nodes_for(ss: &Session, j: usize) -> Option<BTreeSet<usize>> {
                 !chosen.contains(i)
                     && gate.check(*i).is_ok()
                     && labels_match(role.template.spec.as_ref(), &n.labels).is_ok()
-                    && serves(&n.profile, req).is_ok()
+                    && serves(n, req).is_ok()
                     && policy_matches(&n.profile, spec).is_ok()
             })
             .map(|(i, n)| {

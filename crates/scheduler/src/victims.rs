@@ -138,8 +138,7 @@ fn relevant(ss: &Session, j: usize, candidates: Vec<usize>) -> Vec<usize> {
     let gate = ss.gate(j);
     let usable = |n: usize| {
         let Some(node) = ss.cluster.nodes.get(n) else { return false };
-        gate.check(n).is_ok()
-            && spec.roles.iter().filter_map(|r| r.device.as_ref()).any(|d| serves(&node.profile, d).is_ok())
+        gate.check(n).is_ok() && spec.roles.iter().filter_map(|r| r.device.as_ref()).any(|d| serves(node, d).is_ok())
     };
     candidates
         .into_iter()

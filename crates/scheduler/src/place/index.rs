@@ -403,9 +403,7 @@ impl Evals<'_> {
             let class = &index.classes[c];
             let node = &cluster.nodes[index.kinds[class.kind]];
             labels_match(self.spec, &node.labels).map_err(Miss::Filtered)?;
-            serves(&node.profile, self.req)
-                .and_then(|_| policy_matches(&node.profile, self.job))
-                .map_err(Miss::Filtered)?;
+            serves(node, self.req).and_then(|_| policy_matches(&node.profile, self.job)).map_err(Miss::Filtered)?;
             allocate(&node.profile, &class.state, &self.topo).map(|a| (node_key(a.score), a)).map_err(Miss::NoFit)
         })
     }

@@ -164,7 +164,7 @@ fn free_devices(cluster: &Cluster, members: &[usize], job: &Job) -> u64 {
     members
         .iter()
         .map(|&i| &cluster.nodes[i])
-        .filter(|n| requests.iter().any(|r| serves(&n.profile, r).is_ok()))
+        .filter(|n| requests.iter().any(|r| serves(n, r).is_ok()))
         .map(|n| u64::from(n.state.whole_free(&n.profile, multi).len()))
         .sum()
 }
@@ -178,7 +178,7 @@ fn room_on(cluster: &Cluster, states: &[DeviceState], job: &Job, role: &Role, ga
         return 0;
     }
     let Some(req) = role.device.as_ref() else { return u32::MAX };
-    if serves(&node.profile, req).is_err() {
+    if serves(node, req).is_err() {
         return 0;
     }
     let topo = topology_request(job, req);

@@ -107,7 +107,7 @@ impl<'c, 'j> RoleView<'c, 'j> {
             return Eval::Filtered(f);
         }
         let Some((req, topo)) = &self.request else { return Eval::Open };
-        if let Err(f) = serves(&node.profile, req).and_then(|_| policy_matches(&node.profile, self.job)) {
+        if let Err(f) = serves(node, req).and_then(|_| policy_matches(&node.profile, self.job)) {
             return Eval::Filtered(f);
         }
         if !state.partial.iter().all(|u| u.is_idle()) {
