@@ -261,11 +261,14 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         )
     });
     tasks.push(("API server", server));
-    let observe = metrics.clone();
+    let (observe, sessions) = (metrics.clone(), metrics.clone());
     let mconfig = ManagerConfig {
         heartbeat_timeout,
         node_lost_toleration: seconds(args.node_lost_toleration, 300.0),
         observe_latency: Some(Arc::new(move |s| observe.observe_scheduling_latency(s))),
+        observe_schedule: Some(Arc::new(move |p: &ringleader_manager::schedule::Pass, took: Duration| {
+            sessions.observe_schedule(p.bound, p.unschedulable, p.evicted, took.as_secs_f64())
+        })),
         heartbeat: Some(Arc::new(move || manager_health.beat())),
         scheduler,
         controller,

@@ -41,6 +41,10 @@ pub enum ManagerError {
 /// Receives each pod's creation-to-binding latency (seconds).
 pub type LatencyObserver = Arc<dyn Fn(f64) + Send + Sync>;
 
+/// Receives each scheduling session: pods bound, pods left unschedulable,
+/// pods evicted, and the session's wall time (the API server's metrics).
+pub type ScheduleObserver = Arc<dyn Fn(&schedule::Pass, Duration) + Send + Sync>;
+
 /// Called after every wake-up of the loop (a pass or not): the liveness
 /// signal health checks read (see `ringleader_server::health`).
 pub type Heartbeat = Arc<dyn Fn() + Send + Sync>;
@@ -58,6 +62,8 @@ pub struct ManagerConfig {
     pub controller: ControllerConfig,
     /// Called with scheduling latencies (the API server's histogram).
     pub observe_latency: Option<LatencyObserver>,
+    /// Called after each scheduling session that had pods to place.
+    pub observe_schedule: Option<ScheduleObserver>,
     /// Events last seen longer ago than this are deleted (Kubernetes: 1 h).
     pub event_ttl: Duration,
     /// Pods on a node NotReady this long are marked Failed (`NodeLost`)
@@ -81,6 +87,7 @@ impl Default for ManagerConfig {
             scheduler: SchedulerConf::default().without("drf"),
             controller,
             observe_latency: None,
+            observe_schedule: None,
             event_ttl: Duration::from_secs(3600),
             node_lost_toleration: Duration::from_secs(300),
             heartbeat: None,
@@ -274,7 +281,11 @@ pub fn pass_dirty(
     reconcile_all(store, cache, config, timers, now, dirty, &views, &mut findings)?;
     let all = jobs::jobs(cache, config);
     let by_owner = jobs::pods_by_owner(cache);
+    let started = std::time::Instant::now();
     let result = schedule::schedule(store, cache, &all, &by_owner, &views, &config.scheduler, now, &findings)?;
+    if let Some(observe) = config.observe_schedule.as_ref().filter(|_| result.sessions > 0) {
+        observe(&result, started.elapsed());
+    }
     if let Some(observe) = &config.observe_latency {
         for l in &result.latencies {
             observe(*l);

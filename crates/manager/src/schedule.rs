@@ -30,6 +30,10 @@ pub struct Pass {
     pub evicted: usize,
     /// Jobs left pending.
     pub pending: usize,
+    /// Pods of jobs the session left pending with a reason.
+    pub unschedulable: usize,
+    /// Scheduling sessions run (0 when no pod was waiting).
+    pub sessions: usize,
     /// Seconds from creation to binding of each bound pod.
     pub latencies: Vec<f64>,
     /// Uids of the jobs that got bindings or evictions.
@@ -104,7 +108,7 @@ pub fn schedule(
     let outcome = session::run(snapshot, conf, now as u64);
 
     let by_key: HashMap<String, &Waiting<'_>> = waiting.iter().map(|w| (w.job.state.job.key(), w)).collect();
-    let mut pass = Pass::default();
+    let mut pass = Pass { sessions: 1, ..Pass::default() };
     let mut ops = Vec::new();
     let mut recorded = Recorder::new(events::SCHEDULER);
     for b in &outcome.bindings {
@@ -164,6 +168,7 @@ pub fn schedule(
             ops.push(op);
         }
         if let Some(why) = reasons.get(key.as_str()) {
+            pass.unschedulable += w.by_role.values().map(Vec::len).sum::<usize>();
             events::unschedulable(&mut recorded, cache, w.job, why);
             ops.extend(w.by_role.values().flatten().filter_map(|p| unschedulable_op(p, why, now)));
         }

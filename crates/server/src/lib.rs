@@ -88,6 +88,8 @@ impl ServerState {
     pub fn new(store: Store, token: Token, metrics: Metrics) -> ServerState {
         let (close, closing) = tokio::sync::watch::channel(false);
         let proxy_token = Token::random();
+        // The store gauges of /metrics follow the store from here on.
+        metrics.follow(&store);
         ServerState {
             store,
             authn: identity::Authenticator::new(token).with_proxy_token(proxy_token.clone()),

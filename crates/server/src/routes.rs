@@ -55,13 +55,14 @@ pub fn router(state: ServerState) -> Router {
         .fallback(api)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::http::track))
         .with_state(state)
 }
 
 async fn metrics(State(state): State<ServerState>) -> Response {
     let m = state.metrics.clone();
     match state.blocking(move |store| m.render(store)).await {
-        Ok(text) => ([(CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response(),
+        Ok(text) => ([(CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text).into_response(),
         Err(e) => e.into_response(),
     }
 }

@@ -194,17 +194,27 @@ async fn metrics_and_openapi() -> TestResult {
     s.scheduler()?.create(PODS, "team", &bound).await?;
     c.create(PODS, "team", &pod("waiting", json!({}))).await?;
 
-    let text = c.metrics_text().await?;
-    for line in [
-        "# TYPE ringleader_scheduling_latency_seconds histogram",
-        "ringleader_scheduling_latency_seconds_bucket{le=\"0.025\"} 1",
-        "ringleader_scheduling_latency_seconds_bucket{le=\"+Inf\"} 2",
-        "ringleader_scheduling_latency_seconds_count 2",
-        "ringleader_pending_pods{namespace=\"team\"} 1",
-        "ringleader_node_devices_allocated{node=\"n1\"} 3",
-        "ringleader_node_devices_total{node=\"n1\"} 8",
-        "ringleader_queue_devices_allocated{queue=\"research\"} 3",
-    ] {
+    let want = [
+        "# TYPE scheduler_pod_scheduling_sli_duration_seconds histogram",
+        "scheduler_pod_scheduling_sli_duration_seconds_bucket{le=\"0.025\"} 1",
+        "scheduler_pod_scheduling_sli_duration_seconds_bucket{le=\"+Inf\"} 2",
+        "scheduler_pod_scheduling_sli_duration_seconds_count 2",
+        "scheduler_pending_pods{queue=\"default\",reason=\"Waiting\"} 1.0",
+        "ringleader_pods{namespace=\"team\",phase=\"Running\"} 1.0",
+        "ringleader_device_allocated{node=\"n1\",device=\"2\",resource=\"nvidia.com/gpu\",model=\"A100-SXM4\"} 1.0",
+        "ringleader_device_allocated{node=\"n1\",device=\"3\",resource=\"nvidia.com/gpu\",model=\"A100-SXM4\"} 0.0",
+        "volcano_queue_allocated_scalar_resources{queue_name=\"research\",resource=\"nvidia.com/gpu\"} 3.0",
+    ];
+    // The gauges follow the store's watch: a bounded wait for them to catch up.
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = c.metrics_text().await?;
+        if want.iter().all(|line| text.lines().any(|l| l == *line)) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    for line in want {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
 

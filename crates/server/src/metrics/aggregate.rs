@@ -1,0 +1,618 @@
+//! The store-derived gauges, kept up to date one change at a time.
+//!
+//! Each object's share of the figures (its phase, queue, held devices …) is
+//! remembered; a change subtracts the old share and adds the new one. A
+//! scrape then costs the number of series (nodes × devices, queues, kinds),
+//! never the number of pods: 50,000 pods are summed once, on the first list,
+//! and not again.
+
+use super::{DEVICES_ANNOTATION, QUEUE_KEY};
+use ringleader_api::time::parse_rfc3339;
+use ringleader_store::{EventType, ObjectKey};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+const POD: (&str, &str) = ("v1", "Pod");
+const NODE: (&str, &str) = ("ringleader.io/v1alpha1", "Node");
+const QUEUE: (&str, &str) = ("scheduling.volcano.sh/v1beta1", "Queue");
+/// Queue of a pod or job that names none (Volcano's default queue).
+const DEFAULT_QUEUE: &str = "default";
+/// Resource of held devices when neither the pod's limits nor the node's
+/// profile names one.
+const UNKNOWN: &str = "unknown";
+
+/// One pod's share of the figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PodShare {
+    namespace: String,
+    phase: String,
+    /// `Some(reason)` while the pod waits to run: `Unschedulable` (or the
+    /// scheduler's reason), `Scheduled` (bound, not started) or `Waiting`.
+    pending: Option<String>,
+    queue: String,
+    /// Node and devices it holds (empty when it holds none).
+    node: String,
+    devices: Vec<String>,
+    /// Extended resource its devices count against.
+    resource: String,
+}
+
+/// One node's devices and state.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct NodeShare {
+    /// `spec`, to reparse the hardware only when it changes (heartbeats
+    /// rewrite the status every few seconds).
+    spec: Value,
+    resource: String,
+    model: String,
+    devices: Vec<String>,
+    unhealthy: BTreeSet<String>,
+    /// `true`, `false` or `unknown`, as kube-state-metrics writes Ready.
+    ready: &'static str,
+}
+
+/// One queue's settings.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct QueueShare {
+    weight: Option<f64>,
+    deserved: BTreeMap<String, f64>,
+    capability: BTreeMap<String, f64>,
+}
+
+/// One job's share.
+#[derive(Debug, Clone, PartialEq)]
+struct JobShare {
+    kind: String,
+    group: String,
+    phase: String,
+    started: bool,
+}
+
+/// Every store-derived figure, and what each object contributed to it.
+#[derive(Debug, Default)]
+pub struct Aggregate {
+    pods: HashMap<ObjectKey, PodShare>,
+    nodes: BTreeMap<String, NodeShare>,
+    queues: BTreeMap<String, QueueShare>,
+    jobs: HashMap<ObjectKey, JobShare>,
+    /// Objects per `(apiVersion, kind)`.
+    objects: BTreeMap<(String, String), u64>,
+    pods_by_phase: BTreeMap<(String, String), u64>,
+    pending: BTreeMap<(String, String), u64>,
+    /// Devices held per (queue, resource).
+    queue_allocated: BTreeMap<(String, String), u64>,
+    /// Pods holding each (node, device): a count, as fractional (vNPU)
+    /// pods may share one.
+    held: BTreeMap<(String, String), u32>,
+    jobs_by_phase: BTreeMap<(String, String, String), u64>,
+    /// Whether the first list has been loaded: job starts seen before it
+    /// are history, not observations.
+    loaded: bool,
+}
+
+/// A family's series: labels and value.
+pub type Series = Vec<(Vec<(&'static str, String)>, f64)>;
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}
+
+fn add<K: Ord>(map: &mut BTreeMap<K, u64>, key: K, n: u64) {
+    *map.entry(key).or_default() += n;
+}
+
+fn sub<K: Ord>(map: &mut BTreeMap<K, u64>, key: K, n: u64) {
+    if let Some(v) = map.get_mut(&key) {
+        *v = v.saturating_sub(n);
+        if *v == 0 {
+            map.remove(&key);
+        }
+    }
+}
+
+fn queue_of(object: &Value) -> String {
+    str_at(object, &format!("/metadata/labels/{}", QUEUE_KEY.replace('/', "~1")))
+        .or_else(|| str_at(object, &format!("/metadata/annotations/{}", QUEUE_KEY.replace('/', "~1"))))
+        .or_else(|| str_at(object, "/spec/queue"))
+        .filter(|q| !q.is_empty())
+        .unwrap_or(DEFAULT_QUEUE)
+        .to_string()
+}
+
+/// The extended resource (a name with a `/`) a pod's containers ask for.
+fn pod_resource(pod: &Value) -> Option<String> {
+    let containers = pod.pointer("/spec/containers").and_then(Value::as_array)?;
+    containers.iter().find_map(|c| {
+        ["limits", "requests"].iter().find_map(|section| {
+            c.pointer(&format!("/resources/{section}"))
+                .and_then(Value::as_object)
+                .and_then(|m| m.keys().find(|k| k.contains('/')).cloned())
+        })
+    })
+}
+
+fn pod_share(pod: &Value, nodes: &BTreeMap<String, NodeShare>) -> PodShare {
+    let phase = str_at(pod, "/status/phase").unwrap_or("Pending").to_string();
+    let node = str_at(pod, "/spec/nodeName").unwrap_or_default().to_string();
+    let deleting = pod.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null());
+    let finished = matches!(phase.as_str(), "Succeeded" | "Failed");
+    let pending = (phase == "Pending" && !deleting).then(|| {
+        if !node.is_empty() {
+            return "Scheduled".to_string();
+        }
+        let scheduled = pod
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .and_then(|c| c.iter().find(|c| c.get("type").and_then(Value::as_str) == Some("PodScheduled")));
+        match scheduled {
+            Some(c) if c.get("status").and_then(Value::as_str) == Some("False") => {
+                c.get("reason").and_then(Value::as_str).unwrap_or("Unschedulable").to_string()
+            }
+            _ => "Waiting".to_string(),
+        }
+    });
+    let devices: Vec<String> = if finished || node.is_empty() {
+        Vec::new()
+    } else {
+        let text = str_at(pod, &format!("/metadata/annotations/{}", DEVICES_ANNOTATION.replace('/', "~1")));
+        let set: BTreeSet<&str> =
+            text.unwrap_or_default().split(',').map(str::trim).filter(|d| !d.is_empty()).collect();
+        set.into_iter().map(str::to_string).collect()
+    };
+    let resource = pod_resource(pod)
+        .or_else(|| nodes.get(&node).map(|n| n.resource.clone()).filter(|r| !r.is_empty()))
+        .unwrap_or_else(|| UNKNOWN.to_string());
+    PodShare {
+        namespace: str_at(pod, "/metadata/namespace").unwrap_or("default").to_string(),
+        phase,
+        pending,
+        queue: queue_of(pod),
+        node,
+        devices,
+        resource,
+    }
+}
+
+fn node_share(node: &Value, previous: Option<&NodeShare>) -> NodeShare {
+    let spec = node.get("spec").cloned().unwrap_or(Value::Null);
+    let (resource, model, devices) = match previous {
+        Some(p) if p.spec == spec => (p.resource.clone(), p.model.clone(), p.devices.clone()),
+        _ => match super::node_profile(node) {
+            Some(p) => (p.resource_name.clone(), p.chip.clone(), p.devices.iter().map(|d| d.id.to_string()).collect()),
+            None => (String::new(), String::new(), Vec::new()),
+        },
+    };
+    let mut unhealthy = BTreeSet::new();
+    for field in ["/status/unhealthyDevices", "/status/networkUnhealthyDevices"] {
+        if let Some(ids) = node.pointer(field).and_then(Value::as_array) {
+            unhealthy.extend(ids.iter().filter_map(Value::as_u64).map(|d| d.to_string()));
+        }
+    }
+    let stopped = node.pointer("/spec/stopped").and_then(Value::as_bool) == Some(true);
+    let ready = match node.pointer("/status/ready").and_then(Value::as_bool) {
+        _ if stopped => "false",
+        Some(true) => "true",
+        Some(false) | None => "unknown",
+    };
+    NodeShare { spec, resource, model, devices, unhealthy, ready }
+}
+
+/// A quantity as a number: integers and decimals; `m` (milli) and the
+/// binary/decimal suffixes of Kubernetes quantities.
+fn quantity(v: &Value) -> Option<f64> {
+    if let Some(n) = v.as_f64() {
+        return Some(n);
+    }
+    let s = v.as_str()?.trim();
+    let suffixes: [(&str, f64); 13] = [
+        ("Ki", 1024.0),
+        ("Mi", 1024f64.powi(2)),
+        ("Gi", 1024f64.powi(3)),
+        ("Ti", 1024f64.powi(4)),
+        ("Pi", 1024f64.powi(5)),
+        ("Ei", 1024f64.powi(6)),
+        ("m", 1e-3),
+        ("k", 1e3),
+        ("M", 1e6),
+        ("G", 1e9),
+        ("T", 1e12),
+        ("P", 1e15),
+        ("E", 1e18),
+    ];
+    for (suffix, factor) in suffixes {
+        if let Some(n) = s.strip_suffix(suffix) {
+            return n.parse::<f64>().ok().filter(|n| n.is_finite()).map(|n| n * factor);
+        }
+    }
+    s.parse::<f64>().ok().filter(|n| n.is_finite())
+}
+
+fn resource_map(v: Option<&Value>) -> BTreeMap<String, f64> {
+    v.and_then(Value::as_object)
+        .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), quantity(v)?))).collect())
+        .unwrap_or_default()
+}
+
+fn queue_share(queue: &Value) -> QueueShare {
+    QueueShare {
+        weight: queue.pointer("/spec/weight").and_then(quantity),
+        deserved: resource_map(queue.pointer("/spec/deserved")),
+        capability: resource_map(queue.pointer("/spec/capability")),
+    }
+}
+
+fn job_share(key: &ObjectKey, job: &Value) -> Option<JobShare> {
+    let rt = crate::resources::by_kind(&key.api_version, &key.kind).filter(|rt| rt.job)?;
+    let status = job.pointer("/status/ringleader");
+    Some(JobShare {
+        kind: rt.kind.to_string(),
+        group: rt.group.to_string(),
+        phase: status.and_then(|s| s.get("phase")).and_then(Value::as_str).unwrap_or("Pending").to_string(),
+        started: status.and_then(|s| s.get("start_time")).is_some_and(|t| !t.is_null()),
+    })
+}
+
+/// Seconds from a job's creation to its first run, read from the object.
+fn start_duration(job: &Value) -> Option<f64> {
+    let created = str_at(job, "/metadata/creationTimestamp").and_then(parse_rfc3339)?;
+    let started = job.pointer("/status/ringleader/start_time").and_then(Value::as_f64)?;
+    Some((started - created).max(0.0))
+}
+
+impl Aggregate {
+    /// Loads the objects of a first list (or a relist: the figures are reset).
+    pub fn load<'a>(&mut self, objects: impl IntoIterator<Item = (&'a ObjectKey, &'a Value)>) {
+        *self = Aggregate::default();
+        let objects: Vec<_> = objects.into_iter().collect();
+        // Nodes first: a pod's resource falls back to its node's.
+        let (nodes, rest): (Vec<_>, Vec<_>) =
+            objects.into_iter().partition(|(k, _)| (k.api_version.as_str(), k.kind.as_str()) == NODE);
+        for (key, object) in nodes.into_iter().chain(rest) {
+            self.apply(EventType::Added, key, object);
+        }
+        self.loaded = true;
+    }
+
+    /// Applies one change; returns the job's start duration (seconds) when
+    /// this change is the job's first run.
+    pub fn apply(&mut self, kind: EventType, key: &ObjectKey, object: &Value) -> Option<f64> {
+        let type_key = (key.api_version.clone(), key.kind.clone());
+        match kind {
+            EventType::Added => add(&mut self.objects, type_key, 1),
+            EventType::Deleted => sub(&mut self.objects, type_key, 1),
+            EventType::Modified => {}
+        }
+        let deleted = kind == EventType::Deleted;
+        match (key.api_version.as_str(), key.kind.as_str()) {
+            POD => {
+                if let Some(old) = self.pods.remove(key) {
+                    self.pod_delta(&old, false);
+                }
+                if !deleted {
+                    let share = pod_share(object, &self.nodes);
+                    self.pod_delta(&share, true);
+                    self.pods.insert(key.clone(), share);
+                }
+                None
+            }
+            NODE => {
+                if deleted {
+                    self.nodes.remove(&key.name);
+                } else {
+                    let share = node_share(object, self.nodes.get(&key.name));
+                    self.nodes.insert(key.name.clone(), share);
+                }
+                None
+            }
+            QUEUE => {
+                if deleted {
+                    self.queues.remove(&key.name);
+                } else {
+                    self.queues.insert(key.name.clone(), queue_share(object));
+                }
+                None
+            }
+            _ => self.job_change(key, object, deleted),
+        }
+    }
+
+    fn job_change(&mut self, key: &ObjectKey, object: &Value, deleted: bool) -> Option<f64> {
+        let old = self.jobs.remove(key);
+        if let Some(o) = &old {
+            sub(&mut self.jobs_by_phase, (o.kind.clone(), o.group.clone(), o.phase.clone()), 1);
+        }
+        if deleted {
+            return None;
+        }
+        let share = job_share(key, object)?;
+        add(&mut self.jobs_by_phase, (share.kind.clone(), share.group.clone(), share.phase.clone()), 1);
+        let first_run = self.loaded && share.started && !old.is_some_and(|o| o.started);
+        self.jobs.insert(key.clone(), share);
+        if first_run {
+            start_duration(object)
+        } else {
+            None
+        }
+    }
+
+    fn pod_delta(&mut self, share: &PodShare, plus: bool) {
+        let n = share.devices.len() as u64;
+        let op = if plus { add } else { sub };
+        op(&mut self.pods_by_phase, (share.namespace.clone(), share.phase.clone()), 1);
+        if let Some(reason) = &share.pending {
+            op(&mut self.pending, (share.queue.clone(), reason.clone()), 1);
+        }
+        if n > 0 {
+            op(&mut self.queue_allocated, (share.queue.clone(), share.resource.clone()), n);
+        }
+        for d in &share.devices {
+            let key = (share.node.clone(), d.clone());
+            if plus {
+                *self.held.entry(key).or_default() += 1;
+            } else if let Some(c) = self.held.get_mut(&key) {
+                *c = c.saturating_sub(1);
+                if *c == 0 {
+                    self.held.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Every gauge family: `(name, help, series)`, in a fixed order.
+    pub fn families(&self) -> Vec<(&'static str, &'static str, Series)> {
+        let mut out = Vec::new();
+        out.push((
+            "scheduler_pending_pods",
+            "Pods waiting to run, by Volcano queue and reason (Unschedulable: the scheduler found no place; Scheduled: bound, not started; Waiting: not yet tried).",
+            self.pending
+                .iter()
+                .map(|((q, r), n)| (vec![("queue", q.clone()), ("reason", r.clone())], *n as f64))
+                .collect(),
+        ));
+        out.push((
+            "ringleader_pods",
+            "Pods by namespace and phase.",
+            self.pods_by_phase
+                .iter()
+                .map(|((ns, p), n)| (vec![("namespace", ns.clone()), ("phase", p.clone())], *n as f64))
+                .collect(),
+        ));
+        out.push((
+            "ringleader_jobs",
+            "Jobs by kind, API group and phase (the job controller's phase).",
+            self.jobs_by_phase
+                .iter()
+                .map(|((k, g, p), n)| {
+                    (vec![("kind", k.clone()), ("group", g.clone()), ("phase", p.clone())], *n as f64)
+                })
+                .collect(),
+        ));
+        out.extend(self.queue_families());
+        out.extend(self.node_families());
+        out.push((
+            "apiserver_storage_objects",
+            "Objects stored, by resource.",
+            self.objects
+                .iter()
+                .map(|((api_version, kind), n)| {
+                    let resource = crate::resources::by_kind(api_version, kind)
+                        .map(|rt| rt.qualified())
+                        .unwrap_or_else(|| format!("{kind}.{api_version}"));
+                    (vec![("resource", resource)], *n as f64)
+                })
+                .collect(),
+        ));
+        out
+    }
+
+    fn queue_families(&self) -> Vec<(&'static str, &'static str, Series)> {
+        let scalar = |pick: fn(&QueueShare) -> &BTreeMap<String, f64>| -> Series {
+            self.queues
+                .iter()
+                .flat_map(|(q, share)| {
+                    pick(share)
+                        .iter()
+                        .filter(|(r, _)| r.contains('/'))
+                        .map(move |(r, v)| (vec![("queue_name", q.clone()), ("resource", r.clone())], *v))
+                })
+                .collect()
+        };
+        vec![
+            (
+                "volcano_queue_allocated_scalar_resources",
+                "Devices held by live pods of the queue, by extended resource.",
+                self.queue_allocated
+                    .iter()
+                    .map(|((q, r), n)| (vec![("queue_name", q.clone()), ("resource", r.clone())], *n as f64))
+                    .collect(),
+            ),
+            (
+                "volcano_queue_deserved_scalar_resources",
+                "The queue's spec.deserved, extended resources only.",
+                scalar(|s| &s.deserved),
+            ),
+            (
+                "volcano_queue_capability_scalar_resources",
+                "The queue's spec.capability (its ceiling), extended resources only.",
+                scalar(|s| &s.capability),
+            ),
+            (
+                "volcano_queue_weight",
+                "The queue's spec.weight.",
+                self.queues.iter().filter_map(|(q, s)| Some((vec![("queue_name", q.clone())], s.weight?))).collect(),
+            ),
+        ]
+    }
+
+    fn node_families(&self) -> Vec<(&'static str, &'static str, Series)> {
+        let mut allocated = Series::new();
+        let mut healthy = Series::new();
+        let mut ready = Series::new();
+        let empty = NodeShare::default();
+        let nodes: BTreeSet<&String> = self.nodes.keys().chain(self.held.keys().map(|(n, _)| n)).collect();
+        for name in nodes {
+            let node = self.nodes.get(name).unwrap_or(&empty);
+            let held: BTreeSet<&String> = self
+                .held
+                .range((name.clone(), String::new())..)
+                .take_while(|((n, _), _)| n == name)
+                .map(|((_, d), _)| d)
+                .collect();
+            let devices: BTreeSet<&String> = node.devices.iter().chain(held.iter().copied()).collect();
+            let resource = if node.resource.is_empty() { UNKNOWN.to_string() } else { node.resource.clone() };
+            let model = if node.model.is_empty() { UNKNOWN.to_string() } else { node.model.clone() };
+            for d in devices {
+                let labels = vec![
+                    ("node", name.clone()),
+                    ("device", d.clone()),
+                    ("resource", resource.clone()),
+                    ("model", model.clone()),
+                ];
+                allocated.push((labels.clone(), if held.contains(d) { 1.0 } else { 0.0 }));
+                if self.nodes.contains_key(name) {
+                    healthy.push((labels, if node.unhealthy.contains(d) { 0.0 } else { 1.0 }));
+                }
+            }
+            if self.nodes.contains_key(name) {
+                for status in ["true", "false", "unknown"] {
+                    ready.push((
+                        vec![
+                            ("node", name.clone()),
+                            ("condition", "Ready".to_string()),
+                            ("status", status.to_string()),
+                        ],
+                        if node.ready == status { 1.0 } else { 0.0 },
+                    ));
+                }
+            }
+        }
+        vec![
+            ("ringleader_device_allocated", "1 while a live pod holds the device, else 0.", allocated),
+            ("ringleader_device_healthy", "1 unless the node reports the device (or its network) unhealthy.", healthy),
+            ("kube_node_status_condition", "The node's Ready condition, one series per status.", ready),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(name: &str, node: &str, devs: &str, phase: &str, queue: Option<&str>) -> (ObjectKey, Value) {
+        let mut p = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "annotations": {DEVICES_ANNOTATION: devs}},
+            "spec": {"nodeName": node, "containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+            "status": {"phase": phase}});
+        if let Some(q) = queue {
+            p["metadata"]["labels"] = json!({QUEUE_KEY: q});
+        }
+        (ObjectKey::of(&p).expect("key"), p)
+    }
+
+    fn find(families: &[(&str, &str, Series)], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+        let (_, _, series) = families.iter().find(|(n, _, _)| *n == name)?;
+        series
+            .iter()
+            .find(|(l, _)| labels.iter().all(|(k, v)| l.iter().any(|(lk, lv)| lk == k && lv == v)))
+            .map(|(_, v)| *v)
+    }
+
+    #[test]
+    fn figures_follow_changes_without_relisting() {
+        let node = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node", "metadata": {"name": "n1"},
+            "spec": {"profile": "hgx-h100-8"}, "status": {"ready": true, "unhealthyDevices": [7]}});
+        let queue = json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"},
+            "spec": {"weight": 3, "capability": {"nvidia.com/gpu": 16, "cpu": "4"}, "deserved": {"nvidia.com/gpu": "8"}}});
+        let waiting = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "w", "namespace": "ns"},
+            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}});
+        let pods = [
+            pod("a", "n1", "0,1", "Running", Some("research")),
+            pod("b", "n1", "2", "Running", None),
+            pod("c", "n1", "3", "Succeeded", None),
+        ];
+        let mut objects: Vec<(ObjectKey, Value)> = pods.to_vec();
+        for o in [node, queue, waiting] {
+            objects.push((ObjectKey::of(&o).expect("key"), o));
+        }
+        let mut agg = Aggregate::default();
+        agg.load(objects.iter().map(|(k, v)| (k, v)));
+        let f = agg.families();
+        let gpu = "nvidia.com/gpu";
+        assert_eq!(find(&f, "scheduler_pending_pods", &[("queue", "default"), ("reason", "Unschedulable")]), Some(1.0));
+        assert_eq!(find(&f, "ringleader_pods", &[("phase", "Running")]), Some(2.0));
+        assert_eq!(
+            find(&f, "volcano_queue_allocated_scalar_resources", &[("queue_name", "research"), ("resource", gpu)]),
+            Some(2.0)
+        );
+        assert_eq!(
+            find(&f, "volcano_queue_allocated_scalar_resources", &[("queue_name", "default"), ("resource", gpu)]),
+            Some(1.0)
+        );
+        assert_eq!(find(&f, "volcano_queue_capability_scalar_resources", &[("resource", gpu)]), Some(16.0));
+        assert_eq!(find(&f, "volcano_queue_capability_scalar_resources", &[("resource", "cpu")]), None);
+        assert_eq!(find(&f, "volcano_queue_deserved_scalar_resources", &[("resource", gpu)]), Some(8.0));
+        assert_eq!(find(&f, "volcano_queue_weight", &[("queue_name", "research")]), Some(3.0));
+        fn dev(d: &str) -> [(&str, &str); 3] {
+            [("node", "n1"), ("device", d), ("resource", "nvidia.com/gpu")]
+        }
+        assert_eq!(find(&f, "ringleader_device_allocated", &dev("1")), Some(1.0));
+        assert_eq!(find(&f, "ringleader_device_allocated", &dev("3")), Some(0.0));
+        assert_eq!(find(&f, "ringleader_device_healthy", &dev("7")), Some(0.0));
+        assert_eq!(find(&f, "ringleader_device_healthy", &dev("6")), Some(1.0));
+        let (_, _, devices) = f.iter().find(|(n, _, _)| *n == "ringleader_device_allocated").expect("family");
+        assert_eq!(devices.len(), 8);
+        assert_eq!(find(&f, "kube_node_status_condition", &[("node", "n1"), ("status", "true")]), Some(1.0));
+        assert_eq!(find(&f, "apiserver_storage_objects", &[("resource", "pods")]), Some(4.0));
+
+        // Pod a finishes, b is deleted: their devices go back.
+        let (ka, mut a) = pods[0].clone();
+        a["status"]["phase"] = json!("Succeeded");
+        agg.apply(EventType::Modified, &ka, &a);
+        let (kb, b) = pods[1].clone();
+        agg.apply(EventType::Deleted, &kb, &b);
+        let f = agg.families();
+        assert_eq!(find(&f, "volcano_queue_allocated_scalar_resources", &[("queue_name", "research")]), None);
+        assert_eq!(find(&f, "ringleader_device_allocated", &dev("1")), Some(0.0));
+        assert_eq!(find(&f, "ringleader_pods", &[("phase", "Running")]), None);
+        assert_eq!(find(&f, "apiserver_storage_objects", &[("resource", "pods")]), Some(3.0));
+    }
+
+    #[test]
+    fn a_job_start_is_observed_once_and_not_for_history() {
+        let job = |started: Option<u64>| {
+            let mut j = json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                "metadata": {"name": "j", "namespace": "ns", "creationTimestamp": "2023-11-14T22:13:20Z"},
+                "status": {"ringleader": {"phase": "Pending"}}});
+            if let Some(t) = started {
+                j["status"]["ringleader"] = json!({"phase": "Running", "start_time": t});
+            }
+            j
+        };
+        let old = job(Some(1_700_000_000));
+        let key = ObjectKey::of(&old).expect("key");
+        let mut agg = Aggregate::default();
+        agg.load([(&key, &old)]);
+        assert_eq!(agg.apply(EventType::Modified, &key, &old), None, "started before the list: history");
+
+        let mut agg = Aggregate::default();
+        agg.load(std::iter::empty());
+        assert_eq!(agg.apply(EventType::Added, &key, &job(None)), None);
+        assert_eq!(agg.apply(EventType::Modified, &key, &job(Some(1_700_000_012))), Some(12.0));
+        assert_eq!(agg.apply(EventType::Modified, &key, &job(Some(1_700_000_012))), None, "once per job");
+        let f = agg.families();
+        assert_eq!(
+            find(&f, "ringleader_jobs", &[("kind", "Job"), ("group", "batch.volcano.sh"), ("phase", "Running")]),
+            Some(1.0)
+        );
+    }
+
+    #[test]
+    fn quantities_parse_or_are_left_out() {
+        assert_eq!(quantity(&json!("500m")), Some(0.5));
+        assert_eq!(quantity(&json!("2Gi")), Some(2.0 * 1024f64.powi(3)));
+        assert_eq!(quantity(&json!(4)), Some(4.0));
+        assert_eq!(quantity(&json!("lots")), None);
+        assert_eq!(quantity(&json!("NaN")), None);
+    }
+}
