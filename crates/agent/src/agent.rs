@@ -11,6 +11,7 @@ use crate::pod::{self, PodInfo};
 use crate::runtime::{isolate, process, sim};
 use crate::sandbox;
 use crate::status::{self, Exit};
+use crate::usage;
 use crate::writer::Write;
 use crate::{command, AgentError};
 use ringleader_api::{configmap_file, time};
@@ -105,6 +106,13 @@ pub(crate) struct Agent {
     store: Arc<dyn Cluster>,
     /// Pod sandboxes, when the process runtime uses them.
     sandboxing: Option<isolate::Sandboxing>,
+    /// CPU and memory last published per running pod, and per node.
+    usage_pods: HashMap<ObjectKey, usage::Published>,
+    usage_nodes: HashMap<String, usage::Published>,
+    /// CPU of each node's pods since this agent started (pods that ended included).
+    node_cpu_nanos: HashMap<String, u64>,
+    units: usage::Units,
+    started_at: f64,
 }
 
 fn uid_of(obj: &Value) -> &str {
@@ -147,6 +155,11 @@ impl Agent {
             exits_tx,
             store,
             sandboxing: None,
+            usage_pods: HashMap::new(),
+            usage_nodes: HashMap::new(),
+            node_cpu_nanos: HashMap::new(),
+            units: usage::Units::host(),
+            started_at: time::now(),
         }
     }
 
@@ -242,6 +255,8 @@ impl Agent {
         heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         // Registration already heartbeated: skip the immediate first tick.
         heartbeat.tick().await;
+        let mut usage_tick = tokio::time::interval(usage_interval(self.cfg.heartbeat_interval));
+        usage_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut detected = self.cfg.detected_faults.clone();
         if let Some(d) = &mut detected {
             let now = d.borrow_and_update().clone();
@@ -279,6 +294,7 @@ impl Agent {
                 Some(exit) = exits.recv() => self.on_exit(exit),
                 Some(now) = next_detected(&mut detected) => self.on_detected(&now),
                 _ = heartbeat.tick() => self.heartbeat(),
+                _ = usage_tick.tick() => self.sample_usage(),
                 _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => self.fire_timers(),
             }
         };
@@ -310,6 +326,55 @@ impl Agent {
             if !n.stopped {
                 self.write(Write::Node { key: node::node_key(name), patch: node::heartbeat_patch(now) });
             }
+        }
+    }
+
+    /// Publishes the CPU and memory of every running process-runtime pod and
+    /// their sum per node; a pod or node is written only when its figures
+    /// moved, so idle pods cost no writes.
+    fn sample_usage(&mut self) {
+        if !matches!(self.cfg.runtime, Runtime::Process) {
+            return;
+        }
+        let table = usage::proc_table(Path::new("/proc"));
+        let now = time::now();
+        let mut writes = Vec::new();
+        let mut node_memory: HashMap<&str, u64> = HashMap::new();
+        let mut live: Vec<&ObjectKey> = Vec::new();
+        for (key, e) in &self.pods {
+            let PodState::Running { pgid: Some(pgid) } = e.state else { continue };
+            let u = usage::group_usage(&table, pgid, self.units);
+            live.push(key);
+            let prev = self.usage_pods.get(key);
+            let cpu = self.node_cpu_nanos.entry(e.node.clone()).or_default();
+            *cpu = cpu.saturating_add(u.cpu_nanos.saturating_sub(prev.map_or(0, |p| p.usage.cpu_nanos)));
+            let memory = node_memory.entry(e.node.as_str()).or_default();
+            *memory = memory.saturating_add(u.memory_bytes);
+            if prev.is_none_or(|p| p.stale(u)) {
+                let next = usage::Published::next(prev, e.started.unwrap_or(now), u, now);
+                writes.push(Write::Pod { key: key.clone(), uid: e.uid.clone(), patch: next.pod_patch() });
+                self.usage_pods.insert(key.clone(), next);
+            }
+        }
+        let live: std::collections::HashSet<ObjectKey> = live.into_iter().cloned().collect();
+        self.usage_pods.retain(|k, _| live.contains(k));
+        for (name, n) in &self.nodes {
+            if n.stopped {
+                continue;
+            }
+            let u = usage::Usage {
+                cpu_nanos: self.node_cpu_nanos.get(name).copied().unwrap_or(0),
+                memory_bytes: node_memory.get(name.as_str()).copied().unwrap_or(0),
+            };
+            let prev = self.usage_nodes.get(name);
+            if prev.is_none_or(|p| p.stale(u)) {
+                let next = usage::Published::next(prev, self.started_at, u, now);
+                writes.push(Write::Node { key: node::node_key(name), patch: next.node_patch() });
+                self.usage_nodes.insert(name.clone(), next);
+            }
+        }
+        for w in writes {
+            self.write(w);
         }
     }
 
@@ -945,6 +1010,13 @@ async fn next_detected(
         return std::future::pending().await;
     }
     Some(d.borrow_and_update().clone())
+}
+
+/// How often pods' CPU and memory are sampled: every 10 s as metrics-server
+/// scrapes, sooner where heartbeats are faster (a test cluster), never more
+/// than once a second.
+fn usage_interval(heartbeat: Duration) -> Duration {
+    heartbeat.clamp(Duration::from_secs(1), Duration::from_secs(10))
 }
 
 fn forget(e: &PodEntry) {

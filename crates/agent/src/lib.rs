@@ -30,6 +30,7 @@ pub mod pod;
 pub mod runtime;
 pub mod sandbox;
 pub mod status;
+pub mod usage;
 pub mod volumes;
 mod writer;
 

@@ -9,6 +9,7 @@
 //! table plus the read-only core v1 Node view, so the lists name exactly
 //! the paths the router serves.
 
+use crate::resource_metrics;
 use crate::resources::{self, ResourceType, PODS};
 use crate::status::ApiError;
 use axum::extract::Path;
@@ -105,6 +106,7 @@ fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
             versions.push(rt.version);
         }
     }
+    by_group.insert((false, resource_metrics::GROUP), vec![resource_metrics::VERSION]);
     by_group
         .into_iter()
         .map(|((_, group), mut versions)| {
@@ -115,7 +117,17 @@ fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
 }
 
 fn types_of(group: &str, version: &str) -> Vec<&'static ResourceType> {
-    resources::discoverable().filter(|r| r.group == group && r.version == version).collect()
+    let metrics = [&resource_metrics::NODE_METRICS, &resource_metrics::POD_METRICS];
+    resources::discoverable().chain(metrics).filter(|r| r.group == group && r.version == version).collect()
+}
+
+/// What may be done to a type: the resource metrics are only read.
+fn verbs(rt: &ResourceType) -> &'static [&'static str] {
+    if rt.group == resource_metrics::GROUP {
+        resource_metrics::VERBS
+    } else {
+        rt.verbs()
+    }
 }
 
 fn group_version(group: &str, version: &str) -> String {
@@ -135,7 +147,7 @@ fn api_resources(group: &str, version: &str) -> Vec<Value> {
             "singularName": rt.singular,
             "namespaced": rt.namespaced,
             "kind": rt.kind,
-            "verbs": rt.verbs(),
+            "verbs": verbs(rt),
         });
         if !rt.short_names.is_empty() {
             r["shortNames"] = json!(rt.short_names);
@@ -174,7 +186,7 @@ fn discovery_version(group: &str, version: &str) -> Value {
                 "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
                 "scope": if rt.namespaced { "Namespaced" } else { "Cluster" },
                 "singularResource": rt.singular,
-                "verbs": rt.verbs(),
+                "verbs": verbs(rt),
             });
             if !rt.short_names.is_empty() {
                 r["shortNames"] = json!(rt.short_names);

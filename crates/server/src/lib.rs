@@ -37,6 +37,7 @@ mod paging;
 pub mod patch;
 mod protect;
 pub mod rbac;
+pub mod resource_metrics;
 pub mod resources;
 mod routes;
 pub mod selector;

@@ -242,6 +242,8 @@ pub fn builtin_objects() -> Vec<Value> {
         view.push(rule(&[group], &readable, READ));
         edit.push(rule(&[group], list, WRITE));
     }
+    // As metrics-server's aggregated-metrics-reader: whoever reads pods reads their usage.
+    view.push(rule(&[crate::resource_metrics::GROUP], &["pods"], READ));
     let edit_all: Vec<Value> = view.iter().chain(&edit).cloned().collect();
     let mut admin = edit_all.clone();
     admin.push(rule(&[GROUP], &["roles", "rolebindings"], &[READ, WRITE].concat()));

@@ -215,6 +215,9 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     if let Some(answer) = core_node(state, &req).await {
         return answer;
     }
+    if let Some(answer) = crate::resource_metrics::serve(state, &req.method, &req.path, &req.query, req.format).await {
+        return answer;
+    }
     let target = parse_path(&req.path)?;
     let m = req.method.clone();
     if let Target::Collection { rt, .. } | Target::Object { rt, .. } = &target {

@@ -62,8 +62,10 @@ async fn version_and_legacy_discovery() -> TestResult {
         groups["groups"].as_array().into_iter().flatten().filter_map(|g| g["name"].as_str()).collect();
     let mut expected: BTreeSet<&str> =
         ringleader_server::RESOURCES.iter().map(|r| r.group).filter(|g| !g.is_empty()).collect();
-    // SelfSubjectAccessReviews (`kubectl auth can-i`) are answered, not stored.
+    // SelfSubjectAccessReviews (`kubectl auth can-i`) and resource metrics
+    // (`kubectl top`) are answered, not stored.
     expected.insert("authorization.k8s.io");
+    expected.insert("metrics.k8s.io");
     assert_eq!(names.iter().copied().collect::<BTreeSet<_>>(), expected);
     let kubeflow = groups["groups"].as_array().and_then(|g| g.iter().find(|g| g["name"] == "kubeflow.org"));
     let kubeflow = kubeflow.cloned().unwrap_or_default();
