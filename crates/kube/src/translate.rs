@@ -94,6 +94,23 @@ pub struct Write {
     pub delete: Option<i64>,
 }
 
+/// Sets `metadata.annotations[key]` of the main patch being built (a
+/// metadata or annotations field that is not an object is refused, not
+/// indexed into).
+fn annotate(main: &mut Map<String, Value>, key: &str, text: String) -> Result<(), String> {
+    let meta = main.entry("metadata").or_insert_with(|| json!({}));
+    let Some(meta) = meta.as_object_mut() else { return Err("metadata: must be an object".into()) };
+    let annotations = meta.entry("annotations").or_insert_with(|| json!({}));
+    if annotations.is_null() {
+        *annotations = json!({});
+    }
+    let Some(annotations) = annotations.as_object_mut() else {
+        return Err(format!("metadata.annotations: {annotations}: must be an object"));
+    };
+    annotations.insert(key.to_string(), json!(text));
+    Ok(())
+}
+
 /// Splits a merge patch of ringleader's onto the calls Kubernetes takes.
 /// `job_state`: the current job-controller state of a typed-status kind
 /// (what [`JOB_STATE_ANNOTATION`] holds), to merge a patch of it into.
@@ -112,8 +129,7 @@ pub fn split_patch(kind: &Kind, patch: &Value, job_state: Option<&Value>) -> Res
                         let mut merged = job_state.cloned().unwrap_or_else(|| json!({}));
                         json_patch::merge(&mut merged, &state);
                         let text = serde_json::to_string(&merged).map_err(|e| e.to_string())?;
-                        let meta = main.entry("metadata").or_insert_with(|| json!({}));
-                        meta["annotations"][JOB_STATE_ANNOTATION] = json!(text);
+                        annotate(&mut main, JOB_STATE_ANNOTATION, text)?;
                     }
                 }
                 write.status = Some(status);
@@ -134,8 +150,7 @@ pub fn split_patch(kind: &Kind, patch: &Value, job_state: Option<&Value>) -> Res
                                 .map(|c| c.get("env").cloned().unwrap_or_else(|| json!([])))
                                 .collect();
                             let text = serde_json::to_string(&envs).map_err(|e| e.to_string())?;
-                            let meta = main.entry("metadata").or_insert_with(|| json!({}));
-                            meta["annotations"][ENV_ANNOTATION] = json!(text);
+                            annotate(&mut main, ENV_ANNOTATION, text)?;
                         }
                         other => {
                             return Err(format!("spec.{other}: a pod's spec cannot change once created in Kubernetes"))
@@ -145,7 +160,8 @@ pub fn split_patch(kind: &Kind, patch: &Value, job_state: Option<&Value>) -> Res
             }
             "metadata" => {
                 let mut meta = value.clone();
-                if let Some(m) = meta.as_object_mut() {
+                let Some(m) = meta.as_object_mut() else { return Err(format!("metadata: {value}: must be an object")) };
+                {
                     if m.remove("deletionTimestamp").is_some_and(|t| !t.is_null()) {
                         write.delete = Some(m.get("deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(30));
                     }
@@ -180,10 +196,16 @@ pub fn for_create(kind: &Kind, mut object: Value, scheduler: &str) -> Value {
     if kind.is_node() {
         return node_to_kube(&object);
     }
+    // Only into objects: indexing a field of another type would panic.
+    let set = |o: &mut Value, outer: &str, field: &str, v: Value| {
+        if let Some(inner) = o.get_mut(outer).and_then(Value::as_object_mut) {
+            inner.insert(field.to_string(), v);
+        }
+    };
     match (kind.api_version, kind.kind) {
-        ("v1", "Pod") => object["spec"]["schedulerName"] = json!(scheduler),
+        ("v1", "Pod") => set(&mut object, "spec", "schedulerName", json!(scheduler)),
         ("v1", "Event") if object.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("").is_empty() => {
-            object["metadata"]["namespace"] = json!("default")
+            set(&mut object, "metadata", "namespace", json!("default"))
         }
         _ => {}
     }

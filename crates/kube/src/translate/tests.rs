@@ -45,6 +45,21 @@ fn other_pod_spec_changes_and_unbinding_are_refused_by_name() {
 }
 
 #[test]
+fn fields_of_the_wrong_type_are_refused_not_indexed_into() {
+    let e = split_patch(&pod_kind(), &json!({"metadata": "x"}), None).expect_err("refused");
+    assert!(e.contains("metadata"), "{e}");
+    let patch = json!({"metadata": {"annotations": "x"}, "spec": {"containers": [{"name": "c", "env": []}]}});
+    let e = split_patch(&pod_kind(), &patch, None).expect_err("refused");
+    assert!(e.contains("metadata.annotations"), "{e}");
+    let odd = for_create(
+        &pod_kind(),
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": "x"}),
+        "r",
+    );
+    assert_eq!(odd["spec"], "x", "left for the API server to refuse");
+}
+
+#[test]
 fn marking_a_pod_for_deletion_is_a_graceful_delete() {
     let patch = json!({"metadata": {"deletionTimestamp": "2026-11-25T00:00:00Z", "deletionGracePeriodSeconds": 5}});
     let w = split_patch(&pod_kind(), &patch, None).expect("split");

@@ -200,12 +200,14 @@ pub fn decide(run: &Value, w: &World<'_>, job: Option<&Value>, pods: &[&Value], 
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .map(|p| {
-                    let mut p = p.clone();
-                    if p["phase"] != "Succeeded" && p["phase"] != "Failed" {
-                        p["phase"] = json!("Deleted");
+                // The status is writable through the API: entries that are
+                // not objects are dropped, not indexed into.
+                .filter_map(|p| {
+                    let mut p = p.as_object()?.clone();
+                    if !matches!(p.get("phase").and_then(Value::as_str), Some("Succeeded" | "Failed")) {
+                        p.insert("phase".into(), json!("Deleted"));
                     }
-                    p
+                    Some(Value::Object(p))
                 })
                 .collect();
             status.insert("pods".into(), json!(gone));
@@ -518,6 +520,11 @@ mod tests {
         assert_eq!(st["state"], "stopped");
         assert_eq!(st["completionTime"], "1970-01-01T00:00:12Z");
         assert_eq!(st["timeline"].as_array().map(Vec::len), Some(2));
+        // The record keeps its pods as gone; junk a user wrote there is dropped.
+        r["status"]["pods"] =
+            json!([{"name": "p", "phase": "Running"}, {"name": "q", "phase": "Succeeded"}, "junk", 7]);
+        let st = status_of(&decide(&r, &w, None, &[], 13.0));
+        assert_eq!(st["pods"], json!([{"name": "p", "phase": "Deleted"}, {"name": "q", "phase": "Succeeded"}]));
     }
 
     #[test]
