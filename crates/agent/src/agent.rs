@@ -336,14 +336,14 @@ impl Agent {
         if !matches!(self.cfg.runtime, Runtime::Process) {
             return;
         }
-        let table = usage::proc_table(Path::new("/proc"));
+        let procs = usage::ProcTree::new(usage::proc_table(Path::new("/proc")));
         let now = time::now();
         let mut writes = Vec::new();
         let mut node_memory: HashMap<&str, u64> = HashMap::new();
         let mut live: Vec<&ObjectKey> = Vec::new();
         for (key, e) in &self.pods {
             let PodState::Running { pgid: Some(pgid) } = e.state else { continue };
-            let u = usage::group_usage(&table, pgid, self.units);
+            let u = procs.group_usage(pgid, self.units);
             live.push(key);
             let prev = self.usage_pods.get(key);
             let cpu = self.node_cpu_nanos.entry(e.node.clone()).or_default();

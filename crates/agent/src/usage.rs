@@ -91,29 +91,47 @@ impl Units {
     }
 }
 
-/// Usage of the processes in group `pgid` and of all their descendants.
-pub fn group_usage(table: &[ProcStat], pgid: i32, units: Units) -> Usage {
-    let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
-    for (i, p) in table.iter().enumerate() {
-        children.entry(p.ppid).or_default().push(i);
-    }
-    let mut seen: HashSet<usize> = HashSet::new();
-    let mut todo: Vec<usize> = (0..table.len()).filter(|&i| table[i].pgrp == pgid).collect();
-    // Each process is visited once, so this ends after at most `table.len()` steps.
-    while let Some(i) = todo.pop() {
-        if !seen.insert(i) {
-            continue;
+/// A process table indexed by parent, built once per sampling round and
+/// asked for every pod's group.
+pub struct ProcTree {
+    table: Vec<ProcStat>,
+    children: HashMap<i32, Vec<usize>>,
+    by_group: HashMap<i32, Vec<usize>>,
+}
+
+impl ProcTree {
+    /// Indexes `table`.
+    pub fn new(table: Vec<ProcStat>) -> ProcTree {
+        let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
+        let mut by_group: HashMap<i32, Vec<usize>> = HashMap::new();
+        for (i, p) in table.iter().enumerate() {
+            children.entry(p.ppid).or_default().push(i);
+            by_group.entry(p.pgrp).or_default().push(i);
         }
-        if let Some(kids) = children.get(&table[i].pid) {
-            todo.extend(kids.iter().copied().filter(|k| !seen.contains(k)));
-        }
+        ProcTree { table, children, by_group }
     }
-    let (ticks, pages) = seen
-        .iter()
-        .fold((0u64, 0u64), |(t, p), &i| (t.saturating_add(table[i].cpu_ticks), p.saturating_add(table[i].rss_pages)));
-    Usage {
-        cpu_nanos: ticks.saturating_mul(1_000_000_000) / units.ticks_per_second.max(1),
-        memory_bytes: pages.saturating_mul(units.page_size),
+
+    /// Usage of the processes in group `pgid` and of all their descendants.
+    pub fn group_usage(&self, pgid: i32, units: Units) -> Usage {
+        let table = &self.table;
+        let mut seen: HashSet<usize> = HashSet::new();
+        let mut todo: Vec<usize> = self.by_group.get(&pgid).cloned().unwrap_or_default();
+        // Each process is visited once, so this ends after at most `table.len()` steps.
+        while let Some(i) = todo.pop() {
+            if !seen.insert(i) {
+                continue;
+            }
+            if let Some(kids) = self.children.get(&table[i].pid) {
+                todo.extend(kids.iter().copied().filter(|k| !seen.contains(k)));
+            }
+        }
+        let (ticks, pages) = seen.iter().fold((0u64, 0u64), |(t, p), &i| {
+            (t.saturating_add(table[i].cpu_ticks), p.saturating_add(table[i].rss_pages))
+        });
+        Usage {
+            cpu_nanos: ticks.saturating_mul(1_000_000_000) / units.ticks_per_second.max(1),
+            memory_bytes: pages.saturating_mul(units.page_size),
+        }
     }
 }
 
@@ -195,9 +213,10 @@ mod tests {
         .iter()
         .filter_map(|s| parse_stat(s))
         .collect();
-        let u = group_usage(&table, 10, UNITS);
+        let tree = ProcTree::new(table);
+        let u = tree.group_usage(10, UNITS);
         assert_eq!(u, Usage { cpu_nanos: 1_750_000_000, memory_bytes: 60 * 4096 });
-        assert_eq!(group_usage(&table, 99, UNITS), Usage::default());
+        assert_eq!(tree.group_usage(99, UNITS), Usage::default());
     }
 
     #[test]
@@ -205,7 +224,8 @@ mod tests {
         let me = i32::try_from(std::process::id()).expect("pid fits");
         let table = proc_table(Path::new("/proc"));
         let mine = table.iter().find(|p| p.pid == me).expect("own stat");
-        assert!(group_usage(&table, mine.pgrp, Units::host()).memory_bytes > 0);
+        let pgrp = mine.pgrp;
+        assert!(ProcTree::new(table).group_usage(pgrp, Units::host()).memory_bytes > 0);
     }
 
     #[test]
