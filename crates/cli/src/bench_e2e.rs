@@ -40,7 +40,7 @@ impl JobKind {
     /// A job of `pods` pods (one master, the rest workers), `devices` each.
     fn job(self, name: &str, pods: usize, devices: u32) -> Value {
         match self {
-            JobKind::Ascend => ascend_job(name, pods, devices),
+            JobKind::Ascend => ascend_job(name, "default", pods, devices, "huawei.com/Ascend910"),
             JobKind::Pytorch => job(name, pods, devices),
         }
     }
@@ -83,10 +83,11 @@ fn plans(kind: JobKind, steady_seconds: u64) -> Vec<Plan> {
     out
 }
 
-/// An AscendJob of `pods` pods (one Master, the rest Workers) with `chips`
-/// NPUs each, shaped as the Ascend operator requires (container `ascend`,
-/// port `ascendjob-port`, the `ring-controller.atlas` label).
-fn ascend_job(name: &str, pods: usize, chips: u32) -> Value {
+/// An AscendJob of `pods` pods (one Master, the rest Workers) in
+/// `namespace`, each requesting `chips` of `resource`, shaped as the Ascend
+/// operator requires (container `ascend`, port `ascendjob-port`, the
+/// `ring-controller.atlas` label). Shared with `bench kube`.
+pub(crate) fn ascend_job(name: &str, namespace: &str, pods: usize, chips: u32, resource: &str) -> Value {
     let role = |replicas: usize| {
         json!({
             "replicas": replicas,
@@ -98,7 +99,7 @@ fn ascend_job(name: &str, pods: usize, chips: u32) -> Value {
                     "image": "bench",
                     "command": ["sleep", "infinity"],
                     "ports": [{"containerPort": 2222, "name": "ascendjob-port"}],
-                    "resources": {"limits": {"huawei.com/Ascend910": chips}, "requests": {"huawei.com/Ascend910": chips}},
+                    "resources": {"limits": {resource: chips}, "requests": {resource: chips}},
                 }]},
             },
         })
@@ -110,7 +111,7 @@ fn ascend_job(name: &str, pods: usize, chips: u32) -> Value {
     json!({
         "apiVersion": "mindxdl.gitee.com/v1",
         "kind": "AscendJob",
-        "metadata": {"name": name, "namespace": "default",
+        "metadata": {"name": name, "namespace": namespace,
                      "labels": {"framework": "pytorch", "ring-controller.atlas": "ascend-910b"}},
         "spec": {
             "schedulerName": "volcano",

@@ -59,7 +59,7 @@ struct Report {
     job: String,
     pods: usize,
     ready_nodes: usize,
-    chips_per_pod: usize,
+    chips_per_pod: u32,
     /// The wait for the Nodes to be Ready, before the clock started.
     nodes_wait_seconds: f64,
     create_call_seconds: f64,
@@ -116,7 +116,7 @@ async fn bench(args: &BenchKubeArgs) -> Result<Report> {
             profile.vendor
         );
     }
-    let chips = profile.devices.len();
+    let chips = u32::try_from(profile.devices.len()).unwrap_or(u32::MAX);
     let want_nodes = args.nodes.unwrap_or(args.pods);
     let client = ringleader_kube::setup::client(&args.kubeconfig).await?;
 
@@ -140,8 +140,13 @@ async fn bench(args: &BenchKubeArgs) -> Result<Report> {
     // The watch starts from before the create, so no pod is missed.
     let listed = pods.list(&ListParams::default().labels(&selector)).await.context("listing pods")?;
     let mut version = listed.metadata.resource_version.unwrap_or_default();
-    let job: DynamicObject =
-        serde_json::from_value(ascend_job(&name, &args.namespace, args.pods, chips, &profile.resource_name))?;
+    let job: DynamicObject = serde_json::from_value(crate::bench_e2e::ascend_job(
+        &name,
+        &args.namespace,
+        args.pods,
+        chips,
+        &profile.resource_name,
+    ))?;
 
     let t0 = Instant::now();
     jobs.create(&PostParams::default(), &job).await.with_context(|| format!("creating AscendJob {name}"))?;
@@ -401,43 +406,6 @@ async fn served(api: &Api<DynamicObject>, kind: &str) -> Result<()> {
 /// How long the CRDs may take to be served after the driver starts.
 const CRD_WAIT: Duration = Duration::from_secs(60);
 
-/// A gang AscendJob of `pods` pods (one Master, the rest Workers), each
-/// requesting `chips` of `resource`: the shape of `examples/demo`'s
-/// ascendjob-910 and of the seed's benchmark jobs.
-fn ascend_job(name: &str, namespace: &str, pods: usize, chips: usize, resource: &str) -> Value {
-    let role = |replicas: usize| {
-        json!({
-            "replicas": replicas,
-            "restartPolicy": "Never",
-            "template": {
-                "metadata": {"labels": {"ring-controller.atlas": "ascend-910b"}},
-                "spec": {"containers": [{
-                    "name": "ascend",
-                    "image": "bench",
-                    "command": ["sleep", "infinity"],
-                    "ports": [{"containerPort": 2222, "name": "ascendjob-port"}],
-                    "resources": {"limits": {resource: chips}, "requests": {resource: chips}},
-                }]},
-            },
-        })
-    };
-    let mut specs = json!({"Master": role(1)});
-    if pods > 1 {
-        specs["Worker"] = role(pods - 1);
-    }
-    json!({
-        "apiVersion": "mindxdl.gitee.com/v1",
-        "kind": "AscendJob",
-        "metadata": {"name": name, "namespace": namespace,
-                     "labels": {"framework": "pytorch", "ring-controller.atlas": "ascend-910b"}},
-        "spec": {
-            "schedulerName": "volcano",
-            "runPolicy": {"schedulingPolicy": {"minAvailable": pods, "queue": "default"}},
-            "replicaSpecs": specs,
-        },
-    })
-}
-
 fn print_table(r: &Report) {
     let fmt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |s| format!("{s:.2} s"));
     println!("AscendJob {}: {} pods × {} chips, {} Nodes Ready", r.job, r.pods, r.chips_per_pod, r.ready_nodes);
@@ -489,12 +457,12 @@ mod tests {
 
     #[test]
     fn the_job_has_one_master_and_the_rest_workers_in_one_gang() {
-        let job = ascend_job("j", "default", 5000, 8, "huawei.com/Ascend910");
+        let job = crate::bench_e2e::ascend_job("j", "default", 5000, 8, "huawei.com/Ascend910");
         assert_eq!(job.pointer("/spec/replicaSpecs/Master/replicas"), Some(&json!(1)));
         assert_eq!(job.pointer("/spec/replicaSpecs/Worker/replicas"), Some(&json!(4999)));
         assert_eq!(job.pointer("/spec/runPolicy/schedulingPolicy/minAvailable"), Some(&json!(5000)));
         let limits = job.pointer("/spec/replicaSpecs/Worker/template/spec/containers/0/resources/limits");
         assert_eq!(limits, Some(&json!({"huawei.com/Ascend910": 8})));
-        assert!(ascend_job("j", "default", 1, 8, "r").pointer("/spec/replicaSpecs/Worker").is_none());
+        assert!(crate::bench_e2e::ascend_job("j", "default", 1, 8, "r").pointer("/spec/replicaSpecs/Worker").is_none());
     }
 }
