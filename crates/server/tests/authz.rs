@@ -9,26 +9,10 @@
 
 mod common;
 
-use common::{pod, TestResult, TestServer};
+use common::{call, pod, TestResult, TestServer};
 use reqwest::Method;
 use ringleader_server::identity::{self, NODES_GROUP, SCHEDULER_USER};
 use serde_json::{json, Value};
-
-/// One answer: the code and the JSON body.
-async fn call(s: &TestServer, token: &str, method: Method, path: &str, body: Option<&Value>) -> (u16, Value) {
-    let mut request = reqwest::Client::new().request(method.clone(), format!("{}{path}", s.url)).bearer_auth(token);
-    if let Some(b) = body {
-        let content_type = if method == Method::PATCH { "application/merge-patch+json" } else { "application/json" };
-        request = request.header("content-type", content_type).body(b.to_string());
-    }
-    match request.send().await {
-        Ok(r) => {
-            let code = r.status().as_u16();
-            (code, r.json::<Value>().await.unwrap_or(Value::Null))
-        }
-        Err(e) => (0, json!({"error": e.to_string()})),
-    }
-}
 
 fn token(s: &TestServer, user: &str, groups: &[&str]) -> Result<String, String> {
     let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();

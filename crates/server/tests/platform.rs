@@ -6,27 +6,12 @@
 
 mod common;
 
-use common::{TestResult, TestServer};
+use common::{call, TestResult, TestServer};
 use reqwest::Method;
 use ringleader_server::identity;
 use serde_json::{json, Value};
 
 const P: &str = "/apis/platform.ringleader.io/v1alpha1";
-
-async fn call(s: &TestServer, token: &str, method: Method, path: &str, body: Option<&Value>) -> (u16, Value) {
-    let mut request = reqwest::Client::new().request(method.clone(), format!("{}{path}", s.url)).bearer_auth(token);
-    if let Some(b) = body {
-        let content_type = if method == Method::PATCH { "application/merge-patch+json" } else { "application/json" };
-        request = request.header("content-type", content_type).body(b.to_string());
-    }
-    match request.send().await {
-        Ok(r) => {
-            let code = r.status().as_u16();
-            (code, r.json::<Value>().await.unwrap_or(Value::Null))
-        }
-        Err(e) => (0, json!({"error": e.to_string()})),
-    }
-}
 
 fn token(s: &TestServer, user: &str) -> Result<String, String> {
     identity::issue(s.dir.path(), user, &[], "2025-01-01T00:00:00Z")

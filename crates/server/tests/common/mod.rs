@@ -88,3 +88,27 @@ pub fn pod(name: &str, labels: Value) -> Value {
         "status": {"phase": "Pending"},
     })
 }
+
+/// One answer to `method path` with `token` (a merge patch for PATCH): the
+/// code and the JSON body (0 and the error when the request failed).
+pub async fn call(
+    s: &TestServer,
+    token: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&Value>,
+) -> (u16, Value) {
+    let mut request = reqwest::Client::new().request(method.clone(), format!("{}{path}", s.url)).bearer_auth(token);
+    if let Some(b) = body {
+        let content_type =
+            if method == reqwest::Method::PATCH { "application/merge-patch+json" } else { "application/json" };
+        request = request.header("content-type", content_type).body(b.to_string());
+    }
+    match request.send().await {
+        Ok(r) => {
+            let code = r.status().as_u16();
+            (code, r.json::<Value>().await.unwrap_or(Value::Null))
+        }
+        Err(e) => (0, json!({"error": e.to_string()})),
+    }
+}
