@@ -148,7 +148,8 @@ pub(crate) async fn admit(
     let anonymous = Identity::new("system:anonymous", Vec::<String>::new());
     let id = id.unwrap_or(&anonymous);
     let training_job = rt.group == "platform.ringleader.io" && rt.kind == "TrainingJob";
-    let concerned = rt == PODS || rt == NODES || rt.group == rbac::GROUP || training_job;
+    let concerned =
+        rt == PODS || rt == NODES || rt.group == rbac::GROUP || training_job || rt == crate::resources::RESOURCE_GROUPS;
     if !concerned {
         return Ok(());
     }
@@ -183,6 +184,9 @@ pub(crate) async fn admit(
     if rt.group == rbac::GROUP {
         rbac_object(state, id, verb, rt, after, before).await?;
     }
+    if rt == crate::resources::RESOURCE_GROUPS && before.is_none() {
+        resource_group_quota(state, rt, after).await?;
+    }
     if training_job {
         // Seed 004: a training job's every field may be edited but its name
         // and framework (its runs were made of that framework); clone it to change it.
@@ -197,6 +201,27 @@ pub(crate) async fn admit(
         }
     }
     Ok(())
+}
+
+/// Resource groups a cluster may hold (spec/platform.md: "10 groups per
+/// tenant by default"; a ringleader cluster is one tenant).
+pub const RESOURCE_GROUP_QUOTA: usize = 10;
+
+/// Refuses a new ResourceGroup beyond [`RESOURCE_GROUP_QUOTA`], worded as
+/// kube-apiserver's ResourceQuota admission.
+async fn resource_group_quota(state: &ServerState, rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
+    let selector = ringleader_store::Selector::kind(rt.api_version, rt.kind);
+    let (groups, _) = state.blocking(move |s| s.list(&selector)).await?;
+    if groups.len() < RESOURCE_GROUP_QUOTA {
+        return Ok(());
+    }
+    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let message = format!(
+        "resourcegroups.{} {name:?} is forbidden: exceeded quota: requested: count/resourcegroups=1, used: count/resourcegroups={}, limited: count/resourcegroups={RESOURCE_GROUP_QUOTA}; delete an empty resource group first",
+        rt.group,
+        groups.len()
+    );
+    Err(ApiError::new(StatusCode::FORBIDDEN, "Forbidden", message))
 }
 
 /// One document of a bulk apply: authorized as the create or patch it

@@ -159,6 +159,30 @@ async fn invalid_platform_objects_are_refused_at_their_fields() -> TestResult {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_holds_at_most_ten_resource_groups() -> TestResult {
+    let s = TestServer::start().await?;
+    let rg = |name: &str| {
+        json!({"apiVersion": "platform.ringleader.io/v1alpha1", "kind": "ResourceGroup",
+               "metadata": {"name": name}, "spec": {"accelerator": "NVIDIA"}})
+    };
+    for i in 0..10 {
+        let (code, body) =
+            call(&s, &s.token, Method::POST, &format!("{P}/resourcegroups"), Some(&rg(&format!("g{i}")))).await;
+        assert_eq!(code, 201, "{body}");
+    }
+    let (code, body) = call(&s, &s.token, Method::POST, &format!("{P}/resourcegroups"), Some(&rg("g10"))).await;
+    assert_eq!(code, 403, "{body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("exceeded quota") && message.contains("limited: count/resourcegroups=10"), "{message}");
+    // An existing group is still edited, and a deleted one makes room.
+    let patch = json!({"spec": {"description": "edited"}});
+    assert_eq!(call(&s, &s.token, Method::PATCH, &format!("{P}/resourcegroups/g3"), Some(&patch)).await.0, 200);
+    assert_eq!(call(&s, &s.token, Method::DELETE, &format!("{P}/resourcegroups/g0"), None).await.0, 200);
+    assert_eq!(call(&s, &s.token, Method::POST, &format!("{P}/resourcegroups"), Some(&rg("g10"))).await.0, 201);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn groups_and_mounts_are_deleted_only_when_emptied() -> TestResult {
     let s = TestServer::start().await?;
     let admin = s.token.clone();
