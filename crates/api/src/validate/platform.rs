@@ -304,6 +304,13 @@ fn roles(s: &TrainingJobSpec, framework_ok: bool, errs: &mut Errors) {
                 format!("{} takes exactly 1 pod", role.name),
             ));
         }
+        if role.count > super::jobs::MAX_JOB_PODS {
+            errs.push(FieldError::new(
+                path::key(&field, "count"),
+                role.count,
+                format!("at most {} pods a job", super::jobs::MAX_JOB_PODS),
+            ));
+        }
         let rf = path::key(&field, "resources");
         instance(&role.resources, &rf, errs);
         if s.framework == "MindSpore" && role.resources.gpu.is_some_and(|g| g > 0) {
@@ -596,6 +603,11 @@ mod tests {
                 Some("spec.roles[1].name"),
             ),
             ("job role count", job(json!({"roles": [{"name": "Worker", "count": 0}]})), Some("spec.roles[0].count")),
+            (
+                "job role count too large",
+                job(json!({"roles": [{"name": "Worker", "count": 200_000}]})),
+                Some("spec.roles[0].count"),
+            ),
             (
                 "job master count",
                 job(json!({"roles": [{"name": "Master", "count": 2}, {"name": "Worker"}]})),

@@ -125,7 +125,18 @@ fn instantiate(run: &Value, w: &World<'_>) -> Result<(Value, String), String> {
         ring_controller: ring_controller(group_name, w.nodes),
         mounts,
     };
-    Ok((framework::build(tj, run, &ctx)?, q_name.to_string()))
+    let job = framework::build(tj, run, &ctx)?;
+    // The manager writes the job to the store itself, past the API server's
+    // admission: it must pass the same validation (pod counts, device
+    // counts …), or a TrainingJob asking for ten million workers would
+    // become ten million pods.
+    let typed = ringleader_api::Resource::from_value(&job).map_err(|e| format!("the {} it makes: {e}", job["kind"]))?;
+    let errors = ringleader_api::validate(&typed);
+    if let Some(first) = errors.first() {
+        let more = if errors.len() > 1 { format!(" (and {} more)", errors.len() - 1) } else { String::new() };
+        return Err(format!("the {} it makes is invalid: {first}{more}", job["kind"].as_str().unwrap_or("job")));
+    }
+    Ok((job, q_name.to_string()))
 }
 
 /// What a Run shows of one pod of its job.
@@ -525,6 +536,19 @@ mod tests {
             json!([{"name": "p", "phase": "Running"}, {"name": "q", "phase": "Succeeded"}, "junk", 7]);
         let st = status_of(&decide(&r, &w, None, &[], 13.0));
         assert_eq!(st["pods"], json!([{"name": "p", "phase": "Deleted"}, {"name": "q", "phase": "Succeeded"}]));
+    }
+
+    #[test]
+    fn a_run_whose_job_would_be_invalid_fails_instead_of_making_it() {
+        let (mut tjs, queues, groups, ds) = world_parts();
+        tjs[0]["spec"]["roles"] = json!([{"name": "Worker", "count": 10_000_000, "resources": {"gpu": 1}}]);
+        let w =
+            World { training_jobs: &tjs, queues: &queues, groups: &groups, nodes: &[], datasets: &ds, storage: &[] };
+        let ops = decide(&run(json!({})), &w, None, &[], 1.0);
+        assert!(!ops.iter().any(|o| matches!(o, Op::Create(_))), "no job is made");
+        let st = status_of(&ops);
+        assert_eq!(st["state"], "failed");
+        assert!(st["message"].as_str().is_some_and(|m| m.contains("invalid") && m.contains("10000000")), "{st}");
     }
 
     #[test]
