@@ -139,7 +139,8 @@ impl Resource {
             | Resource::StorageMount(_)
             | Resource::Script(_)
             | Resource::ScriptRun(_)
-            | Resource::AuditRecord(_) => Vec::new(),
+            | Resource::AuditRecord(_)
+            | Resource::CheckRun(_) => Vec::new(),
         }
     }
 
@@ -153,6 +154,7 @@ impl Resource {
                 | Resource::Node(_)
                 | Resource::Workload(_)
                 | Resource::PriorityClass(_)
+                | Resource::CheckRun(_)
         ) && !self.is_platform()
     }
 }

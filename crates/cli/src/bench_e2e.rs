@@ -225,6 +225,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         scheduler_conf: None,
         env: Default::default(),
         hot_reset_secs: None,
+        history: Default::default(),
     };
     let plane = up::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
     let client = plane.client()?;

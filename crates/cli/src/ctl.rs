@@ -1,4 +1,5 @@
-//! The kubectl-style commands over the API — `apply`, `describe`, `top nodes`,
+//! The kubectl-style commands over the API — `apply`, `describe`, `top nodes`
+//! (`top pods|jobs` and the trend columns are in [`crate::top`]),
 //! `explain`, `node stop|start|fault` (`get`, `logs`, `delete` and `version`
 //! have modules of their own) — and what all of them share: the connection,
 //! type names, and server refusals printed as kubectl prints them.
@@ -105,12 +106,16 @@ pub struct ExplainArgs {
     pub conn: Conn,
 }
 
-/// `top nodes`.
+/// `top nodes|pods|jobs`.
 #[derive(Args, Debug)]
 pub struct TopArgs {
-    /// Only `nodes`.
-    #[arg(value_parser = ["nodes"])]
+    /// `nodes` (devices, CPU, memory), `pods` (CPU, memory) or `jobs` (pods by phase),
+    /// each with its last ten minutes from the server's history.
+    #[arg(value_parser = ["nodes", "pods", "jobs"])]
     pub what: String,
+    /// Namespace of `pods` and `jobs`.
+    #[arg(short = 'n', long, default_value = "default")]
+    pub namespace: String,
     #[command(flatten)]
     pub conn: Conn,
 }
@@ -384,7 +389,9 @@ pub fn explain(args: ExplainArgs) -> Result<()> {
     })
 }
 
+/// `top nodes`: per-device allocation, and CPU and memory with their trend.
 pub fn top_nodes(args: TopArgs) -> Result<()> {
+    use crate::top;
     let client = args.conn.client()?;
     rt()?.block_on(async {
         // ringleader's own Nodes (profile, devices), whatever `nodes` names on the command line.
@@ -393,6 +400,7 @@ pub fn top_nodes(args: TopArgs) -> Result<()> {
         let nodes = client.list(node_t, None, None).await.map_err(server_error)?.items;
         let pods = client.list(pod_t, None, None).await.map_err(server_error)?.items;
         let held = crate::describe::held_devices(&pods);
+        let history = crate::top::read_history(&client, "node/").await;
         let mut rows = Vec::new();
         for n in &nodes {
             let name = s(n, "/metadata/name");
@@ -402,15 +410,32 @@ pub fn top_nodes(args: TopArgs) -> Result<()> {
             let mut holders: Vec<&str> =
                 held.iter().filter(|((nn, _), _)| nn == name).map(|(_, (_, p))| p.as_str()).collect();
             holders.dedup();
+            let [cpu, cpu_trend, spark] = crate::top::trend_cells(&history, &format!("node/{name}/cpu"), top::cores);
+            let [memory, ..] = crate::top::trend_cells(&history, &format!("node/{name}/memory"), top::mebibytes);
             rows.push(vec![
                 name.to_string(),
                 profile.name.to_string(),
                 format!("{used}/{}", profile.devices.len()),
                 format!("[{map}]"),
                 holders.join(","),
+                cpu,
+                memory,
+                cpu_trend,
+                spark,
             ]);
         }
-        emit(&(table(&["NODE", "PROFILE", "DEVICES", "MAP (#=allocated x=unhealthy)", "PODS"], &rows) + "\n"))
+        let header = [
+            "NODE",
+            "PROFILE",
+            "DEVICES",
+            "MAP (#=allocated x=unhealthy)",
+            "PODS",
+            "CPU",
+            "MEMORY",
+            "CPU 10m (min/avg/max)",
+            "CPU TREND",
+        ];
+        emit(&(table(&header, &rows) + "\n"))
     })
 }
 

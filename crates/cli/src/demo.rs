@@ -51,6 +51,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         scheduler_conf: None,
         env: Default::default(),
         hot_reset_secs: None,
+        history: Default::default(),
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

@@ -14,12 +14,14 @@ mod bench;
 mod bench_api;
 mod bench_e2e;
 mod bench_kube;
+mod check;
 mod crds;
 mod ctl;
 mod demo;
 mod describe;
 mod detect;
 mod env_flags;
+mod envcheck;
 mod get;
 mod isolation;
 mod jsonpath;
@@ -36,6 +38,7 @@ mod remove;
 mod sim;
 mod ssh_seed;
 mod token;
+mod top;
 mod up;
 mod validate;
 mod version;
@@ -87,7 +90,7 @@ enum Command {
     Logs(logs::LogsArgs),
     /// Delete objects by name, by file (`-f`), by selector (`-l`) or all of a type (`--all`).
     Delete(remove::DeleteArgs),
-    /// Per-device allocation of every node (`top nodes`).
+    /// Current figures and the last ten minutes of nodes, pods or jobs (`top nodes|pods|jobs`).
     Top(ctl::TopArgs),
     /// Why a job is pending.
     Explain(ctl::ExplainArgs),
@@ -95,6 +98,10 @@ enum Command {
     Node(ctl::NodeArgs),
     /// The probe workload: a real TCP ring all-reduce across a job's ranks.
     Probe(probe::ProbeArgs),
+    /// One-click checks (server, network, collective) and their history.
+    Check(check::CheckArgs),
+    /// Inside a pod: the NCCL/HCCL/Gloo env against the pod's real network and rank table.
+    Envcheck(envcheck::EnvcheckArgs),
     /// The client's version and the server's.
     Version(version::VersionArgs),
     /// Print the job kinds' CustomResourceDefinitions (`ringleader crds | kubectl apply -f -`).
@@ -167,7 +174,7 @@ fn main() -> ExitCode {
         Command::Describe(args) => ctl::describe(args).map(|_| 0),
         Command::Logs(args) => logs::logs(args).map(|_| 0),
         Command::Delete(args) => remove::delete(args).map(|_| 0),
-        Command::Top(args) => ctl::top_nodes(args).map(|_| 0),
+        Command::Top(args) => top::run(args).map(|_| 0),
         Command::Explain(args) => ctl::explain(args).map(|_| 0),
         Command::Node(args) => ctl::node(args).map(|_| 0),
         Command::Version(args) => version::version(args).map(|_| 0),
@@ -178,6 +185,8 @@ fn main() -> ExitCode {
             printer::emit(&String::from_utf8_lossy(&script)).map(|_| 0)
         }
         Command::Probe(args) => probe::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Envcheck(args) => envcheck::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

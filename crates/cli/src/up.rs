@@ -82,6 +82,37 @@ pub struct UpArgs {
     /// Env conventions the controller injects (AI Hub variant, NCCL auto-settings).
     #[command(flatten)]
     pub env: crate::env_flags::EnvFlags,
+    /// The embedded history's sampling.
+    #[command(flatten)]
+    pub history: HistoryFlags,
+}
+
+/// How the embedded history (charts, `ringleader top`) samples and how much it keeps.
+#[derive(Args, Clone, Debug)]
+pub struct HistoryFlags {
+    /// Seconds between samples of the embedded history (1 to 60); it keeps
+    /// 360 samples per series and 24 h of one-minute means.
+    #[arg(long = "history-interval", value_name = "SECONDS", default_value_t = 10)]
+    pub history_interval: u32,
+    /// Most series the history keeps (each at most ~14 KiB); past it the
+    /// series written longest ago make room.
+    #[arg(long = "history-series", value_name = "N", default_value_t = 4000)]
+    pub history_series: usize,
+}
+
+impl Default for HistoryFlags {
+    fn default() -> Self {
+        let c = ringleader_server::history::Config::default();
+        HistoryFlags { history_interval: c.interval_secs, history_series: c.max_series }
+    }
+}
+
+impl HistoryFlags {
+    /// The server's history configuration, or what is wrong with the flags.
+    pub fn config(&self) -> Result<ringleader_server::history::Config> {
+        ringleader_server::history::Config::new(self.history_interval, self.history_series)
+            .map_err(|e| anyhow::anyhow!("--history-interval/--history-series: {e}"))
+    }
 }
 
 /// The scheduler configuration `up` runs with: the file's, checked before
@@ -203,6 +234,7 @@ pub async fn start(args: &UpArgs) -> Result<Plane> {
 pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane> {
     let (mut nodes, others) = cluster(text, source)?;
     let scheduler = scheduler_conf(args.scheduler_conf.as_deref())?;
+    let history = args.history.config()?;
     let mut controller = ManagerConfig::default().controller;
     args.env.apply(&mut controller.env)?;
     if args.no_agent {
@@ -221,7 +253,7 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         store.apply(o).context("storing the cluster file's objects")?;
     }
     let token = Token::load_or_create(&args.data_dir).context("token")?;
-    let metrics = Metrics::new();
+    let metrics = Metrics::with_history(history);
     let tls = if args.insecure_plain_http {
         None
     } else {
@@ -420,7 +452,16 @@ mod tests {
             scheduler_conf: None,
             env: Default::default(),
             hot_reset_secs: None,
+            history: Default::default(),
         }
+    }
+
+    #[test]
+    fn history_flags_are_checked_naming_the_flag() {
+        let flags = HistoryFlags { history_interval: 0, ..HistoryFlags::default() };
+        let e = flags.config().err().map(|e| format!("{e:#}")).unwrap_or_default();
+        assert!(e.contains("--history-interval") && e.contains("0 s") && e.contains("1 to 60"), "{e}");
+        assert_eq!(HistoryFlags::default().config().ok(), Some(ringleader_server::history::Config::default()));
     }
 
     #[test]

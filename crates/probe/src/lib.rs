@@ -19,18 +19,24 @@
 //! and the master hands the others the lowest free matching entries in the
 //! order they connect (the entries are interchangeable for the probe).
 
+mod collective;
 mod hostfile;
 mod hosts;
+mod net;
 mod ranktable;
 mod report;
 mod ring;
+mod server;
 mod size;
 mod wire;
 
+pub use collective::Collective;
 pub use hostfile::WorkerHost;
 pub use hosts::Hosts;
+pub use net::{network, NetConfig, Pair};
 pub use ranktable::{RankTable, Server};
 pub use report::{format_table, Report, Role, Row, HEADER};
+pub use server::{driver_facts, proc_facts, Facts};
 pub use size::{parse_size, size_sweep};
 
 use ring::Ring;
@@ -40,6 +46,10 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use wire::{Conn, Msg, Outcome, PeerInfo, Plan, PROTOCOL};
+
+/// Prefix of the one line of JSON a check's probe prints for the manager
+/// to read from its log (`{"rows": …}`, `{"pairs": …}` or `{"facts": …}`).
+pub const REPORT_PREFIX: &str = "ringleader-check ";
 
 /// Rendezvous port in rank-table mode when `MASTER_PORT` is unset.
 pub const DEFAULT_MASTER_PORT: u16 = 29500;
@@ -104,6 +114,8 @@ pub struct Options {
     pub timeout: Duration,
     /// Fault injection: the process owning this rank corrupts a chunk.
     pub fault_rank: Option<usize>,
+    /// Operations run, each over every size.
+    pub ops: Vec<Collective>,
 }
 
 impl Default for Options {
@@ -117,6 +129,7 @@ impl Default for Options {
             worker_port: DEFAULT_WORKER_PORT,
             timeout: Duration::from_secs(60),
             fault_rank: None,
+            ops: vec![Collective::AllReduce],
         }
     }
 }
@@ -154,6 +167,7 @@ pub struct Config {
     pub warmup: u32,
     pub timeout: Duration,
     pub fault_rank: Option<usize>,
+    pub ops: Vec<Collective>,
 }
 
 fn env_parse<T: std::str::FromStr>(var: &'static str, value: &str, what: &str) -> Result<T, ProbeError> {
@@ -183,6 +197,9 @@ impl Config {
                 "size {s}: must be a positive multiple of 4 bytes (f32 elements)"
             )));
         }
+        if opts.ops.is_empty() {
+            return Err(ProbeError::Invalid("no collective operation given".into()));
+        }
         if opts.iters == 0 {
             return Err(ProbeError::Invalid("iters must be at least 1".into()));
         }
@@ -205,6 +222,7 @@ impl Config {
             warmup: opts.warmup,
             timeout: opts.timeout,
             fault_rank: opts.fault_rank,
+            ops: opts.ops.clone(),
         })
     }
 
@@ -216,6 +234,7 @@ impl Config {
             world,
             fault_rank: self.fault_rank,
             timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
+            ops: self.ops.clone(),
         }
     }
 
@@ -478,7 +497,7 @@ fn lead(
         ranks: mine,
         iters: plan.iters,
         warmup: plan.warmup,
-        rows: merge(&plan.sizes, &all),
+        rows: merge(&plan, &all),
     })
 }
 
@@ -565,14 +584,16 @@ fn expect_done(conn: &mut Conn) -> Result<Vec<Outcome>, ProbeError> {
     }
 }
 
-/// Per size: the slowest process's mean time; ok only if all were.
-fn merge(sizes: &[u64], all: &[Vec<Outcome>]) -> Vec<Row> {
-    sizes
+/// Per operation and size: the slowest process's mean time; ok only if all were.
+fn merge(plan: &Plan, all: &[Vec<Outcome>]) -> Vec<Row> {
+    plan.ops
         .iter()
+        .flat_map(|&op| plan.sizes.iter().map(move |&s| (op, s)))
         .enumerate()
-        .map(|(i, &data_size)| {
+        .map(|(i, (op, data_size))| {
             let these: Vec<Option<&Outcome>> = all.iter().map(|o| o.get(i)).collect();
             Row {
+                op,
                 data_size,
                 aveg_time_us: these.iter().flatten().map(|o| o.avg_us).fold(0.0, f64::max),
                 ok: these.iter().all(|o| o.is_some_and(|o| o.ok)),
@@ -643,7 +664,7 @@ fn serve(
     match run_ring(index, peers, data, plan, mine) {
         Ok(outcomes) => {
             conn.send(&Msg::Done { outcomes: outcomes.clone() })?;
-            Ok(merge(&plan.sizes, &[outcomes]))
+            Ok(merge(plan, &[outcomes]))
         }
         Err(e) => {
             let _ = conn.send(&Msg::Failed { error: e.to_string() });
@@ -706,7 +727,7 @@ fn launch(config: &Config, workers: &[WorkerHost]) -> Result<Report, ProbeError>
         ranks: 0..0,
         iters: plan.iters,
         warmup: plan.warmup,
-        rows: merge(&plan.sizes, &all),
+        rows: merge(&plan, &all),
     })
 }
 

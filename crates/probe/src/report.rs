@@ -1,5 +1,6 @@
 //! What a run found, and the collective-check table of spec/platform.md.
 
+use crate::Collective;
 use std::ops::Range;
 
 /// Column header of the collective-communication check.
@@ -8,6 +9,8 @@ pub const HEADER: &str = "data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s)
 /// One message size.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Row {
+    /// The operation timed.
+    pub op: Collective,
     /// Bytes per rank.
     pub data_size: u64,
     /// Mean time of one all-reduce over the timed iterations (slowest
@@ -81,8 +84,48 @@ impl Report {
 
     /// Bus bandwidth of an all-reduce: algbw · 2(n−1)/n.
     pub fn bus_bandwidth(&self, alg: f64) -> f64 {
-        let n = self.world.max(1) as f64;
-        alg * 2.0 * (n - 1.0) / n
+        Collective::AllReduce.bus_bandwidth(alg, self.world)
+    }
+
+    /// Every row as the CheckRun report carries it (bus bandwidth by the
+    /// row's operation across this report's ranks).
+    pub fn check_rows(&self) -> serde_json::Value {
+        let rows: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let alg = r.alg_bandwidth();
+                serde_json::json!({
+                    "operation": r.op.name(),
+                    "data_size": r.data_size,
+                    "aveg_time_us": r.aveg_time_us,
+                    "alg_bandwidth": alg,
+                    "bus_bandwidth": r.op.bus_bandwidth(alg, self.world),
+                    "check_result": if r.ok { "success" } else { "fail" },
+                })
+            })
+            .collect();
+        serde_json::json!({"rows": rows})
+    }
+
+    /// The table of each operation run, headed by its name when the run
+    /// covers more than all-reduce.
+    pub fn tables(&self) -> String {
+        let mut ops: Vec<Collective> = Vec::new();
+        for r in &self.rows {
+            if !ops.contains(&r.op) {
+                ops.push(r.op);
+            }
+        }
+        if ops == [Collective::AllReduce] {
+            return self.table();
+        }
+        let mut out = String::new();
+        for op in ops {
+            let rows: Vec<Row> = self.rows.iter().filter(|r| r.op == op).copied().collect();
+            out.push_str(&format!("# {}\n{}", op.name(), format_table(&rows)));
+        }
+        out
     }
 
     /// One line: the job-wide summary, or this process's part.

@@ -3,6 +3,7 @@
 //! one TCP connection to the ring successor and one from the predecessor.
 
 use crate::wire::{Outcome, PeerInfo, Plan};
+use crate::Collective;
 use crate::ProbeError;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -94,41 +95,121 @@ impl Ring {
         peer_label(&self.peers[(self.index + offset) % n])
     }
 
-    /// Runs every size of `plan`; `corrupt` adds 1 to the first chunk this
-    /// process receives in every iteration (the fault-injection hook).
+    /// Runs every operation of `plan` at every size (outcomes
+    /// operation-major); `corrupt` adds 1 to the first chunk this process
+    /// receives in every iteration (the fault-injection hook).
     pub fn run(&mut self, plan: &Plan, mine: Range<usize>, corrupt: bool) -> Result<Vec<Outcome>, ProbeError> {
         let table = sum_table(0..plan.world);
-        let mut outcomes = Vec::with_capacity(plan.sizes.len());
-        for &size in &plan.sizes {
-            let elems = usize::try_from(size / 4).map_err(|_| ProbeError::Invalid(format!("size {size} too large")))?;
-            let mut input = vec![0f32; elems];
-            for r in mine.clone() {
-                for (i, x) in input.iter_mut().enumerate() {
-                    *x += value(r, i);
-                }
+        // Each process's own sum table: what its share of a gather or
+        // all-to-all holds.
+        let tables: Vec<Vec<f32>> =
+            self.peers.iter().map(|p| sum_table(p.first_rank..p.first_rank + p.ranks)).collect();
+        let mut outcomes = Vec::with_capacity(plan.sizes.len() * plan.ops.len());
+        for &op in &plan.ops {
+            for &size in &plan.sizes {
+                let elems =
+                    usize::try_from(size / 4).map_err(|_| ProbeError::Invalid(format!("size {size} too large")))?;
+                outcomes.push(self.run_one(op, elems, plan, &mine, &table, &tables, corrupt)?);
             }
-            let mut buf = vec![0f32; elems];
-            let mut ok = true;
-            let mut total = Duration::ZERO;
-            for it in 0..plan.warmup + plan.iters {
-                buf.copy_from_slice(&input);
-                let t0 = Instant::now();
-                self.allreduce(&mut buf, corrupt)?;
-                let dt = t0.elapsed();
-                if it >= plan.warmup {
-                    total += dt;
-                }
-                ok &= buf.iter().enumerate().all(|(i, &x)| x == expected(&table, i));
-            }
-            let avg_us = total.as_secs_f64() * 1e6 / f64::from(plan.iters.max(1));
-            outcomes.push(Outcome { ok, avg_us });
         }
         Ok(outcomes)
     }
 
+    /// One operation at one size: warm-up and timed iterations, each checked.
+    #[allow(clippy::too_many_arguments)]
+    fn run_one(
+        &mut self,
+        op: Collective,
+        elems: usize,
+        plan: &Plan,
+        mine: &Range<usize>,
+        table: &[f32],
+        tables: &[Vec<f32>],
+        corrupt: bool,
+    ) -> Result<Outcome, ProbeError> {
+        let n = self.peers.len().max(1);
+        let p = self.index;
+        let bounds = |c: usize| c * elems / n..(c + 1) * elems / n;
+        let blk = elems / n;
+        // This process's input: the local sum of its own ranks' inputs,
+        // laid out as the operation reads it.
+        let mut input = vec![0f32; elems];
+        for r in mine.clone() {
+            match op {
+                Collective::AllReduce | Collective::ReduceScatter => {
+                    for (i, x) in input.iter_mut().enumerate() {
+                        *x += value(r, i);
+                    }
+                }
+                Collective::AllGather => {
+                    let own = bounds(p);
+                    for i in own.clone() {
+                        input[i] += value(r, i);
+                    }
+                }
+                Collective::AllToAll => {
+                    // Block d goes to process d, which checks it against
+                    // this process's ranks' values at its own position.
+                    for (i, x) in input.iter_mut().enumerate().take(blk * n) {
+                        *x += value(r, i);
+                    }
+                }
+            }
+        }
+        let mut buf = vec![0f32; elems];
+        let mut ok = true;
+        let mut total = Duration::ZERO;
+        for it in 0..plan.warmup + plan.iters {
+            buf.copy_from_slice(&input);
+            let t0 = Instant::now();
+            let checked = match op {
+                Collective::AllReduce => {
+                    self.allreduce(&mut buf, corrupt)?;
+                    0..elems
+                }
+                Collective::ReduceScatter => {
+                    let kept = if n > 1 { bounds((p + 1) % n) } else { 0..elems };
+                    if n > 1 {
+                        self.reduce_scatter(&mut buf, false)?;
+                    }
+                    kept
+                }
+                Collective::AllGather => {
+                    self.all_gather(&mut buf, 0)?;
+                    0..elems
+                }
+                Collective::AllToAll => {
+                    self.all_to_all(&mut buf, blk)?;
+                    0..blk * n
+                }
+            };
+            let dt = t0.elapsed();
+            if it >= plan.warmup {
+                total += dt;
+            }
+            if corrupt && op != Collective::AllReduce {
+                if let Some(x) = buf.get_mut(checked.start).filter(|_| !checked.is_empty()) {
+                    *x += 1.0;
+                }
+            }
+            ok &= match op {
+                Collective::AllReduce | Collective::ReduceScatter => {
+                    checked.clone().all(|i| buf[i] == expected(table, i))
+                }
+                Collective::AllGather => {
+                    (0..n).all(|c| tables.get(c).is_some_and(|t| bounds(c).all(|i| buf[i] == expected(t, i))))
+                }
+                Collective::AllToAll => (0..n).all(|q| {
+                    tables.get(q).is_some_and(|t| (0..blk).all(|j| buf[q * blk + j] == expected(t, p * blk + j)))
+                }),
+            };
+        }
+        let avg_us = total.as_secs_f64() * 1e6 / f64::from(plan.iters.max(1));
+        Ok(Outcome { ok, avg_us })
+    }
+
     fn allreduce(&mut self, buf: &mut [f32], corrupt: bool) -> Result<(), ProbeError> {
         let n = self.peers.len();
-        let p = self.index;
         if n <= 1 {
             if corrupt {
                 if let Some(x) = buf.first_mut() {
@@ -137,11 +218,21 @@ impl Ring {
             }
             return Ok(());
         }
+        self.reduce_scatter(buf, corrupt)?;
+        // After the reduce-scatter process p holds chunk p+1 reduced.
+        self.all_gather(buf, 1)
+    }
+
+    /// Ring reduce-scatter: afterwards process p holds chunk (p+1) mod n
+    /// summed over every process.
+    fn reduce_scatter(&mut self, buf: &mut [f32], corrupt: bool) -> Result<(), ProbeError> {
+        let n = self.peers.len();
+        let p = self.index;
         let len = buf.len();
         let bounds = |c: usize| c * len / n..(c + 1) * len / n;
         let mut corrupt_pending = corrupt;
         let mut incoming = Vec::new();
-        for s in 0..n - 1 {
+        for s in 0..n.saturating_sub(1) {
             let (send_c, recv_c) = ((p + n - s) % n, (p + 2 * n - s - 1) % n);
             self.exchange(&buf[bounds(send_c)], bounds(recv_c).len(), &mut incoming)?;
             let chunk = &mut buf[bounds(recv_c)];
@@ -155,13 +246,55 @@ impl Ring {
                 }
             }
         }
-        for s in 0..n - 1 {
-            let (send_c, recv_c) = ((p + 1 + n - s) % n, (p + n - s) % n);
+        Ok(())
+    }
+
+    /// Ring all-gather where process p starts holding chunk (p+offset) mod n.
+    fn all_gather(&mut self, buf: &mut [f32], offset: usize) -> Result<(), ProbeError> {
+        let n = self.peers.len();
+        let p = self.index;
+        let len = buf.len();
+        let bounds = |c: usize| c * len / n..(c + 1) * len / n;
+        let mut incoming = Vec::new();
+        for s in 0..n.saturating_sub(1) {
+            let (send_c, recv_c) = ((p + offset + n - s) % n, (p + offset + 2 * n - s - 1) % n);
             self.exchange(&buf[bounds(send_c)], bounds(recv_c).len(), &mut incoming)?;
             for (x, b) in buf[bounds(recv_c)].iter_mut().zip(incoming.chunks_exact(4)) {
                 *x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
             }
         }
+        Ok(())
+    }
+
+    /// Ring all-to-all by relay: block d of `buf` goes to process d; after
+    /// it, block q holds what process q sent here. In step s each process
+    /// receives the n−s blocks process p−s still carries, keeps the first
+    /// and passes the rest on (only ring links exist).
+    fn all_to_all(&mut self, buf: &mut [f32], blk: usize) -> Result<(), ProbeError> {
+        let n = self.peers.len();
+        let p = self.index;
+        if n <= 1 || blk == 0 {
+            return Ok(());
+        }
+        // Blocks destined for p+1, p+2, …, p+n−1, in that order.
+        let mut carry: Vec<f32> = Vec::with_capacity(blk * (n - 1));
+        for k in 1..n {
+            let d = (p + k) % n;
+            carry.extend_from_slice(&buf[d * blk..(d + 1) * blk]);
+        }
+        let mut out = vec![0f32; blk * n];
+        out[p * blk..(p + 1) * blk].copy_from_slice(&buf[p * blk..(p + 1) * blk]);
+        let mut incoming = Vec::new();
+        for s in 1..n {
+            self.exchange(&carry, blk * (n - s), &mut incoming)?;
+            let got: Vec<f32> =
+                incoming.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+            let origin = (p + n - s) % n;
+            out[origin * blk..(origin + 1) * blk].copy_from_slice(&got[..blk]);
+            carry.clear();
+            carry.extend_from_slice(&got[blk..]);
+        }
+        buf[..blk * n].copy_from_slice(&out);
         Ok(())
     }
 

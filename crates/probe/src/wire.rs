@@ -23,6 +23,13 @@ pub struct Plan {
     pub world: usize,
     pub fault_rank: Option<usize>,
     pub timeout_ms: u64,
+    /// Operations run, each over every size (outcomes operation-major).
+    #[serde(default = "default_ops")]
+    pub ops: Vec<crate::Collective>,
+}
+
+fn default_ops() -> Vec<crate::Collective> {
+    vec![crate::Collective::AllReduce]
 }
 
 /// One process of the ring.

@@ -3,7 +3,7 @@
 
 use ringleader_controller::ranktable::hccl::{render, HcclDevice, HcclServer, HcclTable};
 use ringleader_probe::{
-    allreduce, allreduce_with, format_table, serve_worker, Config, Options, Report, Role, Row, WorkerConfig,
+    allreduce, allreduce_with, format_table, serve_worker, Collective, Config, Options, Report, Role, Row, WorkerConfig,
 };
 use std::collections::HashMap;
 use std::net::TcpListener;
@@ -343,12 +343,57 @@ fn member_without_master_gives_up_naming_it() {
 #[test]
 fn table_format() {
     let rows = [
-        Row { data_size: 67_108_864, aveg_time_us: 20_000.0, ok: true },
-        Row { data_size: 4096, aveg_time_us: 12.5, ok: false },
+        Row { op: Collective::AllReduce, data_size: 67_108_864, aveg_time_us: 20_000.0, ok: true },
+        Row { op: Collective::AllReduce, data_size: 4096, aveg_time_us: 12.5, ok: false },
     ];
     let expected = "data_size(Bytes) | aveg_time(us) | alg_bandwidth(GB/s) | check_result\n\
                     \x20       67108864 |      20000.00 |              3.3554 | success\n\
                     \x20           4096 |         12.50 |              0.3277 | fail\n";
     assert_eq!(format_table(&rows), expected);
-    assert_eq!(Row { data_size: 1, aveg_time_us: 0.0, ok: true }.alg_bandwidth(), 0.0);
+    assert_eq!(Row { op: Collective::AllReduce, data_size: 1, aveg_time_us: 0.0, ok: true }.alg_bandwidth(), 0.0);
+}
+
+#[test]
+fn every_collective_operation_checks_out_across_three_processes_of_two_ranks() {
+    // 4 ops × sizes not divisible by 3 processes: uneven chunks and blocks.
+    let o = Options { sizes: vec![4096, 6000], ops: Collective::ALL.to_vec(), ..opts() };
+    let (l, port) = bind_local();
+    let envs = (0..3)
+        .map(|r| {
+            env(&[
+                ("MASTER_ADDR", "127.0.0.1"),
+                ("MASTER_PORT", &port.to_string()),
+                ("RANK", &r.to_string()),
+                ("WORLD_SIZE", "6"),
+                ("LOCAL_WORLD_SIZE", "2"),
+            ])
+        })
+        .collect();
+    let reports = run_all(envs, Some(l), &o);
+    let lead = &reports[0];
+    assert_eq!(lead.world, 6);
+    assert_eq!(lead.rows.len(), 8, "{}", lead.tables());
+    assert!(lead.success(), "{}", lead.tables());
+    let ops: Vec<Collective> = lead.rows.iter().map(|r| r.op).collect();
+    assert_eq!(&ops[..2], &[Collective::AllReduce, Collective::AllReduce]);
+    assert_eq!(ops[6], Collective::AllToAll);
+    for name in ["# all_gather", "# reduce_scatter", "# all_to_all"] {
+        assert!(lead.tables().contains(name), "{}", lead.tables());
+    }
+    let rows = lead.check_rows();
+    let row = &rows["rows"][2];
+    assert_eq!(row["operation"], "all_gather");
+    let alg = row["alg_bandwidth"].as_f64().unwrap_or_default();
+    let bus = row["bus_bandwidth"].as_f64().unwrap_or_default();
+    assert!((bus - alg * 5.0 / 6.0).abs() < 1e-9, "{row}");
+    for r in &reports[1..] {
+        assert!(r.success(), "{}", r.tables());
+    }
+}
+
+#[test]
+fn a_corrupted_process_fails_every_operation() {
+    let o = Options { sizes: vec![4096], ops: Collective::ALL.to_vec(), fault_rank: Some(1), ..opts() };
+    let reports = env_mode(2, &[], "127.0.0.1", &o);
+    assert!(reports[0].rows.iter().all(|r| !r.ok), "{}", reports[0].tables());
 }

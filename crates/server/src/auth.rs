@@ -125,7 +125,7 @@ impl Token {
 /// make the request ([`crate::authz`]). The identity goes on to the handler
 /// as a request extension.
 pub async fn require_token(State(state): State<ServerState>, mut request: Request, next: Next) -> Response {
-    if OPEN_PATHS.contains(&request.uri().path()) {
+    if OPEN_PATHS.contains(&request.uri().path()) || crate::console::is_console_path(request.uri().path()) {
         return next.run(request).await;
     }
     let presented = request

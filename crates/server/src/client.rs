@@ -443,6 +443,13 @@ impl Client {
         self.json(self.request(reqwest::Method::GET, &path), &path).await
     }
 
+    /// Series of the embedded history (`crate::history::http`): `query`
+    /// holds `series`, `prefix`, `since` or `sinceSeconds`.
+    pub async fn history(&self, query: &[(&str, &str)]) -> Result<Value> {
+        let path = crate::history::http::PATH;
+        self.json(self.request(reqwest::Method::GET, path).query(query), path).await
+    }
+
     /// Whether the server answers `/healthz`.
     pub async fn healthy(&self) -> bool {
         let path = "/healthz";

@@ -15,6 +15,7 @@ pub mod aggregate;
 pub mod http;
 pub mod process;
 
+use crate::history::{Config as HistoryConfig, History};
 use aggregate::Aggregate;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
@@ -84,6 +85,8 @@ struct Inner {
     request_duration: HistogramFamily<Labels3>,
     watches: Family<Labels3, Gauge>,
     job_start: Histogram,
+    /// Charts' history, sampled from `aggregate` by the follower thread.
+    history: Arc<Mutex<History>>,
 }
 
 impl Default for Metrics {
@@ -95,10 +98,15 @@ impl Default for Metrics {
 impl Metrics {
     /// An empty set of metrics; the store's figures appear once [`Metrics::follow`] runs.
     pub fn new() -> Metrics {
-        Metrics::with_proc_dir(PathBuf::from("/proc"))
+        Metrics::with_history(HistoryConfig::default())
     }
 
-    fn with_proc_dir(proc_dir: PathBuf) -> Metrics {
+    /// [`Metrics::new`] with the history sampled and bounded as `config` says.
+    pub fn with_history(config: HistoryConfig) -> Metrics {
+        Metrics::build(PathBuf::from("/proc"), config)
+    }
+
+    fn build(proc_dir: PathBuf, history: HistoryConfig) -> Metrics {
         let mut registry = Registry::default();
         let attempts = Family::<Labels2, Counter>::default();
         registry.register(
@@ -176,6 +184,7 @@ impl Metrics {
                 request_duration,
                 watches,
                 job_start,
+                history: Arc::new(Mutex::new(History::new(history))),
             }),
         }
     }
@@ -222,6 +231,11 @@ impl Metrics {
             tracing::warn!("metrics: cannot start the store follower: {e}; store gauges stay empty");
             self.inner.following.store(false, Ordering::Release);
         }
+    }
+
+    /// Runs `f` over the history (held locked meanwhile: keep it short).
+    pub fn with_history_read<T>(&self, f: impl FnOnce(&History) -> T) -> T {
+        f(&lock(&self.inner.history))
     }
 
     /// The whole exposition. Its cost is the number of series, not of
@@ -278,6 +292,26 @@ fn follow(weak: Weak<Inner>, store: Store) {
             Err(RecvTimeoutError::Timeout) if weak.strong_count() > 0 => {}
             Err(_) => return,
         }
+        if let Some(inner) = weak.upgrade() {
+            sample_history(&inner);
+        }
+    }
+}
+
+/// One round of history samples when one is due. The figures are taken
+/// under the aggregate's lock, then recorded under the history's, so a
+/// reader of the history never waits on the aggregate.
+fn sample_history(inner: &Inner) {
+    let Some(t) = lock(&inner.history).due(ringleader_api::time::now()) else { return };
+    let figures = lock(&inner.aggregate).history_figures();
+    let mut history = lock(&inner.history);
+    let dropped = history.dropped();
+    history.record(t, figures);
+    if history.dropped() > dropped && dropped == 0 {
+        tracing::warn!(
+            "history: more series than --history-series ({}) in one round; the rest are not kept",
+            history.config().max_series
+        );
     }
 }
 

@@ -149,6 +149,7 @@ fn kind_description(rt: &ResourceType) -> &'static str {
         (_, "StorageMount") => "StorageMount is a node directory mounted on chosen nodes, mounted or unmounted per node.",
         (_, "Script") => "Script is a shell script administrators run on nodes (timeout at least 600 s).",
         (_, "ScriptRun") => "ScriptRun is one run of a Script on chosen nodes, with each node's exit code and output.",
+        (_, "CheckRun") => "CheckRun is one run of a server, network or collective-communication check on chosen nodes, with its report; the CheckRuns are the checks' history.",
         (_, "AuditRecord") => "AuditRecord says who created, changed, ran, stopped or deleted what, and when. Written by the API server; read-only.",
         _ => "",
     }
@@ -247,6 +248,7 @@ fn build_catalog() -> Catalog {
             ("platform.ringleader.io", "Script") => Shape::Custom(sub::<platform::ScriptSpec>(&mut gen)),
             ("platform.ringleader.io", "ScriptRun") => Shape::Custom(sub::<platform::ScriptRunSpec>(&mut gen)),
             ("platform.ringleader.io", "AuditRecord") => Shape::Custom(sub::<platform::AuditRecordSpec>(&mut gen)),
+            ("ringleader.io", "CheckRun") => Shape::Custom(sub::<ringleader_api::kinds::check::CheckRunSpec>(&mut gen)),
             // A new row of the resource table without a schema yet: listed
             // by discovery, absent from the documents.
             _ => continue,
@@ -327,6 +329,9 @@ fn build_catalog() -> Catalog {
 
 /// The typed status of a platform kind, where it has one.
 fn platform_status(rt: &ResourceType, gen: &mut SchemaGenerator) -> Option<Value> {
+    if rt.kind == "CheckRun" {
+        return Some(sub::<ringleader_api::kinds::check::CheckRunStatus>(gen));
+    }
     if !rt.platform() {
         return None;
     }

@@ -148,6 +148,22 @@ pub fn pod_metrics(pod: &Value) -> Option<Value> {
     }))
 }
 
+/// A running pod's CPU (nanocores over the last window) and memory
+/// (bytes), as [`pod_metrics`] reports them; the history samples these.
+pub(crate) fn pod_usage(pod: &Value) -> Option<(u64, u64)> {
+    if pod.pointer("/status/phase").and_then(Value::as_str) != Some("Running") {
+        return None;
+    }
+    let sample = pod_sample(pod)?;
+    Some((sample.rate()?.0, sample.memory_bytes))
+}
+
+/// A node's CPU (nanocores) and memory (bytes), as [`node_metrics`] reports them.
+pub(crate) fn node_usage(node: &Value) -> Option<(u64, u64)> {
+    let sample = node_sample(node)?;
+    Some((sample.rate()?.0, sample.memory_bytes))
+}
+
 /// The NodeMetrics of a node whose agent reports usage.
 pub fn node_metrics(node: &Value) -> Option<Value> {
     let (timestamp, window, usage) = node_sample(node)?.fields()?;

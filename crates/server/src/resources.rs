@@ -132,9 +132,12 @@ pub const RESOURCES: &[ResourceType] = &[
     rt("Script", PLATFORM, "v1alpha1", PLATFORM_V1, "scripts", "script", &[], false, false),
     rt("ScriptRun", PLATFORM, "v1alpha1", PLATFORM_V1, "scriptruns", "scriptrun", &["sr"], false, false),
     rt("AuditRecord", PLATFORM, "v1alpha1", PLATFORM_V1, "auditrecords", "auditrecord", &["audit"], false, false),
+    rt("CheckRun", RINGLEADER, "v1alpha1", RINGLEADER_V1, "checkruns", "checkrun", &["chk"], false, false),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
+const RINGLEADER: &str = "ringleader.io";
+const RINGLEADER_V1: &str = ringleader_api::kinds::check::API_VERSION;
 const RBAC_V1: &str = "rbac.authorization.k8s.io/v1";
 const PLATFORM: &str = ringleader_api::kinds::platform::GROUP;
 const PLATFORM_V1: &str = ringleader_api::kinds::platform::API_VERSION;

@@ -36,6 +36,8 @@ const DEFAULT_GRACE_SECONDS: u64 = 30;
 /// The whole HTTP API.
 pub fn router(state: ServerState) -> Router {
     Router::new()
+        .route("/", get(crate::console::index))
+        .route("/console/{*path}", get(crate::console::asset))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(crate::health::readyz))
         .route("/livez", get(crate::health::livez))
@@ -216,6 +218,11 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
         return answer;
     }
     if let Some(answer) = crate::resource_metrics::serve(state, &req.method, &req.path, &req.query, req.format).await {
+        return answer;
+    }
+    let history =
+        crate::history::http::serve(state, &req.method, &req.path, &req.query, req.identity.as_ref(), req.format);
+    if let Some(answer) = history.await {
         return answer;
     }
     let target = parse_path(&req.path)?;

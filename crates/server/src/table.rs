@@ -67,7 +67,7 @@ mod platform;
 
 /// The columns of a resource type, in order.
 pub fn columns(rt: &ResourceType) -> Vec<Column> {
-    if rt.platform() {
+    if rt.platform() || rt.kind == "CheckRun" {
         if let Some(columns) = platform::columns(rt.kind) {
             return columns;
         }
@@ -254,7 +254,7 @@ fn age(v: &Value, now: f64) -> Value {
 
 /// The cells of one object's row, in the order of [`columns`].
 pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
-    if rt.platform() {
+    if rt.platform() || rt.kind == "CheckRun" {
         if let Some(cells) = platform::cells(rt.kind, v, now) {
             return cells;
         }

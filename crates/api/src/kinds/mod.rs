@@ -3,6 +3,7 @@
 //! any valid pod template round-trips; job CRDs are defined here.
 
 pub mod ascend;
+pub mod check;
 pub mod cluster;
 pub mod kubeflow;
 pub mod platform;
@@ -103,6 +104,8 @@ pub enum Resource {
     ScriptRun(Box<platform::ScriptRun>),
     /// `platform.ringleader.io/v1alpha1` AuditRecord.
     AuditRecord(Box<platform::AuditRecord>),
+    /// `ringleader.io/v1alpha1` CheckRun.
+    CheckRun(Box<check::CheckRun>),
 }
 
 /// The job kinds (`(apiVersion, kind)`) the job controller runs: the first
@@ -134,6 +137,7 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("platform.ringleader.io/v1alpha1", "Script"),
     ("platform.ringleader.io/v1alpha1", "ScriptRun"),
     ("platform.ringleader.io/v1alpha1", "AuditRecord"),
+    ("ringleader.io/v1alpha1", "CheckRun"),
 ];
 
 fn supported_list() -> String {
@@ -187,6 +191,7 @@ impl Resource {
             ("platform.ringleader.io/v1alpha1", "Script") => Resource::Script(Box::new(typed(value)?)),
             ("platform.ringleader.io/v1alpha1", "ScriptRun") => Resource::ScriptRun(Box::new(typed(value)?)),
             ("platform.ringleader.io/v1alpha1", "AuditRecord") => Resource::AuditRecord(Box::new(typed(value)?)),
+            ("ringleader.io/v1alpha1", "CheckRun") => Resource::CheckRun(Box::new(typed(value)?)),
             _ => {
                 return Err(FieldError::new(
                     "kind",
@@ -224,6 +229,7 @@ impl Resource {
             Resource::Script(o) => &o.metadata,
             Resource::ScriptRun(o) => &o.metadata,
             Resource::AuditRecord(o) => &o.metadata,
+            Resource::CheckRun(o) => &o.metadata,
         }
     }
 
@@ -252,6 +258,7 @@ impl Resource {
             Resource::Script(_) => "Script",
             Resource::ScriptRun(_) => "ScriptRun",
             Resource::AuditRecord(_) => "AuditRecord",
+            Resource::CheckRun(_) => "CheckRun",
         }
     }
 

@@ -337,6 +337,7 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
         | Resource::Script(_)
         | Resource::ScriptRun(_)
         | Resource::AuditRecord(_) => super::platform::check(resource, errs),
+        Resource::CheckRun(c) => super::check::check(resource.name(), &c.spec, errs),
         Resource::Workload(w) => check_workload(&w.spec, errs),
         Resource::Node(n) => {
             let sources = [n.spec.profile.is_some(), n.spec.topology_text.is_some(), n.spec.npu_smi_text.is_some()];

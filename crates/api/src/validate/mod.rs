@@ -2,6 +2,7 @@
 //! the field path, the value and what is allowed; all errors of a document
 //! are collected, never only the first.
 
+mod check;
 mod containers;
 mod gpu;
 mod jobs;

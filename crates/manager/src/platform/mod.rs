@@ -9,6 +9,7 @@
 //! writes the result. A decision writes only what differs from what is
 //! stored, so the echo of its own write calls for nothing more.
 
+pub mod check;
 pub mod framework;
 pub mod quota;
 pub mod resource_group;
@@ -64,6 +65,8 @@ pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Mana
     let ops = run::pass_ops(cache, now);
     jobs::write(store, cache, ops)?;
     let ops = script::pass_ops(cache, now);
+    jobs::write(store, cache, ops)?;
+    let ops = check::pass_ops(cache, now);
     jobs::write(store, cache, ops)
 }
 
@@ -74,6 +77,7 @@ pub fn owner_uids(cache: &Cache) -> Vec<String> {
         .iter()
         .flat_map(|k| cache.of_kind(API, k))
         .filter_map(|o| str_at(&o.object, &["metadata", "uid"]).map(str::to_string))
+        .chain(check::owner_uids(cache))
         .collect()
 }
 

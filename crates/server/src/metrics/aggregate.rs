@@ -7,6 +7,7 @@
 //! and not again.
 
 use super::{DEVICES_ANNOTATION, QUEUE_KEY};
+use crate::history;
 use ringleader_api::time::parse_rfc3339;
 use ringleader_store::{EventType, ObjectKey};
 use serde_json::Value;
@@ -35,6 +36,10 @@ struct PodShare {
     devices: Vec<String>,
     /// Extended resource its devices count against.
     resource: String,
+    /// The job that controls it (its controller owner reference).
+    owner: Option<ObjectKey>,
+    /// CPU (nanocores) and memory (bytes) its agent last sampled, while running.
+    usage: Option<(u64, u64)>,
 }
 
 /// One node's devices and state.
@@ -49,6 +54,8 @@ struct NodeShare {
     unhealthy: BTreeSet<String>,
     /// `true`, `false` or `unknown`, as kube-state-metrics writes Ready.
     ready: &'static str,
+    /// CPU (nanocores) and memory (bytes) of its pods, as its agent sums them.
+    usage: Option<(u64, u64)>,
 }
 
 /// One queue's settings.
@@ -85,6 +92,8 @@ pub struct Aggregate {
     /// pods may share one.
     held: BTreeMap<(String, String), u32>,
     jobs_by_phase: BTreeMap<(String, String, String), u64>,
+    /// Pods per phase ([`history::names::JOB_PHASES`] order) of each job.
+    job_pods: HashMap<ObjectKey, [u64; 4]>,
     /// Whether the first list has been loaded: job starts seen before it
     /// are history, not observations.
     loaded: bool,
@@ -162,8 +171,11 @@ fn pod_share(pod: &Value, nodes: &BTreeMap<String, NodeShare>) -> PodShare {
     let resource = pod_resource(pod)
         .or_else(|| nodes.get(&node).map(|n| n.resource.clone()).filter(|r| !r.is_empty()))
         .unwrap_or_else(|| UNKNOWN.to_string());
+    let namespace = str_at(pod, "/metadata/namespace").unwrap_or("default").to_string();
     PodShare {
-        namespace: str_at(pod, "/metadata/namespace").unwrap_or("default").to_string(),
+        owner: owner_of(pod, &namespace),
+        usage: crate::resource_metrics::pod_usage(pod),
+        namespace,
         phase,
         pending,
         queue: queue_of(pod),
@@ -194,7 +206,16 @@ fn node_share(node: &Value, previous: Option<&NodeShare>) -> NodeShare {
         Some(true) => "true",
         Some(false) | None => "unknown",
     };
-    NodeShare { spec, resource, model, devices, unhealthy, ready }
+    let usage = crate::resource_metrics::node_usage(node);
+    NodeShare { spec, resource, model, devices, unhealthy, ready, usage }
+}
+
+/// The key of a pod's controlling owner (jobs live in the pod's namespace).
+fn owner_of(pod: &Value, namespace: &str) -> Option<ObjectKey> {
+    let refs = pod.pointer("/metadata/ownerReferences")?.as_array()?;
+    let owner = refs.iter().find(|r| r.get("controller").and_then(Value::as_bool).unwrap_or(true))?;
+    let s = |k: &str| owner.get(k).and_then(Value::as_str).filter(|v| !v.is_empty());
+    Some(ObjectKey::new(s("apiVersion")?, s("kind")?, namespace, s("name")?))
 }
 
 /// A quantity as a number: integers and decimals; `m` (milli) and the
@@ -345,6 +366,15 @@ impl Aggregate {
         if n > 0 {
             op(&mut self.queue_allocated, (share.queue.clone(), share.resource.clone()), n);
         }
+        if let (Some(owner), Some(i)) =
+            (&share.owner, history::names::JOB_PHASES.iter().position(|p| *p == share.phase))
+        {
+            let counts = self.job_pods.entry(owner.clone()).or_default();
+            counts[i] = if plus { counts[i] + 1 } else { counts[i].saturating_sub(1) };
+            if counts.iter().all(|c| *c == 0) {
+                self.job_pods.remove(owner);
+            }
+        }
         for d in &share.devices {
             let key = (share.node.clone(), d.clone());
             if plus {
@@ -356,6 +386,55 @@ impl Aggregate {
                 }
             }
         }
+    }
+
+    /// One round of history samples: `(series name, value)` for every node,
+    /// running pod with a usage sample, job and queue (see
+    /// [`history::names`]). Costs one pass over pods, nodes, jobs and queues
+    /// in memory; the store is not read.
+    pub fn history_figures(&self) -> Vec<(String, f64)> {
+        use history::names;
+        let mut out = Vec::new();
+        let mut held_per_node: BTreeMap<&str, u64> = BTreeMap::new();
+        for (node, _) in self.held.keys() {
+            *held_per_node.entry(node.as_str()).or_default() += 1;
+        }
+        let mut resources: BTreeSet<&str> = BTreeSet::new();
+        for (name, node) in &self.nodes {
+            let resource = if node.resource.is_empty() { UNKNOWN } else { node.resource.as_str() };
+            if !node.resource.is_empty() {
+                resources.insert(resource);
+            }
+            let held = held_per_node.get(name.as_str()).copied().unwrap_or(0);
+            out.push((names::node(name, &format!("devices-allocated/{resource}")), held as f64));
+            out.push((names::node(name, &format!("devices-total/{resource}")), node.devices.len() as f64));
+            out.push((names::node(name, "ready"), if node.ready == "true" { 1.0 } else { 0.0 }));
+            if let Some((nanocores, bytes)) = node.usage {
+                out.push((names::node(name, "cpu"), nanocores as f64 / 1e9));
+                out.push((names::node(name, "memory"), bytes as f64));
+            }
+        }
+        for (key, pod) in &self.pods {
+            if let Some((nanocores, bytes)) = pod.usage {
+                out.push((names::pod(&key.namespace, &key.name, "cpu"), nanocores as f64 / 1e9));
+                out.push((names::pod(&key.namespace, &key.name, "memory"), bytes as f64));
+            }
+        }
+        for key in self.jobs.keys() {
+            let Some(rt) = crate::resources::by_kind(&key.api_version, &key.kind) else { continue };
+            let counts = self.job_pods.get(key).copied().unwrap_or_default();
+            for (phase, n) in names::JOB_PHASES.iter().zip(counts) {
+                out.push((names::job(&key.namespace, &rt.qualified(), &key.name, phase), n as f64));
+            }
+        }
+        resources.extend(self.queue_allocated.keys().map(|(_, r)| r.as_str()));
+        for queue in self.queues.keys() {
+            for resource in &resources {
+                let n = self.queue_allocated.get(&(queue.clone(), resource.to_string())).copied().unwrap_or(0);
+                out.push((names::queue(queue, resource), n as f64));
+            }
+        }
+        out
     }
 
     /// Every gauge family: `(name, help, series)`, in a fixed order.
@@ -605,6 +684,56 @@ mod tests {
             find(&f, "ringleader_jobs", &[("kind", "Job"), ("group", "batch.volcano.sh"), ("phase", "Running")]),
             Some(1.0)
         );
+    }
+
+    #[test]
+    fn history_figures_cover_nodes_pods_jobs_and_queues() {
+        let node = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node", "metadata": {"name": "n1"},
+            "spec": {"profile": "hgx-h100-8"}, "status": {"ready": true, "usage":
+            {"cpuNanos": 4_000_000_000u64, "memoryBytes": 1024, "at": 20.0, "prevCpuNanos": 2_000_000_000u64, "prevAt": 10.0}}});
+        let job = json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": "j", "namespace": "ns"}, "status": {"ringleader": {"phase": "Running"}}});
+        let queue = json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+            "metadata": {"name": "default"}, "spec": {"weight": 1}});
+        let (ka, mut a) = pod("a", "n1", "0,1", "Running", None);
+        a["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "j", "controller": true}]);
+        a["metadata"]["annotations"]["ringleader.io/usage-cpu-nanos"] = json!("3000000000");
+        a["metadata"]["annotations"]["ringleader.io/usage-memory-bytes"] = json!("52428800");
+        a["metadata"]["annotations"]["ringleader.io/usage-at"] = json!("1764100010");
+        a["metadata"]["annotations"]["ringleader.io/usage-prev-cpu-nanos"] = json!("1000000000");
+        a["metadata"]["annotations"]["ringleader.io/usage-prev-at"] = json!("1764100000");
+        let mut objects = vec![(ka.clone(), a.clone())];
+        for o in [node, job, queue] {
+            objects.push((ObjectKey::of(&o).expect("key"), o));
+        }
+        let mut agg = Aggregate::default();
+        agg.load(objects.iter().map(|(k, v)| (k, v)));
+        let figures: BTreeMap<String, f64> = agg.history_figures().into_iter().collect();
+        let at = |name: &str| figures.get(name).copied();
+        assert_eq!(at("node/n1/devices-allocated/nvidia.com/gpu"), Some(2.0));
+        assert_eq!(at("node/n1/devices-total/nvidia.com/gpu"), Some(8.0));
+        assert_eq!(at("node/n1/ready"), Some(1.0));
+        assert_eq!(at("node/n1/cpu"), Some(0.2));
+        assert_eq!(at("node/n1/memory"), Some(1024.0));
+        assert_eq!(at("pod/ns/a/cpu"), Some(0.2));
+        assert_eq!(at("pod/ns/a/memory"), Some(52_428_800.0));
+        assert_eq!(at("job/ns/pytorchjobs.kubeflow.org/j/pods-Running"), Some(1.0));
+        assert_eq!(at("job/ns/pytorchjobs.kubeflow.org/j/pods-Pending"), Some(0.0));
+        assert_eq!(at("queue/default/devices-allocated/nvidia.com/gpu"), Some(2.0));
+        for name in figures.keys() {
+            assert!(history::names::parse(name).is_ok(), "{name}");
+        }
+
+        // The pod finishes: no usage, the job counts it Succeeded, devices go back.
+        a["status"]["phase"] = json!("Succeeded");
+        agg.apply(EventType::Modified, &ka, &a);
+        let figures: BTreeMap<String, f64> = agg.history_figures().into_iter().collect();
+        assert_eq!(figures.get("pod/ns/a/cpu"), None);
+        assert_eq!(figures.get("job/ns/pytorchjobs.kubeflow.org/j/pods-Running"), Some(&0.0));
+        assert_eq!(figures.get("job/ns/pytorchjobs.kubeflow.org/j/pods-Succeeded"), Some(&1.0));
+        assert_eq!(figures.get("queue/default/devices-allocated/nvidia.com/gpu"), Some(&0.0));
+        assert_eq!(figures.get("node/n1/devices-allocated/nvidia.com/gpu"), Some(&0.0));
     }
 
     #[test]

@@ -76,6 +76,14 @@ pub(super) fn columns(kind: &str) -> Option<Vec<Column>> {
             col("NODES", "string", "Nodes finished of the nodes listed.", 0),
             AGE,
         ],
+        "CheckRun" => vec![
+            NAME,
+            col("TYPE", "string", "server, network or collective.", 0),
+            col("NODES", "string", "The nodes checked.", 0),
+            col("PHASE", "string", "Pending, Running, Succeeded, Failed or Terminated.", 0),
+            col("SUMMARY", "string", "What it found.", 0),
+            AGE,
+        ],
         "AuditRecord" => vec![
             NAME,
             col("TIME", "string", "When.", 0),
@@ -191,6 +199,20 @@ pub(super) fn cells(kind: &str, v: &Value, now: f64) -> Option<Vec<Value>> {
                 json!(s(v, "/spec/script")),
                 text_or(s(v, "/status/state"), None),
                 json!(format!("{done}/{}", len(v, "/spec/nodes"))),
+                age(v, now),
+            ]
+        }
+        "CheckRun" => {
+            let nodes: Vec<&str> = at(v, "/spec/nodes")
+                .and_then(Value::as_array)
+                .map(|n| n.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            vec![
+                name,
+                json!(s(v, "/spec/type")),
+                json!(nodes.join(",")),
+                text_or(s(v, "/status/phase"), None),
+                text_or(s(v, "/status/report/summary"), None),
                 age(v, now),
             ]
         }

@@ -1,0 +1,469 @@
+// Overview: devices per accelerator family, queue and resource group; the
+// unhealthy devices; the pending pods and why they wait. It never lists all
+// pods: capacity comes from the Node objects, allocation from the queues'
+// status (or the embedded history's per-queue figures), pending pods are one
+// page of a field-selected list. Also the small helpers the operator pages
+// share (bounded listing, live collections, resources, job links).
+import { page, h, api, list, watch, get, age, badge, table, errorBox, collection, JOB_KINDS } from '../app.js';
+import { t, strings } from '../i18n.js';
+
+strings({
+  en: {
+    'ov.title': 'Overview', 'ov.families': 'Accelerators', 'ov.queues': 'Queues', 'ov.groups': 'Resource groups',
+    'ov.unhealthy': 'Unhealthy devices and nodes', 'ov.pending': 'Pending pods', 'ov.resource': 'Resource',
+    'ov.nodes': 'Nodes', 'ov.ready': 'Ready', 'ov.capacity': 'Capacity', 'ov.allocated': 'Allocated', 'ov.free': 'Free',
+    'ov.unhealthyDevices': 'Unhealthy devices', 'ov.networkUnhealthy': 'Network-unhealthy devices', 'ov.state': 'State',
+    'ov.weight': 'Weight', 'ov.capability': 'Capability', 'ov.group': 'Resource group', 'ov.workspace': 'Workspace',
+    'ov.displayName': 'Display name', 'ov.accelerator': 'Accelerator', 'ov.pod': 'Pod', 'ov.job': 'Job',
+    'ov.reason': 'Reason', 'ov.message': 'Message', 'ov.refresh': 'Refresh allocation figures',
+    'ov.unknownAlloc': 'Allocation figures are not available to you (neither the queues\u2019 status nor the history holds them).',
+    'ov.sampled': 'Allocation is sampled by the server every few seconds.',
+    'ov.firstPending': 'The first 50 pending pods are shown; more are waiting.',
+    'ov.starting': 'Scheduled; starting', 'ov.onNode': 'on node', 'ov.allHealthy': 'Every device and node is healthy.',
+    'ov.noPending': 'No pod is pending.', 'ov.notReady': 'Node not Ready', 'ov.ofDevices': 'devices allocated',
+    'ov.truncated': 'The cluster holds more objects than one page shows; figures cover the first 10,000.',
+  },
+  zh: {
+    'ov.title': '总览', 'ov.families': '加速卡', 'ov.queues': '队列', 'ov.groups': '资源组',
+    'ov.unhealthy': '故障设备与节点', 'ov.pending': '等待中的容器组', 'ov.resource': '资源',
+    'ov.nodes': '节点', 'ov.ready': '就绪', 'ov.capacity': '总量', 'ov.allocated': '已分配', 'ov.free': '空闲',
+    'ov.unhealthyDevices': '故障设备', 'ov.networkUnhealthy': '网络故障设备', 'ov.state': '状态',
+    'ov.weight': '权重', 'ov.capability': '容量上限', 'ov.group': '资源组', 'ov.workspace': '工作空间',
+    'ov.displayName': '显示名称', 'ov.accelerator': '加速卡类型', 'ov.pod': '容器组', 'ov.job': '作业',
+    'ov.reason': '原因', 'ov.message': '信息', 'ov.refresh': '刷新分配数据',
+    'ov.unknownAlloc': '无法获取分配数据（队列状态与历史数据中均没有，或您无权查看）。',
+    'ov.sampled': '分配数据由服务器每隔数秒采样一次。',
+    'ov.firstPending': '仅显示前 50 个等待中的容器组，还有更多在等待。',
+    'ov.starting': '已调度，正在启动', 'ov.onNode': '节点', 'ov.allHealthy': '所有设备与节点均正常。',
+    'ov.noPending': '没有等待中的容器组。', 'ov.notReady': '节点未就绪', 'ov.ofDevices': '个设备已分配',
+    'ov.truncated': '对象数量超过可一次列出的范围；数据仅覆盖前 10,000 个。',
+  },
+});
+
+// ---- shared helpers (nodes, queues, workspaces and data pages use them) ----
+
+/** Cluster-scoped objects by name, namespaced ones by namespace/name. */
+export function keyOf(o) {
+  const ns = get(o, 'metadata.namespace');
+  return ns ? `${ns}/${get(o, 'metadata.name')}` : get(o, 'metadata.name');
+}
+
+/**
+ * Every object of a collection, 500 a request and at most `maxPages`
+ * requests (so a huge collection costs a bounded amount); `complete` says
+ * whether the end was reached. The version is the first page's: continue
+ * tokens list at that same snapshot, so a watch from it misses nothing.
+ */
+export async function listAll(path, params, signal, maxPages = 20) {
+  let items = [];
+  let cont = '';
+  let resourceVersion = '';
+  for (let i = 0; i < maxPages; i += 1) {
+    const p = await list(path, { ...params, limit: 500, continue: cont }, signal);
+    items = items.concat(p.items);
+    if (!resourceVersion) resourceVersion = p.resourceVersion;
+    cont = p.continue;
+    if (!cont) return { items, resourceVersion, complete: true };
+  }
+  return { items, resourceVersion, complete: false };
+}
+
+/** Calls `fn` at most once per `ms`, after the last of a burst of calls. */
+export function coalesce(fn, ms = 150) {
+  let timer = null;
+  return () => {
+    if (timer) return;
+    timer = setTimeout(() => { timer = null; fn(); }, ms);
+  };
+}
+
+/**
+ * A collection kept live: listed (bounded), then watched from that version.
+ * `onChange(items, complete)` runs after the list and after each burst of
+ * events. Resolves after the first list; rejects with its error (a 403
+ * included) so the caller can show it. A watch whose version expired lists
+ * again; a failure then goes to `onError`.
+ */
+export async function liveCollection(path, params, signal, onChange, onError) {
+  const load = async () => {
+    const first = await listAll(path, params, signal);
+    const objects = new Map(first.items.map((o) => [keyOf(o), o]));
+    const emit = () => onChange([...objects.values()], first.complete);
+    const later = coalesce(emit);
+    emit();
+    watch(path, first.resourceVersion, (type, o) => {
+      if (type === 'DELETED') objects.delete(keyOf(o)); else objects.set(keyOf(o), o);
+      later();
+    }, signal, () => load().catch((e) => { if (!signal.aborted && onError) onError(e); }), params);
+  };
+  await load();
+}
+
+/** Replaces an element's children, skipping the absent ones (`cond ? x : null`). */
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+/** A table labelled by a heading rather than a caption of its own. */
+export function labelled(tableEl, headingId) {
+  tableEl.setAttribute('aria-labelledby', headingId);
+  return tableEl;
+}
+
+/** Lets long names (resource names, pod names) break anywhere rather than overflow (CSSOM: the CSP forbids style attributes). */
+export function wrap(el) {
+  el.style.overflowWrap = 'anywhere';
+  return el;
+}
+
+/** A section whose body is replaced as its data changes; a failure shows in it. */
+export function section(id, title) {
+  const body = h('div', { class: 'section-body' });
+  const el = h('section', { id, 'aria-labelledby': `${id}-title` }, h('h2', { id: `${id}-title` }, title), body);
+  return { el, body, fail: (e) => body.replaceChildren(errorBox(e)) };
+}
+
+/** Whole devices of a quantity ("8", 8); NaN when it is not a whole number. */
+export function count(q) {
+  if (typeof q === 'number') return q;
+  return /^\d+$/.test(String(q).trim()) ? Number(q) : NaN;
+}
+
+/** Accelerator resources of a capacity map: the extended ones (names with a `/`). */
+export function accelerators(capacity) {
+  return Object.entries(capacity || {})
+    .filter(([k]) => k.includes('/') && !k.startsWith('hugepages'))
+    .map(([k, v]) => [k, count(v)])
+    .filter(([, v]) => Number.isFinite(v));
+}
+
+/** `a: 1, b: 2` of a resource map (quantities shown as written). */
+export function resources(m) {
+  const entries = Object.entries(m || {});
+  return entries.length ? entries.map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`).join(', ') : '';
+}
+
+/** Whether a core Node's Ready condition is True. */
+export function nodeReady(node) {
+  const c = get(node, 'status.conditions', []).find((x) => x.type === 'Ready');
+  return !!c && c.status === 'True';
+}
+
+/** Device ids a pod holds (`ringleader.io/devices`, comma-separated). */
+export function heldDevices(pod) {
+  const raw = get(pod, 'metadata.annotations', {})['ringleader.io/devices'] || '';
+  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** A bar that says its figure in words too (the colour is never the only cue). */
+export function meter(used, total, label) {
+  const span = h('span');
+  const frac = total > 0 ? Math.min(1, Math.max(0, used / total)) : 0;
+  span.style.width = `${Math.round(frac * 100)}%`; // CSSOM, not a style attribute: the CSP forbids inline styles.
+  return h('div', { class: 'bar', role: 'meter', 'aria-label': label, 'aria-valuemin': 0, 'aria-valuemax': total, 'aria-valuenow': used, 'aria-valuetext': `${used} / ${total}` }, span);
+}
+
+const TRAINING = JOB_KINDS.findIndex((k) => k.kind === 'TrainingJob');
+
+/** The console link of the job a pod belongs to, or '' when it cannot be told. */
+export function jobHref(pod) {
+  const ns = encodeURIComponent(get(pod, 'metadata.namespace'));
+  const tj = get(pod, 'metadata.labels', {})['platform.ringleader.io/training-job'];
+  if (tj && TRAINING >= 0) return `#/jobs/${TRAINING}/${ns}/${encodeURIComponent(tj)}`;
+  const owners = get(pod, 'metadata.ownerReferences', []);
+  const owner = (Array.isArray(owners) ? owners : []).find((o) => o.controller) || owners[0];
+  if (!owner) return '';
+  let i = JOB_KINDS.findIndex((k) => k.kind === owner.kind && k.group === owner.apiVersion);
+  let name = owner.name || '';
+  if (i < 0 && owner.kind === 'ReplicaSet') {
+    // A Deployment's ReplicaSet is `<deployment>-<hash>`.
+    i = JOB_KINDS.findIndex((k) => k.kind === 'Deployment');
+    name = name.replace(/-[a-z0-9]+$/, '');
+  }
+  return i >= 0 && name ? `#/jobs/${i}/${ns}/${encodeURIComponent(name)}` : '';
+}
+
+/** The job a pod belongs to as a link, or its name as text. */
+export function jobLink(pod, text) {
+  const href = jobHref(pod);
+  return href ? h('a', { href }, text) : text;
+}
+
+export const QUEUES = collection('scheduling.volcano.sh/v1beta1', 'queues');
+export const RESOURCE_GROUPS = collection('platform.ringleader.io/v1alpha1', 'resourcegroups');
+export const RL_NODES = collection('ringleader.io/v1alpha1', 'nodes');
+const HISTORY = '/apis/ringleader.io/v1alpha1/history';
+
+/**
+ * Devices allocated per queue and resource, `Map(queue → Map(resource → n))`,
+ * from each queue's `status.allocated` where the status holds it, else from
+ * the history's latest `queue/<q>/devices-allocated/<resource>`; `null` when
+ * neither is readable (no history on this server, or no permission).
+ */
+export async function queueAllocation(queues, signal) {
+  const out = new Map();
+  let fromStatus = false;
+  for (const q of queues) {
+    const alloc = get(q, 'status.allocated', null);
+    if (alloc && typeof alloc === 'object') {
+      fromStatus = true;
+      out.set(get(q, 'metadata.name'), new Map(accelerators(alloc)));
+    }
+  }
+  if (fromStatus) return out;
+  try {
+    const body = await api(`${HISTORY}?prefix=queue/&sinceSeconds=120`, { signal });
+    for (const s of (body && body.series) || []) {
+      const m = String(s.name || '').match(/^queue\/([^/]+)\/devices-allocated\/(.+)$/);
+      const last = Array.isArray(s.points) && s.points.length ? s.points[s.points.length - 1] : null;
+      if (!m || !last) continue;
+      if (!out.has(m[1])) out.set(m[1], new Map());
+      out.get(m[1]).set(m[2], Number(last[1]) || 0);
+    }
+    return out;
+  } catch (e) {
+    if (signal.aborted) throw e;
+    return null;
+  }
+}
+
+/**
+ * Devices allocated per node and resource, `Map(node → Map(resource → n))`,
+ * from the history's latest `node/<node>/devices-allocated/<resource>`,
+ * named one by one (the nodes and resources are known from the Node list)
+ * so the answer holds only those series; `null` when the history is not
+ * readable. Pods in no queue count here, unlike in the queues' figures.
+ */
+export async function nodeAllocation(nodes, signal) {
+  const names = [];
+  for (const n of nodes) {
+    for (const [res] of accelerators(get(n, 'status.capacity', {}))) names.push(`node/${get(n, 'metadata.name')}/devices-allocated/${res}`);
+  }
+  const out = new Map();
+  try {
+    for (let i = 0; i < names.length; i += 100) { // 100 names keep the URL short
+      const body = await api(`${HISTORY}?series=${encodeURIComponent(names.slice(i, i + 100).join(','))}&sinceSeconds=120`, { signal });
+      for (const s of (body && body.series) || []) {
+        const m = String(s.name || '').match(/^node\/([^/]+)\/devices-allocated\/(.+)$/);
+        const last = Array.isArray(s.points) && s.points.length ? s.points[s.points.length - 1] : null;
+        if (!m || !last) continue;
+        if (!out.has(m[1])) out.set(m[1], new Map());
+        out.get(m[1]).set(m[2], Number(last[1]) || 0);
+      }
+    }
+    return out;
+  } catch (e) {
+    if (signal.aborted) throw e;
+    return null;
+  }
+}
+
+/** `a: 1, b: 2` of a Map of resource → devices (zeros left out). */
+export function deviceList(m) {
+  const entries = m ? [...m.entries()].filter(([, v]) => v) : [];
+  return entries.length ? entries.map(([k, v]) => `${k}: ${v}`).join(', ') : '0';
+}
+
+// ---- the page ----
+
+page('overview', async (main, args, params, signal) => {
+  const families = section('ov-families', t('ov.families'));
+  const queues = section('ov-queues', t('ov.queues'));
+  const groups = section('ov-resourcegroups', t('ov.groups'));
+  const unhealthy = section('ov-unhealthy', t('ov.unhealthy'));
+  const pending = section('ov-pending', t('ov.pending'));
+  const note = h('p', { class: 'muted', role: 'status', id: 'ov-note' });
+  const refresh = h('button', { type: 'button', id: 'ov-refresh' }, t('ov.refresh'));
+  main.append(h('h1', {}, t('ov.title')), h('div', { class: 'toolbar' }, refresh), note,
+    families.el, queues.el, groups.el, unhealthy.el, pending.el);
+
+  const state = { nodes: null, nodesComplete: true, rlNodes: null, queues: null, groups: null, alloc: undefined, nodeAlloc: undefined };
+  // A section whose list failed keeps its error; later renders of the others leave it alone.
+  const failed = new Set();
+  const failWith = (sec, name) => (e) => { if (signal.aborted) return; failed.add(name); sec.fail(e); };
+
+  const renderFamilies = () => {
+    if (!state.nodes || failed.has('families')) return;
+    const fam = new Map();
+    for (const n of state.nodes) {
+      for (const [res, cap] of accelerators(get(n, 'status.capacity', {}))) {
+        const f = fam.get(res) || { res, nodes: 0, ready: 0, capacity: 0, allocated: 0, unhealthy: 0 };
+        f.nodes += 1;
+        if (nodeReady(n)) f.ready += 1;
+        f.capacity += cap;
+        fam.set(res, f);
+      }
+    }
+    const famOf = new Map(state.nodes.map((n) => [get(n, 'metadata.name'), (accelerators(get(n, 'status.capacity', {}))[0] || [])[0]]));
+    for (const r of state.rlNodes || []) {
+      const f = fam.get(famOf.get(get(r, 'metadata.name')));
+      if (f) f.unhealthy += new Set([...get(r, 'status.unhealthyDevices', []), ...get(r, 'status.networkUnhealthyDevices', [])]).size;
+    }
+    if (state.nodeAlloc) {
+      for (const perRes of state.nodeAlloc.values()) for (const [res, n] of perRes) if (fam.has(res)) fam.get(res).allocated += n;
+    }
+    const known = !!state.nodeAlloc;
+    const rows = [...fam.values()].sort((a, b) => a.res.localeCompare(b.res));
+    fill(families.body, 
+      rows.length ? h('div', { class: 'cards' }, rows.map((f) => h('div', { class: 'card family', 'data-resource': f.res },
+        wrap(h('h3', {}, f.res)),
+        h('p', {}, `${t('ov.nodes')}: ${f.ready} ${t('ov.ready')} / ${f.nodes}`),
+        h('p', {}, `${t('ov.allocated')}: ${known ? f.allocated : '\u2014'} / ${t('ov.capacity')}: ${f.capacity}`),
+        known ? meter(f.allocated, f.capacity, `${f.res} ${t('ov.ofDevices')}`) : null,
+        h('p', {}, `${t('ov.unhealthyDevices')}: ${f.unhealthy}`)))) : h('p', { class: 'muted' }, t('none')),
+      known ? h('p', { class: 'muted' }, t('ov.sampled')) : (state.nodeAlloc === null ? h('p', { class: 'muted' }, t('ov.unknownAlloc')) : null),
+      state.nodesComplete ? null : h('p', { class: 'muted' }, t('ov.truncated')));
+  };
+
+  const allocText = (name) => {
+    if (!state.alloc) return '\u2014';
+    return deviceList(state.alloc.get(name));
+  };
+
+  const renderQueues = () => {
+    if (!state.queues || failed.has('queues')) return;
+    const rows = [...state.queues].sort((a, b) => get(a, 'metadata.name').localeCompare(get(b, 'metadata.name')));
+    queues.body.replaceChildren(labelled(table([
+      [t('queue'), (q) => h('a', { href: '#/queues' }, get(q, 'metadata.name'))],
+      [t('ov.state'), (q) => badge(get(q, 'status.state') || 'Open')],
+      [t('ov.weight'), (q) => String(get(q, 'spec.weight', ''))],
+      [t('ov.allocated'), (q) => allocText(get(q, 'metadata.name'))],
+      [t('ov.capability'), (q) => resources(get(q, 'spec.capability', {}))],
+      [t('ov.group'), (q) => get(q, 'spec.resourceGroup')],
+      [t('ov.workspace'), (q) => get(q, 'spec.workspace')],
+    ], rows), 'ov-queues-title'));
+  };
+
+  const renderGroups = () => {
+    if (!state.groups || failed.has('groups')) return;
+    const capOf = new Map((state.nodes || []).map((n) => [get(n, 'metadata.name'), accelerators(get(n, 'status.capacity', {}))]));
+    const rows = [...state.groups].sort((a, b) => get(a, 'metadata.name').localeCompare(get(b, 'metadata.name')));
+    const capacity = (g) => {
+      const sum = new Map();
+      for (const n of get(g, 'status.nodes', [])) for (const [res, c] of capOf.get(n) || []) sum.set(res, (sum.get(res) || 0) + c);
+      return sum;
+    };
+    const allocated = (g) => {
+      if (!state.nodeAlloc) return null;
+      const sum = new Map();
+      for (const n of get(g, 'status.nodes', [])) for (const [res, c] of state.nodeAlloc.get(n) || []) sum.set(res, (sum.get(res) || 0) + c);
+      return sum;
+    };
+    groups.body.replaceChildren(labelled(table([
+      [t('name'), (g) => h('a', { href: '#/queues' }, get(g, 'metadata.name'))],
+      [t('ov.displayName'), (g) => get(g, 'spec.displayName')],
+      [t('ov.accelerator'), (g) => get(g, 'spec.accelerator')],
+      [t('ov.state'), (g) => badge(get(g, 'status.state'))],
+      [t('ov.nodes'), (g) => String(get(g, 'status.nodes', []).length)],
+      [t('ov.capacity'), (g) => (state.nodes ? deviceList(capacity(g)) : '\u2014')],
+      [t('ov.allocated'), (g) => { const a = allocated(g); return a ? deviceList(a) : '\u2014'; }],
+    ], rows), 'ov-resourcegroups-title'));
+  };
+
+  const renderUnhealthy = () => {
+    if ((!state.rlNodes && !state.nodes) || failed.has('unhealthy')) return;
+    const rows = new Map();
+    for (const r of state.rlNodes || []) {
+      const bad = get(r, 'status.unhealthyDevices', []);
+      const net = get(r, 'status.networkUnhealthyDevices', []);
+      if (bad.length || net.length) rows.set(get(r, 'metadata.name'), { name: get(r, 'metadata.name'), bad, net, ready: true });
+    }
+    for (const n of state.nodes || []) {
+      if (nodeReady(n)) continue;
+      const name = get(n, 'metadata.name');
+      const row = rows.get(name) || { name, bad: [], net: [] };
+      row.ready = false;
+      rows.set(name, row);
+    }
+    const list_ = [...rows.values()].sort((a, b) => a.name.localeCompare(b.name));
+    unhealthy.body.replaceChildren(labelled(table([
+      [t('node'), (r) => h('a', { href: `#/nodes/${encodeURIComponent(r.name)}` }, r.name)],
+      [t('ov.ready'), (r) => badge(r.ready ? 'Ready' : 'NotReady')],
+      [t('ov.unhealthyDevices'), (r) => r.bad.join(', ')],
+      [t('ov.networkUnhealthy'), (r) => r.net.join(', ')],
+    ], list_, { empty: t('ov.allHealthy') }), 'ov-unhealthy-title'));
+  };
+
+  const renderAll = () => { renderFamilies(); renderQueues(); renderGroups(); renderUnhealthy(); };
+
+  let allocBusy = false;
+  const loadAlloc = async () => {
+    if (allocBusy) return;
+    allocBusy = true;
+    try {
+      const [q, n] = await Promise.all([queueAllocation(state.queues || [], signal), nodeAllocation(state.nodes || [], signal)]);
+      state.alloc = q;
+      state.nodeAlloc = n;
+      renderAll();
+    } catch (e) {
+      if (!signal.aborted) note.replaceChildren(errorBox(e));
+    } finally { allocBusy = false; }
+  };
+  // Allocation changes when pods start or queues change: refresh on those
+  // events, once the server has sampled again (every 10 s by default), and
+  // no timer runs without them.
+  const allocLater = coalesce(loadAlloc, 11000);
+  refresh.addEventListener('click', loadAlloc);
+
+  const starts = [
+    liveCollection(collection('v1', 'nodes'), {}, signal, (items, complete) => { state.nodes = items; state.nodesComplete = complete; renderAll(); }, failWith(families, 'families'))
+      .catch(failWith(families, 'families')),
+    liveCollection(RL_NODES, {}, signal, (items) => { state.rlNodes = items; renderFamilies(); renderUnhealthy(); }, failWith(unhealthy, 'unhealthy'))
+      .catch(failWith(unhealthy, 'unhealthy')),
+    liveCollection(QUEUES, {}, signal, (items) => {
+      const first = state.queues === null;
+      state.queues = items;
+      renderQueues(); renderGroups();
+      if (!first) allocLater();
+    }, failWith(queues, 'queues')).catch(failWith(queues, 'queues')),
+    liveCollection(RESOURCE_GROUPS, {}, signal, (items) => { state.groups = items; renderGroups(); }, failWith(groups, 'groups'))
+      .catch(failWith(groups, 'groups')),
+  ];
+  pendingPods(pending, signal, allocLater);
+  await Promise.all(starts);
+  if (!signal.aborted) await loadAlloc();
+}, true);
+
+/** The first 50 pending pods, live, with the scheduler's reason for each. */
+async function pendingPods(sec, signal, onChange) {
+  const path = collection('v1', 'pods');
+  const params = { fieldSelector: 'status.phase=Pending' };
+  const LIMIT = 50;
+  try {
+    const first = await list(path, { ...params, limit: LIMIT }, signal);
+    const pods = new Map(first.items.map((p) => [keyOf(p), p]));
+    let more = !!first.continue;
+    const render = () => {
+      const rows = [...pods.values()].sort((a, b) => get(a, 'metadata.creationTimestamp').localeCompare(get(b, 'metadata.creationTimestamp')));
+      fill(sec.body, labelled(table([
+        [t('ov.pod'), (p) => `${get(p, 'metadata.namespace')}/${get(p, 'metadata.name')}`],
+        [t('ov.job'), (p) => { const href = jobHref(p); return href ? h('a', { href }, decodeURIComponent(href.split('/').pop())) : ''; }],
+        [t('ov.reason'), (p) => pendingReason(p).reason],
+        [t('ov.message'), (p) => pendingReason(p).message],
+        [t('age'), (p) => age(get(p, 'metadata.creationTimestamp'))],
+      ], rows, { empty: t('ov.noPending') }), 'ov-pending-title'),
+      more ? h('p', { class: 'muted' }, t('ov.firstPending')) : null);
+    };
+    const later = coalesce(render);
+    render();
+    watch(path, first.resourceVersion, (type, p) => {
+      const k = keyOf(p);
+      if (type === 'DELETED') pods.delete(k);
+      else if (pods.has(k) || pods.size < LIMIT) pods.set(k, p);
+      else more = true;
+      later();
+      onChange();
+    }, signal, () => pendingPods(sec, signal, onChange), params);
+  } catch (e) {
+    if (!signal.aborted) sec.fail(e);
+  }
+}
+
+/** Why a pending pod waits: its PodScheduled condition, or that it is starting. */
+export function pendingReason(p) {
+  const c = get(p, 'status.conditions', []).find((x) => x.type === 'PodScheduled');
+  if (c && c.status === 'False') return { reason: c.reason || 'Unschedulable', message: c.message || '' };
+  const node = get(p, 'spec.nodeName');
+  if (node) return { reason: t('ov.starting'), message: `${t('ov.onNode')} ${node}` };
+  return { reason: 'Pending', message: (c && c.message) || '' };
+}
