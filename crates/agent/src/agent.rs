@@ -11,6 +11,7 @@ use crate::pod::{self, PodInfo};
 use crate::runtime::{isolate, process, sim};
 use crate::sandbox;
 use crate::status::{self, Exit};
+use crate::telemetry;
 use crate::usage;
 use crate::writer::Write;
 use crate::{command, AgentError};
@@ -113,6 +114,10 @@ pub(crate) struct Agent {
     node_cpu_nanos: HashMap<String, u64>,
     units: usage::Units,
     started_at: f64,
+    /// Device figures last written per node, and readings since.
+    telemetry_sent: HashMap<String, (Vec<telemetry::DeviceFigures>, u32)>,
+    /// The last telemetry read failed (logged once per failure spell).
+    telemetry_failing: bool,
 }
 
 fn uid_of(obj: &Value) -> &str {
@@ -160,6 +165,8 @@ impl Agent {
             node_cpu_nanos: HashMap::new(),
             units: usage::Units::host(),
             started_at: time::now(),
+            telemetry_sent: HashMap::new(),
+            telemetry_failing: false,
         }
     }
 
@@ -262,6 +269,7 @@ impl Agent {
             let now = d.borrow_and_update().clone();
             self.on_detected(&now);
         }
+        let mut readings = self.cfg.device_telemetry.clone();
         let result = loop {
             let next = self.timers.peek().map(|Reverse((at, _))| *at);
             tokio::select! {
@@ -295,6 +303,7 @@ impl Agent {
                 Some(now) = next_detected(&mut detected) => self.on_detected(&now),
                 _ = heartbeat.tick() => self.heartbeat(),
                 _ = usage_tick.tick() => self.sample_usage(),
+                Some(reading) = next_reading(&mut readings) => self.on_telemetry(reading),
                 _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => self.fire_timers(),
             }
         };
@@ -371,6 +380,52 @@ impl Agent {
                 let next = usage::Published::next(prev, self.started_at, u, now);
                 writes.push(Write::Node { key: node::node_key(name), patch: next.node_patch() });
                 self.usage_nodes.insert(name.clone(), next);
+            }
+        }
+        for w in writes {
+            self.write(w);
+        }
+    }
+
+    /// Publishes a device reading on every running node when it moved
+    /// enough ([`telemetry::due`]); a failed read removes the figures
+    /// published before, which would no longer be true.
+    fn on_telemetry(&mut self, reading: telemetry::Reading) {
+        let mut writes = Vec::new();
+        match &reading.devices {
+            Ok(devices) => {
+                if std::mem::take(&mut self.telemetry_failing) {
+                    tracing::info!(devices = devices.len(), "device telemetry readable again");
+                }
+                for (name, n) in &self.nodes {
+                    if n.stopped {
+                        // Started again, it publishes at once.
+                        self.telemetry_sent.remove(name);
+                        continue;
+                    }
+                    let sent = self.telemetry_sent.get_mut(name);
+                    let (last, rounds) = match &sent {
+                        Some((d, r)) => (Some(d.as_slice()), *r),
+                        None => (None, 0),
+                    };
+                    if telemetry::due(last, rounds, devices) {
+                        let patch = telemetry::node_patch(Some(devices), reading.at);
+                        writes.push(Write::Node { key: node::node_key(name), patch });
+                        self.telemetry_sent.insert(name.clone(), (devices.clone(), 0));
+                    } else if let Some((_, r)) = sent {
+                        *r = r.saturating_add(1);
+                    }
+                }
+            }
+            Err(why) => {
+                if !std::mem::replace(&mut self.telemetry_failing, true) {
+                    tracing::warn!(%why, "device telemetry unreadable; its figures are withdrawn");
+                }
+                for name in self.telemetry_sent.keys() {
+                    let patch = telemetry::node_patch(None, reading.at);
+                    writes.push(Write::Node { key: node::node_key(name), patch });
+                }
+                self.telemetry_sent.clear();
             }
         }
         for w in writes {
@@ -1012,10 +1067,26 @@ async fn next_detected(
     Some(d.borrow_and_update().clone())
 }
 
+/// The next device reading; never, once the reader has stopped.
+async fn next_reading(
+    readings: &mut Option<watch::Receiver<Option<telemetry::Reading>>>,
+) -> Option<telemetry::Reading> {
+    let Some(r) = readings else { return std::future::pending().await };
+    loop {
+        if r.changed().await.is_err() {
+            *readings = None;
+            return std::future::pending().await;
+        }
+        if let Some(reading) = r.borrow_and_update().clone() {
+            return Some(reading);
+        }
+    }
+}
+
 /// How often pods' CPU and memory are sampled: every 10 s as metrics-server
 /// scrapes, sooner where heartbeats are faster (a test cluster), never more
 /// than once a second.
-fn usage_interval(heartbeat: Duration) -> Duration {
+pub(crate) fn usage_interval(heartbeat: Duration) -> Duration {
     heartbeat.clamp(Duration::from_secs(1), Duration::from_secs(10))
 }
 

@@ -187,6 +187,10 @@ pub struct AgentConfig {
     /// Devices found unhealthy by discovery (`--detect`), by node name, as
     /// they change; reported with the injected faults.
     pub detected_faults: Option<tokio::sync::watch::Receiver<BTreeMap<String, Vec<u32>>>>,
+    /// Readings of the machine's detected devices (`--detect`,
+    /// [`crate::telemetry::spawn`]), published on every node served;
+    /// `None` (virtual nodes): no figures are published.
+    pub device_telemetry: Option<tokio::sync::watch::Receiver<Option<crate::telemetry::Reading>>>,
     /// Pod sandboxes (process runtime only).
     pub isolation: Isolation,
     /// Paths hidden from sandboxed pods besides the data dir (a kubeconfig
@@ -220,6 +224,7 @@ impl AgentConfig {
             program_dir: None,
             endpoint: None,
             detected_faults: None,
+            device_telemetry: None,
             isolation: Isolation::Auto,
             hidden_paths: Vec::new(),
             init_program: None,

@@ -204,10 +204,7 @@ impl NvmlReader {
     /// Loads `libnvidia-ml.so.1` and initialises NVML; an error (no driver,
     /// no library) says why.
     pub fn open() -> Result<NvmlReader, String> {
-        let nvml = nvml_wrapper::Nvml::init().map_err(|e| match e {
-            nvml_wrapper::error::NvmlError::LibloadingError(e) => format!("libnvidia-ml not loadable ({e})"),
-            e => e.to_string(),
-        })?;
+        let nvml = open_nvml()?;
         // Leaked once per process so that the event set, which borrows it,
         // can live in the reader beside it; NVML is a process-wide singleton.
         let nvml: &'static nvml_wrapper::Nvml = Box::leak(Box::new(nvml));
@@ -235,6 +232,28 @@ impl NvmlReader {
             }
         }
     }
+}
+
+/// Environment variable naming the NVML library to load (a driver
+/// installed outside the loader's path; a path that does not exist makes
+/// NVML absent, as on a machine without the driver).
+pub const NVML_LIBRARY_ENV: &str = "RINGLEADER_NVML_LIBRARY";
+
+/// Loads NVML (`libnvidia-ml.so.1`, or [`NVML_LIBRARY_ENV`]) and
+/// initialises it; an error (no driver, no library) says why.
+pub fn open_nvml() -> Result<nvml_wrapper::Nvml, String> {
+    let library = std::env::var_os(NVML_LIBRARY_ENV).filter(|p| !p.is_empty());
+    let mut builder = nvml_wrapper::Nvml::builder();
+    if let Some(path) = &library {
+        builder.lib_path(path);
+    }
+    builder.init().map_err(|e| match e {
+        nvml_wrapper::error::NvmlError::LibloadingError(e) => match &library {
+            Some(p) => format!("libnvidia-ml not loadable from {NVML_LIBRARY_ENV}={} ({e})", p.to_string_lossy()),
+            None => format!("libnvidia-ml not loadable ({e})"),
+        },
+        e => e.to_string(),
+    })
 }
 
 fn xid_events(nvml: &'static nvml_wrapper::Nvml) -> Option<nvml_wrapper::EventSet<'static>> {
@@ -292,6 +311,72 @@ impl GpuReader for NvmlReader {
             gpus.push(GpuStatus { index, name, uuid, memory_mib, problem });
         }
         Ok(gpus)
+    }
+}
+
+/// GPUs as `nvidia-smi --query-gpu` lists them, where NVML itself cannot
+/// be loaded (a driver outside the loader's path that `nvidia-smi` finds).
+/// A GPU the tool cannot open is missing from the list, or reads `[GPU is
+/// lost]`: unhealthy either way.
+pub struct SmiGpuReader {
+    runner: Box<dyn CommandRunner>,
+}
+
+impl std::fmt::Debug for SmiGpuReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SmiGpuReader")
+    }
+}
+
+impl SmiGpuReader {
+    /// Reads through `runner`.
+    pub fn new(runner: Box<dyn CommandRunner>) -> SmiGpuReader {
+        SmiGpuReader { runner }
+    }
+
+    fn query(&self) -> Result<Vec<GpuStatus>, RunError> {
+        use crate::telemetry::parse::{nvidia_smi_inventory, NVIDIA_SMI_INVENTORY_FIELDS};
+        let fields = format!("--query-gpu={NVIDIA_SMI_INVENTORY_FIELDS}");
+        let text = self.runner.output("nvidia-smi", &[&fields, "--format=csv,noheader,nounits"])?;
+        let gpus =
+            nvidia_smi_inventory(&text).map_err(|e| RunError::Failed(format!("`nvidia-smi {fields}` output, {e}")))?;
+        Ok(gpus
+            .into_iter()
+            .map(|g| GpuStatus {
+                index: g.index,
+                name: g.name,
+                uuid: g.uuid,
+                memory_mib: g.memory_mib,
+                problem: g.problem,
+            })
+            .collect())
+    }
+}
+
+impl GpuReader for SmiGpuReader {
+    fn read(&mut self) -> Result<Vec<GpuStatus>, String> {
+        self.query().map_err(|e| match e {
+            RunError::NotFound => "nvidia-smi is no longer installed".to_string(),
+            RunError::Failed(m) => format!("nvidia-smi: {m}"),
+        })
+    }
+}
+
+/// NVML, else `nvidia-smi` where it lists GPUs; the error says why neither.
+fn open_gpu_reader(runner: Box<dyn CommandRunner>) -> Result<Box<dyn GpuReader>, String> {
+    let nvml_error = match NvmlReader::open() {
+        Ok(r) => return Ok(Box::new(r)),
+        Err(why) => why,
+    };
+    let smi = SmiGpuReader::new(runner);
+    match smi.query() {
+        Ok(gpus) if !gpus.is_empty() => {
+            tracing::info!(%nvml_error, "GPUs read through nvidia-smi");
+            Ok(Box::new(smi))
+        }
+        Ok(_) => Err(format!("{nvml_error}; nvidia-smi lists no GPUs")),
+        Err(RunError::NotFound) => Err(format!("{nvml_error}; nvidia-smi not installed")),
+        Err(RunError::Failed(m)) => Err(format!("{nvml_error}; nvidia-smi: {m}")),
     }
 }
 
@@ -368,10 +453,10 @@ impl Detected {
     }
 }
 
-/// Discovers this machine's devices: NVML + `nvidia-smi`, else `npu-smi`.
+/// Discovers this machine's devices: NVML (or `nvidia-smi --query-gpu`
+/// where NVML does not load) + `nvidia-smi topo -m`, else `npu-smi`.
 pub fn detect() -> Result<Detected, DetectError> {
-    let nvml = NvmlReader::open().map(|r| Box::new(r) as Box<dyn GpuReader>);
-    detect_with(nvml, Box::new(SystemRunner))
+    detect_with(open_gpu_reader(Box::new(SystemRunner)), Box::new(SystemRunner))
 }
 
 /// [`detect`] with NVML (or why it could not be opened) and the command
@@ -721,6 +806,42 @@ mod tests {
         assert_eq!(patch["spec"]["npuSmiText"], NPU_910);
         let info = npu_smi::parse_info(NPU_910).unwrap();
         assert_eq!(npu_smi::profile_from_info(&info).unwrap().0.name, "atlas-800-910");
+    }
+
+    #[test]
+    fn without_nvml_gpus_are_read_through_nvidia_smi() {
+        use crate::telemetry::parse::NVIDIA_SMI_INVENTORY_FIELDS;
+        let query = format!("nvidia-smi --query-gpu={NVIDIA_SMI_INVENTORY_FIELDS} --format=csv,noheader,nounits");
+        let listing: String = (0..8)
+            .map(|i| format!("{i}, GPU-{i:08x}-0000-0000-0000-000000000000, 81559, NVIDIA H100 80GB HBM3\n"))
+            .collect();
+        let run = Fixtures::default().with(NVIDIA_SMI_TOPO, Ok(HGX_H100)).with(&query, Ok(&listing));
+        let reader: Box<dyn GpuReader> = Box::new(SmiGpuReader::new(Box::new(run.clone())));
+        let d = detect_with(Ok(reader), Box::new(run.clone())).unwrap();
+        assert_eq!(d.devices.len(), 8);
+        assert_eq!(d.labels["nvidia.com/gpu.product"], "NVIDIA-H100-80GB-HBM3");
+        assert_eq!(d.devices[2].memory_mib, 81559);
+        let mut m = d.into_monitor();
+        assert_eq!(m.poll(), None);
+        // GPU 5 falls off the bus: nvidia-smi prints a line of its own instead.
+        let lost = listing.replacen(
+            "5, GPU-00000005-0000-0000-0000-000000000000, 81559, NVIDIA H100 80GB HBM3",
+            "Unable to determine the device handle for GPU 0000:9D:00.0: Unknown Error",
+            1,
+        );
+        run.set(&query, Ok(&lost));
+        let u = m.poll().unwrap();
+        assert_eq!(u.unhealthy, [5]);
+        assert_eq!(u.reasons[&5], "no longer listed");
+        run.set(&query, Ok("0, [GPU is lost], [GPU is lost], [GPU is lost]\n"));
+        let u = m.poll().unwrap();
+        assert_eq!(u.reasons[&0], "nvidia-smi: [GPU is lost]");
+        run.set(&query, Ok(&listing));
+        assert_eq!(m.poll().unwrap().unhealthy, Vec::<u32>::new());
+        run.set(&query, Ok("garbage"));
+        let u = m.poll().unwrap();
+        assert_eq!(u.unhealthy.len(), 8, "an unreadable listing vouches for no GPU");
+        assert!(u.reasons[&3].contains("line 1"), "{:?}", u.reasons);
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //!   `status.lastHeartbeat`), the machine's `status.nodeInfo` (served as
 //!   the core v1 Node's) and device health from the faults the CLI
 //!   injects (`status.unhealthyDevices`, `status.networkUnhealthyDevices`);
+//!   for detected devices, their utilisation, memory, temperature and power
+//!   (`status.deviceTelemetry`, [`telemetry`]);
 //! * the life of every pod bound to those nodes once the job controller
 //!   releases it (`ringleader.io/start`): sandbox, files, hosts file, env,
 //!   process group, log (with a stamp per line), phase, container statuses,
@@ -30,6 +32,7 @@ pub mod pod;
 pub mod runtime;
 pub mod sandbox;
 pub mod status;
+pub mod telemetry;
 pub mod usage;
 pub mod volumes;
 mod writer;
@@ -44,6 +47,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+
+/// How often the agent samples pods' CPU and memory and reads device
+/// telemetry, for a heartbeat interval.
+pub fn sampling_interval(heartbeat: std::time::Duration) -> std::time::Duration {
+    agent::usage_interval(heartbeat)
+}
 
 /// Why the agent could not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -145,6 +154,8 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
     let sandboxing = runtime::isolate::resolve(&config)?;
     let nodes = config.nodes.clone();
     let s = store.clone();
+    // Figures a previous agent with `--detect` published are not this one's to stand by.
+    let clear_telemetry = config.device_telemetry.is_none();
     let mut info = node::system_info_patch(match config.runtime {
         Runtime::Process => "process",
         Runtime::Simulated => "simulated",
@@ -154,7 +165,7 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
     }
     let feeds = blocking(move || {
         for n in &nodes {
-            register(s.as_ref(), n, &info)?;
+            register(s.as_ref(), n, &info, clear_telemetry)?;
         }
         let node_sel = Selector::kind(node::API_VERSION, node::KIND);
         let (node_list, node_version) = s.list(&node_sel)?;
@@ -189,7 +200,12 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
 }
 
 /// Creates the node's object, or re-registers it keeping what others own.
-fn register(store: &dyn Cluster, n: &VirtualNode, info: &serde_json::Value) -> Result<(), AgentError> {
+fn register(
+    store: &dyn Cluster,
+    n: &VirtualNode,
+    info: &serde_json::Value,
+    clear_telemetry: bool,
+) -> Result<(), AgentError> {
     let key = node::node_key(&n.name);
     let now = time::now();
     if store.get(&key)?.is_none() {
@@ -207,6 +223,12 @@ fn register(store: &dyn Cluster, n: &VirtualNode, info: &serde_json::Value) -> R
     agent::merge(&mut patch, info.clone());
     if !existing.as_ref().is_some_and(|s| node::is_stopped(&s.object)) {
         agent::merge(&mut patch, node::heartbeat_patch(now));
+    }
+    let stale =
+        existing.as_ref().is_some_and(|s| s.object.pointer(&format!("/status/{}", telemetry::STATUS_FIELD)).is_some());
+    if clear_telemetry && stale {
+        // Set after the merges above, which drop nulls: the store's merge patch removes the field.
+        patch["status"][telemetry::STATUS_FIELD] = serde_json::Value::Null;
     }
     store.patch(&key, &patch, None)?;
     Ok(())

@@ -213,6 +213,7 @@ async fn serve(args: AgentArgs) -> Result<()> {
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.clamp(0.05, 3600.0)));
     config.endpoint = Some(AgentEndpoint { url: url.clone(), ca_pem: tls.ca_pem.clone() });
     if let Some(d) = detected {
+        config.device_telemetry = crate::detect::follow_telemetry(&d, config.heartbeat_interval)?;
         config.detected_faults = Some(crate::detect::follow_health(d, nodes.iter().map(|n| n.name.clone()).collect())?);
     }
     crate::isolation::configure(

@@ -179,6 +179,9 @@ pub fn apply(args: ApplyArgs) -> Result<()> {
     rt()?.block_on(async {
         for (source, body) in sources {
             let results = client.apply_documents_from(&source, &body).await.map_err(server_error)?;
+            for w in crate::validate::warning_lines(&source, &body) {
+                eprintln!("{w}");
+            }
             for r in results {
                 let t = ringleader_server::resources::by_kind(&r.api_version, &r.kind);
                 let name = t.map_or(r.kind.to_lowercase(), |t| t.singular.to_string());

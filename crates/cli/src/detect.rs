@@ -1,9 +1,11 @@
 //! `ringleader agent --detect`: the machine's devices as discovery finds
 //! them (NVML and `nvidia-smi topo -m`, or `npu-smi info`), and their health
-//! re-read as it changes, fed to the agent for every node it serves.
+//! re-read as it changes, fed to the agent for every node it serves, with
+//! their utilisation, memory, temperature and power.
 
 use anyhow::{Context, Result};
 use ringleader_agent::detect::{self, Detected};
+use ringleader_agent::telemetry;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -14,6 +16,20 @@ const HEALTH_INTERVAL: Duration = Duration::from_secs(10);
 /// Discovers this machine's hardware.
 pub fn discover() -> Result<Detected> {
     detect::detect().context("--detect")
+}
+
+/// Reads the figures of the devices `detected` found at the agent's
+/// sampling cadence (`None`: the hardware is no machine's own).
+pub fn follow_telemetry(
+    detected: &Detected,
+    heartbeat: Duration,
+) -> Result<Option<watch::Receiver<Option<telemetry::Reading>>>> {
+    let Some(vendor) = telemetry::Vendor::of(&detected.hardware) else { return Ok(None) };
+    let interval = ringleader_agent::sampling_interval(heartbeat);
+    let rx = telemetry::spawn(telemetry::sampler(vendor), interval)
+        .map_err(anyhow::Error::msg)
+        .context("--detect: device telemetry")?;
+    Ok(Some(rx))
 }
 
 /// Follows the health of the devices `detected` found, reporting the

@@ -306,6 +306,35 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     wait_text(c, "#charts figcaption", "a chart", |t| t.contains(&format!("node/{node}/devices-allocated"))).await;
     shoot(c, "charts").await;
 
+    // A collective check made through the API, its report read in the console.
+    let check = json!({
+        "apiVersion": "ringleader.io/v1alpha1", "kind": "CheckRun", "metadata": {"name": "coll-console"},
+        "spec": {"type": "collective", "nodes": ["gpu-1", "gpu-2"], "operations": ["all_reduce"],
+                 "minBytes": 4096, "maxBytes": 8192, "iterations": 2, "warmup": 1}
+    });
+    plane.client.create(common::find("CheckRun"), "", &check).await.expect("check run");
+    c.goto(&format!("{url}/#/checks/coll-console")).await.expect("check page");
+    let report =
+        wait_text(c, "#check-report", "the check's table", |t| t.contains("Succeeded") && t.contains("8192")).await;
+    assert!(report.contains("data_size(Bytes)") && report.contains("bus_bandwidth(GB/s)"), "{report}");
+    shoot(c, "check").await;
+
+    // A queue locked from the console: the API's queue is Closed.
+    c.goto(&format!("{url}/#/queues")).await.expect("queues");
+    find(c, "#queue-lock-default").await.click().await.expect("lock");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while get(plane, "Queue", "default").await.unwrap_or_default()["status"]["state"] != "Closed" {
+        assert!(Instant::now() < deadline, "queue not locked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    wait_text(c, "[data-queue-state=default]", "the closed badge", |t| t.contains("Closed")).await;
+    shoot(c, "queues").await;
+    find(c, "#queue-lock-default").await.click().await.expect("unlock");
+
+    c.goto(&format!("{url}/#/overview")).await.expect("overview");
+    wait_text(c, "#ov-families", "capacity", |t| t.contains("nvidia.com/gpu")).await;
+    shoot(c, "overview").await;
+
     // Chinese: the same console, switched by its button.
     find(c, "#lang").await.click().await.expect("language");
     wait_text(c, "#nav", "Chinese navigation", |t| t.contains("作业")).await;
@@ -380,12 +409,13 @@ fn page_times_with_5000_pods() {
         find(&c, "#token").await.send_keys(&token).await.expect("type");
         find(&c, "#login").await.click().await.expect("sign in");
         wait_text(&c, "#nav", "nav", |t| t.contains("Jobs")).await;
+        // Each page counts as shown when its data is: a row, a card, a device cell.
         let pages = [
-            ("overview", "#/overview", "main table"),
-            ("jobs (Volcano Jobs)", "#/jobs?kind=4", "main table tbody tr"),
-            ("job pods (1,000), page 1", "#/jobs/4/default/big-0", "[role=tabpanel] table tbody tr"),
-            ("nodes", "#/nodes", "main table tbody tr"),
-            ("node device map", "#/nodes/gpu-1", "#device-map"),
+            ("overview", "#/overview", "#ov-families .card"),
+            ("jobs (Volcano Jobs)", "#/jobs?kind=4", "main table tbody tr td a"),
+            ("job pods (1,000), page 1", "#/jobs/4/default/big-0", "[role=tabpanel] table tbody tr:nth-child(50) td"),
+            ("nodes", "#/nodes", ".node-used[data-node=gpu-2]"),
+            ("node device map", "#/nodes/gpu-1", "#device-map #device-7"),
         ];
         for (name, hash, css) in pages {
             let mut times = Vec::new();
@@ -405,6 +435,9 @@ fn page_times_with_5000_pods() {
             }
             times.sort_by(f64::total_cmp);
             println!("{name:28} median {:6.0} ms  max {:6.0} ms", times[2], times[4]);
+            let slow = c.execute("return performance.getEntriesByType('resource').filter(e => e.duration > 50).slice(-6).map(e => `${Math.round(e.duration)} ${e.name}`)", vec![]).await.expect("timings");
+            println!("   slow requests: {slow}");
+            c.execute("performance.clearResourceTimings()", vec![]).await.expect("clear");
         }
         let _ = c.close().await;
     });

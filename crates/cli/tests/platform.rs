@@ -147,6 +147,11 @@ fn seed_004_s_chapters_run_as_an_admin_and_two_members() {
         get_json(&plane, Some(&alice), &["runs", "-n", "ws-a"])["items"].as_array().is_some_and(Vec::is_empty),
         "saved, not run"
     );
+    // Preset images are every workspace's to pick: a member reads them.
+    assert!(
+        get_json(&plane, Some(&alice), &["images", "-n", "platform-system"])["items"].is_array(),
+        "a member lists the preset images"
+    );
 
     // Two runs, each with its pods and their logs; the dataset is at /data.
     ok(&plane, Some(&alice), &["run", "mnist-ddp", "-n", "ws-a"]);

@@ -294,8 +294,27 @@ pub fn builtin_objects() -> Vec<Value> {
         cluster_binding("system:node", "system:node", "Group", NODES_GROUP),
         cluster_binding(SCHEDULER_USER, SCHEDULER_USER, "User", SCHEDULER_USER),
         cluster_binding(APISERVER_USER, APISERVER_USER, "User", APISERVER_USER),
+        // spec/platform.md: preset images are for every workspace to pick.
+        json!({
+            "apiVersion": API_VERSION, "kind": "Role",
+            "metadata": {"name": PRESET_IMAGE_READER, "namespace": PRESET_NAMESPACE,
+                "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "rules": [rule(&["platform.ringleader.io"], &["images"], READ)],
+        }),
+        json!({
+            "apiVersion": API_VERSION, "kind": "RoleBinding",
+            "metadata": {"name": PRESET_IMAGE_READER, "namespace": PRESET_NAMESPACE,
+                "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "roleRef": {"apiGroup": GROUP, "kind": "Role", "name": PRESET_IMAGE_READER},
+            "subjects": [{"apiGroup": GROUP, "kind": "Group", "name": AUTHENTICATED_GROUP}],
+        }),
     ]
 }
+
+/// The Role (and RoleBinding) letting every signed-in user read the preset images.
+pub const PRESET_IMAGE_READER: &str = "platform:preset-images";
+/// Where preset images live (ringleader_api's `PRESET_NAMESPACE`).
+const PRESET_NAMESPACE: &str = ringleader_api::kinds::platform::PRESET_NAMESPACE;
 
 /// Creates every built-in object that is absent (ones present, edited or
 /// not, are left alone).

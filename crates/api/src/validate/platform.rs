@@ -10,6 +10,9 @@ use crate::kinds::Resource;
 use crate::path;
 use std::collections::BTreeSet;
 
+/// Longest user name a token is issued for (crates/server/src/identity.rs).
+const MAX_USER_CHARS: usize = 253;
+
 /// What a display name may be.
 pub const DISPLAY_NAME_RULE: &str =
     "a display name is 1 to 20 letters (Chinese included), digits and '_', not starting with '_'";
@@ -97,6 +100,18 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
                 let field = path::index("spec.members", i);
                 if m.user.is_empty() {
                     errs.push(FieldError::missing(path::key(&field, "user"), "a member needs a user name"));
+                } else if m.user.chars().count() > MAX_USER_CHARS
+                    || m.user.chars().any(|c| c.is_control() || c.is_whitespace())
+                {
+                    // The rule `ringleader token create --user` applies: a member no
+                    // token can be issued for could never sign in.
+                    errs.push(FieldError::new(
+                        path::key(&field, "user"),
+                        quoted(&m.user),
+                        format!(
+                            "a user name is 1-{MAX_USER_CHARS} characters without whitespace or control characters"
+                        ),
+                    ));
                 } else if !users.insert(m.user.as_str()) {
                     errs.push(FieldError::new(
                         path::key(&field, "user"),
@@ -575,6 +590,11 @@ mod tests {
                 "ws role",
                 object("Workspace", "ws-a", json!({"members": [{"user": "alice", "role": "owner"}]})),
                 Some("spec.members[0].role"),
+            ),
+            (
+                "ws member name with a space",
+                object("Workspace", "ws-a", json!({"members": [{"user": "Bad Name!", "role": "member"}]})),
+                Some("spec.members[0].user"),
             ),
             (
                 "ws member twice",

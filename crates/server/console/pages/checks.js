@@ -29,7 +29,7 @@ function download(name, type, text) {
 }
 
 function csv(rows) {
-  const cols = ['operation', 'dataSize', 'avegTimeUs', 'algBandwidth', 'busBandwidth', 'checkResult'];
+  const cols = ['operation', 'data_size', 'aveg_time_us', 'alg_bandwidth', 'bus_bandwidth', 'check_result'];
   const q = (v) => (/[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
   return [cols.join(','), ...rows.map((r) => cols.map((c) => q(r[c] ?? '')).join(','))].join('\n');
 }
@@ -45,15 +45,15 @@ function report(run) {
   }
   if ((r.rows || []).length) {
     parts.push(table([
-      [t('operation'), (x) => x.operation], ['data_size(Bytes)', (x) => x.dataSize], ['aveg_time(us)', (x) => Number(x.avegTimeUs).toFixed(2)],
-      ['alg_bandwidth(GB/s)', (x) => Number(x.algBandwidth).toFixed(3)], ['bus_bandwidth(GB/s)', (x) => Number(x.busBandwidth).toFixed(3)],
-      ['check_result', (x) => badge(x.checkResult === 'success' ? 'Pass' : x.checkResult)],
+      [t('operation'), (x) => x.operation], ['data_size(Bytes)', (x) => x.data_size], ['aveg_time(us)', (x) => Number(x.aveg_time_us).toFixed(2)],
+      ['alg_bandwidth(GB/s)', (x) => Number(x.alg_bandwidth).toFixed(3)], ['bus_bandwidth(GB/s)', (x) => Number(x.bus_bandwidth).toFixed(3)],
+      ['check_result', (x) => badge(x.check_result === 'success' ? 'Pass' : x.check_result)],
     ], r.rows, { caption: t('report') }));
   }
   if ((r.pairs || []).length) {
     parts.push(table([
       [t('from'), (p) => p.from], [t('to'), (p) => p.to], [t('transport'), (p) => p.transport],
-      [t('bandwidth'), (p) => Number(p.bandwidthGbps).toFixed(3)], [t('latency'), (p) => Number(p.latencyUs).toFixed(1)],
+      [t('bandwidth'), (p) => Number(p.bandwidth_gbps).toFixed(3)], [t('latency'), (p) => Number(p.latency_us).toFixed(1)],
       [t('pass'), (p) => badge(p.pass ? 'Pass' : 'Fail')],
     ], r.pairs, { caption: t('report') }));
   }

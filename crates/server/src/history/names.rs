@@ -6,6 +6,9 @@
 //! | `node/<node>/cpu`, `node/<node>/memory` | cores, bytes |
 //! | `node/<node>/ready` | boolean (1 Ready, 0 not) |
 //! | `node/<node>/devices-allocated/<resource>`, `node/<node>/devices-total/<resource>` | devices |
+//! | `node/<node>/device/<id>/utilization` | ratio (0–1) |
+//! | `node/<node>/device/<id>/memory` | bytes (in use) |
+//! | `node/<node>/device/<id>/temperature`, `node/<node>/device/<id>/power` | celsius, watts |
 //! | `pod/<namespace>/<pod>/cpu`, `pod/<namespace>/<pod>/memory` | cores, bytes |
 //! | `job/<namespace>/<plural>.<group>/<job>/pods-<Phase>` | pods |
 //! | `queue/<queue>/devices-allocated/<resource>` | devices |
@@ -31,12 +34,32 @@ pub enum Scope {
 
 /// What the series names accept, for error messages.
 pub const FORMS: &str = "node/<node>/{cpu,memory,ready,devices-allocated/<resource>,devices-total/<resource>}, \
+node/<node>/device/<id>/{utilization,memory,temperature,power}, \
 pod/<namespace>/<pod>/{cpu,memory}, job/<namespace>/<plural>.<group>/<job>/pods-{Pending,Running,Succeeded,Failed}, \
 queue/<queue>/devices-allocated/<resource>";
 
 /// `node/<node>/<metric>`.
 pub fn node(node: &str, metric: &str) -> String {
     format!("node/{node}/{metric}")
+}
+
+/// The figures of one device of a node (its agent's telemetry) and their units.
+pub const DEVICE_FIGURES: [(&str, &str); 4] =
+    [("utilization", "ratio"), ("memory", "bytes"), ("temperature", "celsius"), ("power", "watts")];
+
+/// `node/<node>/device/<id>/<figure>`, `figure` one of [`DEVICE_FIGURES`].
+pub fn device(node: &str, device: &str, figure: &str) -> String {
+    format!("node/{node}/device/{device}/{figure}")
+}
+
+/// The unit of `device/<id>/<figure>`, where `id` is a device ID.
+fn device_figure_unit(metric: &str) -> Option<&'static str> {
+    let rest = metric.strip_prefix("device/")?;
+    let (id, figure) = rest.split_once('/')?;
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    DEVICE_FIGURES.iter().find(|(f, _)| *f == figure).map(|(_, unit)| *unit)
 }
 
 /// `pod/<namespace>/<pod>/<metric>`.
@@ -66,6 +89,7 @@ fn unit(kind: &str, metric: &str) -> Option<&'static str> {
         ("node" | "pod", "memory") => Some("bytes"),
         ("node", "ready") => Some("boolean"),
         ("node", m) if device_metric(m, &["devices-allocated", "devices-total"]) => Some("devices"),
+        ("node", m) if m.starts_with("device/") => device_figure_unit(m),
         ("queue", m) if device_metric(m, &["devices-allocated"]) => Some("devices"),
         ("job", m) if m.strip_prefix("pods-").is_some_and(|p| JOB_PHASES.contains(&p)) => Some("pods"),
         _ => None,
@@ -123,6 +147,11 @@ mod tests {
         assert_eq!(parse(&pod("team", "p-0", "cpu")), Ok((pods.clone(), "cores")));
         assert_eq!(parse(&node("n1", "devices-total/nvidia.com/gpu")), Ok((Scope::Nodes, "devices")));
         assert_eq!(parse(&node("n1", "ready")), Ok((Scope::Nodes, "boolean")));
+        assert_eq!(parse(&device("n1", "3", "utilization")), Ok((Scope::Nodes, "ratio")));
+        assert_eq!(parse(&device("n1", "12", "memory")), Ok((Scope::Nodes, "bytes")));
+        assert_eq!(parse(&device("n1", "0", "temperature")), Ok((Scope::Nodes, "celsius")));
+        assert_eq!(parse(&device("n1", "0", "power")), Ok((Scope::Nodes, "watts")));
+        assert_eq!(prefix_scope("node/n1/device/"), Some(Scope::Nodes));
         assert_eq!(parse(&queue("q", "huawei.com/Ascend910")), Ok((Scope::Queues, "devices")));
         let jobs = Scope::Jobs { namespace: "team".into(), group: "kubeflow.org".into(), plural: "pytorchjobs".into() };
         assert_eq!(parse(&job("team", "pytorchjobs.kubeflow.org", "j", "Running")), Ok((jobs.clone(), "pods")));
@@ -141,6 +170,10 @@ mod tests {
             "pod/team/p/gpu",
             "node//cpu",
             "node/n1/devices-allocated",
+            "node/n1/device/0",
+            "node/n1/device/x/power",
+            "node/n1/device/0/fan",
+            "node/n1/device/0/power/extra",
             "job/team/pytorchjobs/j/pods-Running",
             "job/team/pytorchjobs.kubeflow.org/j/pods-Sleeping",
             "volume/x/cpu",

@@ -56,6 +56,51 @@ struct NodeShare {
     ready: &'static str,
     /// CPU (nanocores) and memory (bytes) of its pods, as its agent sums them.
     usage: Option<(u64, u64)>,
+    /// Figures of its detected devices (`status.deviceTelemetry`).
+    telemetry: Vec<DeviceTelemetry>,
+}
+
+/// One device's figures as its agent read them; `None` where the tool
+/// could not read one (left out of the metrics, never shown as 0).
+#[derive(Debug, Clone, PartialEq, Default)]
+struct DeviceTelemetry {
+    device: String,
+    utilization_ratio: Option<f64>,
+    memory_used_bytes: Option<f64>,
+    memory_total_bytes: Option<f64>,
+    temperature_celsius: Option<f64>,
+    power_watts: Option<f64>,
+}
+
+/// Most device entries read from one node (an agent's list is cut there,
+/// so one node cannot flood the scrape).
+const MAX_TELEMETRY_DEVICES: usize = 64;
+
+/// The node's `status.deviceTelemetry`, for the devices its hardware has
+/// (any ID when the hardware is unknown); malformed entries and figures are
+/// skipped.
+fn device_telemetry(node: &Value, devices: &[String]) -> Vec<DeviceTelemetry> {
+    let Some(entries) = node.pointer("/status/deviceTelemetry").and_then(Value::as_array) else { return Vec::new() };
+    let figure = |e: &Value, k: &str, max: f64| {
+        e.get(k).and_then(Value::as_f64).filter(|v| v.is_finite() && *v >= 0.0 && *v <= max)
+    };
+    let mut out: Vec<DeviceTelemetry> = Vec::new();
+    for e in entries.iter().take(MAX_TELEMETRY_DEVICES) {
+        let Some(id) = e.get("id").and_then(Value::as_u64) else { continue };
+        let device = id.to_string();
+        if (!devices.is_empty() && !devices.contains(&device)) || out.iter().any(|t| t.device == device) {
+            continue;
+        }
+        out.push(DeviceTelemetry {
+            utilization_ratio: figure(e, "utilizationPercent", 100.0).map(|p| p / 100.0),
+            memory_used_bytes: figure(e, "memoryUsedBytes", f64::MAX),
+            memory_total_bytes: figure(e, "memoryTotalBytes", f64::MAX),
+            temperature_celsius: e.get("temperatureC").and_then(Value::as_f64).filter(|v| v.is_finite()),
+            power_watts: figure(e, "powerW", f64::MAX),
+            device,
+        });
+    }
+    out
 }
 
 /// One queue's settings.
@@ -207,7 +252,31 @@ fn node_share(node: &Value, previous: Option<&NodeShare>) -> NodeShare {
         Some(false) | None => "unknown",
     };
     let usage = crate::resource_metrics::node_usage(node);
-    NodeShare { spec, resource, model, devices, unhealthy, ready, usage }
+    let telemetry = device_telemetry(node, &devices);
+    NodeShare { spec, resource, model, devices, unhealthy, ready, usage, telemetry }
+}
+
+impl NodeShare {
+    /// Device figures that stand for now: only while the node is Ready (a
+    /// stopped or silent agent's last figures are not current).
+    fn current_telemetry(&self) -> &[DeviceTelemetry] {
+        if self.ready == "true" {
+            &self.telemetry
+        } else {
+            &[]
+        }
+    }
+
+    /// `node`, `device`, `resource`, `model` of one of its devices.
+    fn device_labels(&self, name: &str, device: &str) -> Vec<(&'static str, String)> {
+        let or_unknown = |s: &str| if s.is_empty() { UNKNOWN.to_string() } else { s.to_string() };
+        vec![
+            ("node", name.to_string()),
+            ("device", device.to_string()),
+            ("resource", or_unknown(&self.resource)),
+            ("model", or_unknown(&self.model)),
+        ]
+    }
 }
 
 /// The key of a pod's controlling owner (jobs live in the pod's namespace).
@@ -413,6 +482,14 @@ impl Aggregate {
                 out.push((names::node(name, "cpu"), nanocores as f64 / 1e9));
                 out.push((names::node(name, "memory"), bytes as f64));
             }
+            for t in node.current_telemetry() {
+                let figures = [t.utilization_ratio, t.memory_used_bytes, t.temperature_celsius, t.power_watts];
+                for ((figure, _), value) in names::DEVICE_FIGURES.iter().zip(figures) {
+                    if let Some(v) = value {
+                        out.push((names::device(name, &t.device, figure), v));
+                    }
+                }
+            }
         }
         for (key, pod) in &self.pods {
             if let Some((nanocores, bytes)) = pod.usage {
@@ -468,6 +545,7 @@ impl Aggregate {
         ));
         out.extend(self.queue_families());
         out.extend(self.node_families());
+        out.extend(self.telemetry_families());
         out.push((
             "apiserver_storage_objects",
             "Objects stored, by resource.",
@@ -521,6 +599,39 @@ impl Aggregate {
                 self.queues.iter().filter_map(|(q, s)| Some((vec![("queue_name", q.clone())], s.weight?))).collect(),
             ),
         ]
+    }
+
+    /// The device telemetry gauges (DCGM exporter's figures under
+    /// ringleader's names; docs/metrics.md gives the DCGM equivalents).
+    fn telemetry_families(&self) -> Vec<(&'static str, &'static str, Series)> {
+        type Pick = fn(&DeviceTelemetry) -> Option<f64>;
+        let families: [(&'static str, &'static str, Pick); 5] = [
+            (
+                "ringleader_device_utilization_ratio",
+                "Busy fraction of the device over its tool's last sample period (GPU utilisation; AI-core use on Ascend), 0-1.",
+                |t| t.utilization_ratio,
+            ),
+            ("ringleader_device_memory_used_bytes", "Device memory in use (HBM on Ascend training chips).", |t| {
+                t.memory_used_bytes
+            }),
+            ("ringleader_device_memory_total_bytes", "Device memory.", |t| t.memory_total_bytes),
+            ("ringleader_device_temperature_celsius", "Device temperature.", |t| t.temperature_celsius),
+            ("ringleader_device_power_watts", "Device power draw.", |t| t.power_watts),
+        ];
+        families
+            .into_iter()
+            .map(|(family, help, pick)| {
+                let mut series = Series::new();
+                for (name, node) in &self.nodes {
+                    for t in node.current_telemetry() {
+                        if let Some(v) = pick(t) {
+                            series.push((node.device_labels(name, &t.device), v));
+                        }
+                    }
+                }
+                (family, help, series)
+            })
+            .collect()
     }
 
     fn node_families(&self) -> Vec<(&'static str, &'static str, Series)> {
@@ -734,6 +845,62 @@ mod tests {
         assert_eq!(figures.get("job/ns/pytorchjobs.kubeflow.org/j/pods-Succeeded"), Some(&1.0));
         assert_eq!(figures.get("queue/default/devices-allocated/nvidia.com/gpu"), Some(&0.0));
         assert_eq!(figures.get("node/n1/devices-allocated/nvidia.com/gpu"), Some(&0.0));
+    }
+
+    #[test]
+    fn device_telemetry_is_exported_for_ready_nodes_only() {
+        let mut node = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node", "metadata": {"name": "g1"},
+            "spec": {"profile": "hgx-h100-8"}, "status": {"ready": true, "deviceTelemetry": [
+                {"id": 0, "utilizationPercent": 37.0, "memoryUsedBytes": 1_073_741_824u64,
+                 "memoryTotalBytes": 85_520_809_984u64, "temperatureC": 34.0, "powerW": 71.23, "at": 1.0},
+                {"id": 1, "utilizationPercent": 0.0, "at": 1.0},
+                {"id": 1, "utilizationPercent": 99.0, "at": 1.0},
+                {"id": 9, "utilizationPercent": 50.0, "at": 1.0},
+                {"id": 2, "utilizationPercent": 250.0, "powerW": -1.0, "temperatureC": "hot", "at": 1.0},
+                {"utilizationPercent": 10.0}]}});
+        let key = ObjectKey::of(&node).expect("key");
+        let mut agg = Aggregate::default();
+        agg.load([(&key, &node)]);
+        let f = agg.families();
+        let gpu0 = [("node", "g1"), ("device", "0"), ("resource", "nvidia.com/gpu")];
+        assert_eq!(find(&f, "ringleader_device_utilization_ratio", &gpu0), Some(0.37));
+        assert_eq!(find(&f, "ringleader_device_memory_used_bytes", &gpu0), Some(1_073_741_824.0));
+        assert_eq!(find(&f, "ringleader_device_memory_total_bytes", &gpu0), Some(85_520_809_984.0));
+        assert_eq!(find(&f, "ringleader_device_temperature_celsius", &gpu0), Some(34.0));
+        assert_eq!(find(&f, "ringleader_device_power_watts", &gpu0), Some(71.23));
+        let (_, _, util) = f.iter().find(|(n, _, _)| *n == "ringleader_device_utilization_ratio").expect("family");
+        let devices: Vec<&str> =
+            util.iter().filter_map(|(l, _)| l.iter().find(|(k, _)| *k == "device").map(|(_, v)| v.as_str())).collect();
+        assert_eq!(devices, ["0", "1"], "first entry per ID, IDs the node has, figures in range");
+        assert_eq!(find(&f, "ringleader_device_utilization_ratio", &[("device", "1")]), Some(0.0), "a real zero");
+        assert_eq!(find(&f, "ringleader_device_power_watts", &[("device", "1")]), None, "absent, not zero");
+        let model = util[0].0.iter().find(|(k, _)| *k == "model").map(|(_, v)| v.clone());
+        assert!(model.is_some_and(|m| m.contains("H100")));
+
+        let figures: BTreeMap<String, f64> = agg.history_figures().into_iter().collect();
+        assert_eq!(figures.get("node/g1/device/0/utilization"), Some(&0.37));
+        assert_eq!(figures.get("node/g1/device/0/memory"), Some(&1_073_741_824.0));
+        assert_eq!(figures.get("node/g1/device/0/temperature"), Some(&34.0));
+        assert_eq!(figures.get("node/g1/device/0/power"), Some(&71.23));
+        assert_eq!(figures.get("node/g1/device/1/power"), None);
+        for name in figures.keys() {
+            assert!(history::names::parse(name).is_ok(), "{name}");
+        }
+
+        // The agent goes silent: its last figures are no longer current.
+        node["status"]["ready"] = json!(false);
+        agg.apply(EventType::Modified, &key, &node);
+        let f = agg.families();
+        assert_eq!(find(&f, "ringleader_device_utilization_ratio", &gpu0), None);
+        assert!(!agg.history_figures().iter().any(|(n, _)| n.contains("/device/")));
+        // A node without telemetry (virtual devices) has allocation and health only.
+        let virtual_node = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node", "metadata": {"name": "v1"},
+            "spec": {"profile": "hgx-h100-8"}, "status": {"ready": true}});
+        let vkey = ObjectKey::of(&virtual_node).expect("key");
+        agg.apply(EventType::Added, &vkey, &virtual_node);
+        let f = agg.families();
+        assert_eq!(find(&f, "ringleader_device_healthy", &[("node", "v1"), ("device", "0")]), Some(1.0));
+        assert_eq!(find(&f, "ringleader_device_temperature_celsius", &[("node", "v1")]), None);
     }
 
     #[test]

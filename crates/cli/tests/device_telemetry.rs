@@ -1,0 +1,181 @@
+//! Device telemetry end to end: `ringleader agent --detect` on a machine
+//! where NVML cannot be loaded (`RINGLEADER_NVML_LIBRARY` names a missing
+//! library) and a scripted `nvidia-smi` comes first on the agent's PATH —
+//! the agent discovers the GPU and reads its figures through the tool, the
+//! Node carries them, `/metrics` exports them (and `promtool check metrics`
+//! accepts the scrape where promtool is installed) and the history keeps
+//! them; the virtual node `up` serves beside it publishes none.
+
+mod common;
+
+use common::{cluster_yaml, Plane};
+use serde_json::Value;
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A real `nvidia-smi topo -m` of a one-H100 machine (driver 580).
+const TOPO: &str = include_str!("../../topology/tests/data/h100-x1-driver580.topo");
+const INVENTORY: &str = "0, GPU-5e8f3b1a-7c2d-4e9f-8a1b-2c3d4e5f6a70, 81559, NVIDIA H100 80GB HBM3\n";
+const MIB: f64 = 1024.0 * 1024.0;
+
+struct Agent(Child);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline && !matches!(self.0.try_wait(), Ok(Some(_))) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The telemetry query's answer: `power` as printed (`[N/A]` for none).
+fn figures(util: u32, used_mib: u32, temp: u32, power: &str) -> String {
+    format!("0, GPU-5e8f3b1a-7c2d-4e9f-8a1b-2c3d4e5f6a70, {util}, {used_mib}, 81559, {temp}, {power}\n")
+}
+
+/// A `nvidia-smi` answering the three command lines the agent runs from
+/// files beside it (rewritten by the test as the GPU "changes").
+fn fake_nvidia_smi(dir: &Path) {
+    std::fs::write(dir.join("topo"), TOPO).expect("topo");
+    std::fs::write(dir.join("inventory"), INVENTORY).expect("inventory");
+    std::fs::write(dir.join("figures"), figures(37, 1024, 34, "[N/A]")).expect("figures");
+    let script = format!(
+        "#!/bin/sh\nd='{}'\ncase \"$1\" in\n  topo) cat \"$d/topo\" ;;\n  --query-gpu=index,uuid,memory.total,name) cat \"$d/inventory\" ;;\n  --query-gpu=index,uuid,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw) cat \"$d/figures\" ;;\n  *) echo \"fake nvidia-smi: unexpected arguments: $*\" >&2; exit 2 ;;\nesac\n",
+        dir.display()
+    );
+    let path = dir.join("nvidia-smi");
+    std::fs::write(&path, script).expect("script");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+fn detecting_agent(p: &Plane, node: &str, tools: &Path) -> Agent {
+    let kubeconfig = p.dir.path().join(format!("{node}.kubeconfig"));
+    let user = format!("system:node:{node}");
+    let out = kubeconfig.to_str().expect("utf-8 path");
+    p.ctl(&["token", "create", "--user", &user, "--group", "system:nodes", "--kubeconfig-out", out]);
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringleader"));
+    cmd.args(["agent", "--node", node, "--detect", "--listen", "127.0.0.1:0", "--heartbeat-interval", "0.2"])
+        .args(["--address", "127.0.117.9"])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--data-dir")
+        .arg(p.dir.path().join(format!("agent-{node}")))
+        .env("PATH", path)
+        .env("RINGLEADER_NVML_LIBRARY", tools.join("no-such-libnvidia-ml.so.1"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        cmd.arg("--unsafe-process-runtime");
+    }
+    Agent(cmd.spawn().expect("ringleader agent"))
+}
+
+/// The value of the sample line starting with `prefix`.
+fn sample(text: &str, prefix: &str) -> Option<f64> {
+    text.lines().find(|l| l.starts_with(prefix)).and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse().ok())
+}
+
+fn promtool_check(text: &str) {
+    if !Command::new("promtool").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var("RINGLEADER_REQUIRE_PROMTOOL").is_err(),
+            "RINGLEADER_REQUIRE_PROMTOOL=1 but promtool is not on PATH"
+        );
+        eprintln!("promtool not found on PATH: `promtool check metrics` is SKIPPED");
+        return;
+    }
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool");
+    child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write to promtool");
+    let out = child.wait_with_output().expect("promtool");
+    assert!(
+        out.status.success(),
+        "promtool check metrics failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn points(answer: &Value, name: &str) -> Vec<f64> {
+    answer["series"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == name))
+        .and_then(|s| s["points"].as_array())
+        .map(|p| p.iter().filter_map(|p| p[1].as_f64()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_detected_gpu_reports_figures_through_nvidia_smi_a_virtual_node_none() {
+    let p = Plane::start(&cluster_yaml(117, &[("virt-1", "hgx-h100-8")]), &["--history-interval", "1"]);
+    let tools = tempfile::tempdir().expect("tempdir");
+    fake_nvidia_smi(tools.path());
+    let _agent = detecting_agent(&p, "real-1", tools.path());
+
+    let telemetry = |p: &Plane, node: &str| p.get("nodes", node).map(|n| n["status"]["deviceTelemetry"].clone());
+    p.wait_for(60, "real-1's device figures", |p| telemetry(p, "real-1").is_some_and(|t| t.is_array()));
+    let node = p.get("nodes", "real-1").expect("node");
+    assert!(node["spec"]["topologyText"].as_str().is_some_and(|t| t.contains("GPU0")), "discovered: {node}");
+    let t = &telemetry(&p, "real-1").expect("figures")[0];
+    assert_eq!(t["id"], 0);
+    assert_eq!(t["utilizationPercent"], 37.0);
+    assert_eq!(t["memoryUsedBytes"].as_f64(), Some(1024.0 * MIB));
+    assert_eq!(t["memoryTotalBytes"].as_f64(), Some(81559.0 * MIB));
+    assert_eq!(t["temperatureC"], 34.0);
+    assert!(t.get("powerW").is_none(), "[N/A] is absent, not zero: {t}");
+
+    // The GPU gets busy; the figures follow into /metrics.
+    std::fs::write(tools.path().join("figures"), figures(92, 60000, 61, "612.40")).expect("figures");
+    let util = "ringleader_device_utilization_ratio{node=\"real-1\",device=\"0\",resource=\"nvidia.com/gpu\"";
+    let mut text = String::new();
+    p.wait_for(60, "the busy GPU in /metrics", |p| {
+        text = p.rt.block_on(p.client.metrics_text()).unwrap_or_default();
+        sample(&text, util) == Some(0.92)
+    });
+    let of = |family: &str| sample(&text, &format!("{family}{{node=\"real-1\",device=\"0\""));
+    assert_eq!(of("ringleader_device_memory_used_bytes"), Some(60000.0 * MIB));
+    assert_eq!(of("ringleader_device_memory_total_bytes"), Some(81559.0 * MIB));
+    assert_eq!(of("ringleader_device_temperature_celsius"), Some(61.0));
+    assert_eq!(of("ringleader_device_power_watts"), Some(612.4));
+    // The virtual node: allocation and health, no invented figures.
+    assert!(p.get("nodes", "virt-1").is_some_and(|n| n["status"].get("deviceTelemetry").is_none()));
+    assert_eq!(sample(&text, "ringleader_device_healthy{node=\"virt-1\",device=\"0\""), Some(1.0), "{text}");
+    assert!(!text.lines().any(|l| l.starts_with("ringleader_device_") && l.contains("node=\"virt-1\"") && {
+        let family = l.split('{').next().unwrap_or_default();
+        !matches!(family, "ringleader_device_allocated" | "ringleader_device_healthy")
+    }));
+    promtool_check(&text);
+
+    // The history keeps the figures as node series.
+    let series = "node/real-1/device/0/utilization,node/real-1/device/0/power";
+    p.wait_for(30, "device points in the history", |p| {
+        p.rt.block_on(p.client.history(&[("series", series)]))
+            .is_ok_and(|h| points(&h, "node/real-1/device/0/utilization").contains(&0.92))
+    });
+    let h = p.rt.block_on(p.client.history(&[("prefix", "node/real-1/device/")])).expect("history");
+    let names: Vec<&str> = h["series"].as_array().into_iter().flatten().filter_map(|s| s["name"].as_str()).collect();
+    for figure in ["utilization", "memory", "temperature", "power"] {
+        assert!(names.contains(&format!("node/real-1/device/0/{figure}").as_str()), "{names:?}");
+    }
+    let unit = |name: &str| {
+        h["series"].as_array().and_then(|s| s.iter().find(|s| s["name"] == name)).map(|s| s["unit"].clone())
+    };
+    assert_eq!(unit("node/real-1/device/0/power"), Some(Value::from("watts")));
+    let virt = p.rt.block_on(p.client.history(&[("prefix", "node/virt-1/device/")])).expect("history");
+    assert_eq!(virt["series"].as_array().map(Vec::len).unwrap_or(0), 0, "{virt}");
+}
