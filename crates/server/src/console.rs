@@ -15,6 +15,7 @@ const ASSETS: &[(&str, &[u8])] = &[
     ("app.js", include_bytes!("../console/app.js")),
     ("i18n.js", include_bytes!("../console/i18n.js")),
     ("main.js", include_bytes!("../console/main.js")),
+    ("shared.js", include_bytes!("../console/shared.js")),
     ("pages/overview.js", include_bytes!("../console/pages/overview.js")),
     ("pages/jobs.js", include_bytes!("../console/pages/jobs.js")),
     ("pages/submit.js", include_bytes!("../console/pages/submit.js")),

@@ -5,7 +5,7 @@
 // shown nodes only (`spec.nodeName` field selector), never from all pods.
 import { page, h, api, list, watch, get, age, badge, table, pagedList, errorBox, collection } from '../app.js';
 import { t, strings } from '../i18n.js';
-import { accelerators, nodeReady, heldDevices, jobHref, meter, liveCollection, coalesce, fill, labelled, RL_NODES } from './overview.js';
+import { accelerators, nodeReady, heldDevices, jobHref, meter, liveCollection, coalesce, fill, labelled, RL_NODES } from '../shared.js';
 
 strings({
   en: {

@@ -4,7 +4,7 @@
 // ResourceGroups (nodes, accelerator, policies, state). Both live.
 import { page, h, api, get, badge, table, tabs, errorBox } from '../app.js';
 import { t, strings } from '../i18n.js';
-import { liveCollection, queueAllocation, deviceList, coalesce, resources, labelled, fill, QUEUES, RESOURCE_GROUPS } from './overview.js';
+import { liveCollection, queueAllocation, deviceList, coalesce, resources, labelled, fill, QUEUES, RESOURCE_GROUPS } from '../shared.js';
 
 strings({
   en: {

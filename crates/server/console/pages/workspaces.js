@@ -4,7 +4,7 @@
 // resource version) and its queues with their state and capability.
 import { page, h, api, get, badge, table, errorBox, collection, JOB_KINDS, qs } from '../app.js';
 import { t, strings } from '../i18n.js';
-import { liveCollection, resources, labelled, fill, QUEUES } from './overview.js';
+import { liveCollection, resources, labelled, fill, QUEUES } from '../shared.js';
 
 strings({
   en: {
