@@ -130,6 +130,22 @@ async fn find(c: &Client, css: &str) -> Element {
     }
 }
 
+/// Clicks `css`, finding it again when a live re-render replaced the element
+/// between the find and the click (a stale reference).
+async fn click(c: &Client, css: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match c.find(Locator::Css(css)).await {
+            Ok(e) => match e.click().await {
+                Ok(()) => return,
+                Err(err) => assert!(Instant::now() < deadline, "clicking {css}: {err}"),
+            },
+            Err(err) => assert!(Instant::now() < deadline, "no element {css}: {err}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Replaces a textarea's text (typing thousands of characters key by key is slow).
 async fn set_value(c: &Client, css: &str, text: &str) {
     c.execute("document.querySelector(arguments[0]).value = arguments[1]; document.querySelector(arguments[0]).dispatchEvent(new Event('input'));", vec![json!(css), json!(text)])
@@ -219,7 +235,7 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     c.goto(url).await.expect("open console");
     shoot(c, "login").await;
     find(c, "#token").await.send_keys("not-the-token").await.expect("type");
-    find(c, "#login").await.click().await.expect("click");
+    click(c, "#login").await;
     wait_text(c, "#login-error", "the refusal", |t| !t.is_empty()).await;
     let field = find(c, "#token").await;
     field.clear().await.expect("clear");
@@ -232,7 +248,7 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     // A broken YAML: the error names the field and marks its line.
     c.goto(&format!("{url}/#/submit")).await.expect("submit page");
     set_value(c, "#yaml-input", BROKEN).await;
-    find(c, "#submit").await.click().await.expect("submit broken");
+    click(c, "#submit").await;
     let errors = wait_text(c, "#submit-errors", "the validation error", |t| t.contains("replicas")).await;
     assert!(errors.contains("Worker"), "{errors}");
     let item = find(c, "#submit-errors li[data-field*='replicas']").await;
@@ -246,12 +262,12 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
 
     // Submit the job, follow it to Running and read its live log.
     set_value(c, "#yaml-input", JOB).await;
-    find(c, "#submit").await.click().await.expect("submit");
+    click(c, "#submit").await;
     wait_text(c, "#applied", "the applied list", |t| t.contains("console-ddp")).await;
-    find(c, "#applied a").await.click().await.expect("open job");
+    click(c, "#applied a").await;
     wait_text(c, "#job-phase", "Running", |t| t.contains("Running")).await;
     shoot(c, "job").await;
-    find(c, "[role=tab]:nth-child(2)").await.click().await.expect("log tab");
+    click(c, "[role=tab]:nth-child(2)").await;
     let first = wait_text(c, "#log", "log lines", |t| t.contains("step 3 rank")).await;
     // Live: later lines arrive without reloading.
     let n: usize = first.lines().count();
@@ -282,13 +298,16 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     platform_objects(plane).await;
     c.goto(&format!("{url}/#/jobs/7/default/bert")).await.expect("training job");
     wait_text(c, "[data-run='bert-r1']", "the run", |_| true).await;
-    let stop = find(c, "[data-run='bert-r1']").await;
+    // The runs table re-renders on every change of the run: find the button afresh each time.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while stop.attr("disabled").await.ok().flatten().is_some() {
-        assert!(Instant::now() < deadline, "stop never enabled");
+    loop {
+        let stop = find(c, "[data-run='bert-r1']").await;
+        if stop.attr("disabled").await.is_ok_and(|d| d.is_none()) && stop.click().await.is_ok() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "stop never clicked");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    stop.click().await.expect("stop run");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let run = get(plane, "Run", "bert-r1").await.unwrap_or_default();
@@ -321,7 +340,7 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
 
     // A queue locked from the console: the API's queue is Closed.
     c.goto(&format!("{url}/#/queues")).await.expect("queues");
-    find(c, "#queue-lock-default").await.click().await.expect("lock");
+    click(c, "#queue-lock-default").await;
     let deadline = Instant::now() + Duration::from_secs(30);
     while get(plane, "Queue", "default").await.unwrap_or_default()["status"]["state"] != "Closed" {
         assert!(Instant::now() < deadline, "queue not locked");
@@ -329,14 +348,14 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     }
     wait_text(c, "[data-queue-state=default]", "the closed badge", |t| t.contains("Closed")).await;
     shoot(c, "queues").await;
-    find(c, "#queue-lock-default").await.click().await.expect("unlock");
+    click(c, "#queue-lock-default").await;
 
     c.goto(&format!("{url}/#/overview")).await.expect("overview");
     wait_text(c, "#ov-families", "capacity", |t| t.contains("nvidia.com/gpu")).await;
     shoot(c, "overview").await;
 
     // Chinese: the same console, switched by its button.
-    find(c, "#lang").await.click().await.expect("language");
+    click(c, "#lang").await;
     wait_text(c, "#nav", "Chinese navigation", |t| t.contains("作业")).await;
     shoot(c, "overview-zh").await;
 }
