@@ -311,6 +311,8 @@ export function collection(group, plural, ns) {
 /** The job phase the controller writes (`status.state` / `status.phase` / conditions). */
 export function jobPhase(o) {
   const s = o.status || {};
+  // A TrainingJob has no phase of its own: its runs do.
+  if (o.kind === 'TrainingJob') return s.lastRun ? `${s.lastRun} (${s.runs || 1})` : 'Saved';
   if (s.state && typeof s.state === 'object' && s.state.phase) return s.state.phase;
   if (typeof s.phase === 'string') return s.phase;
   const r = s.ringleader || {};

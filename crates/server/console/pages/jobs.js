@@ -3,7 +3,7 @@
 // why-pending explanation and the actions (stop, re-run, clone, delete).
 import {
   page, h, api, list, qs, lines, watch, get, age, badge, table, tabs, pagedList, errorBox, go,
-  JOB_KINDS, collection, jobPhase, ApiError,
+  JOB_KINDS, collection, jobPhase, session,
 } from '../app.js';
 import { t, strings } from '../i18n.js';
 
@@ -224,8 +224,9 @@ function timelineTab(panel, job) {
 }
 
 async function yamlTab(panel, path, signal) {
-  const res = await fetch(`${path}?output=yaml`, { headers: { Authorization: `Bearer ${sessionStorage.getItem('ringleader-token') || ''}`, Accept: 'application/yaml' }, signal });
+  const res = await fetch(`${path}?output=yaml`, { headers: { Authorization: `Bearer ${session.token}`, Accept: 'application/yaml' }, signal });
   const text = await res.text();
+  if (!res.ok) { panel.replaceChildren(errorBox({ message: `${res.status} ${res.statusText}`, causes: [{ message: text }] })); return; }
   panel.replaceChildren(h('pre', { id: 'yaml', tabindex: '0' }, text));
 }
 
@@ -333,4 +334,3 @@ async function cloneJob(job, note, signal) {
   } catch (e) { note.replaceChildren(errorBox(e)); }
 }
 
-export { ApiError };
