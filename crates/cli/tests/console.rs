@@ -358,6 +358,28 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     click(c, "#lang").await;
     wait_text(c, "#nav", "Chinese navigation", |t| t.contains("作业")).await;
     shoot(c, "overview-zh").await;
+    click(c, "#lang").await;
+
+    // Another identity sees what its RBAC allows: bob may read namespace team-b only.
+    let bob = plane.ctl(&["token", "create", "--user", "bob"]).trim().to_string();
+    let binding =
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: bob-view, namespace: team-b}\n\
+        roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n\
+        subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}]\n";
+    plane.client.apply_documents(binding).await.expect("bob's binding");
+    click(c, "#logout").await;
+    find(c, "#token").await.send_keys(&format!("{bob}\u{E007}")).await.expect("bob signs in");
+    wait_text(c, "#nav", "the navigation", |t| t.contains("Jobs")).await;
+    c.goto(&format!("{url}/#/jobs?kind=1&ns=default")).await.expect("default's jobs");
+    let refused = wait_text(c, "main [role=alert]", "the refusal", |t| t.contains("bob")).await;
+    assert!(refused.contains("forbidden"), "{refused}");
+    c.goto(&format!("{url}/#/jobs?kind=1&ns=team-b")).await.expect("team-b's jobs");
+    wait_text(c, "main table caption", "team-b's list", |t| t.contains("PyTorchJob")).await;
+    assert!(c.find(Locator::Css("main [role=alert]")).await.is_err(), "bob reads team-b");
+    // The namespace chosen is remembered for the next visit.
+    c.goto(&format!("{url}/#/jobs")).await.expect("jobs again");
+    let ns = find(c, "#ns").await.prop("value").await.expect("value").unwrap_or_default();
+    assert_eq!(ns, "team-b");
 }
 
 /// A TrainingJob with one run, made through the API as the platform test does.

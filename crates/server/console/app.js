@@ -5,10 +5,14 @@
 import { t, lang, setLang } from './i18n.js';
 
 const TOKEN_KEY = 'ringleader-token';
+const NAMESPACE_KEY = 'ringleader-namespace';
 
 export const session = {
   get token() { return sessionStorage.getItem(TOKEN_KEY) || ''; },
   set token(v) { if (v) sessionStorage.setItem(TOKEN_KEY, v); else sessionStorage.removeItem(TOKEN_KEY); },
+  /** The namespace last chosen on a page ('' = all): a member who may only read their workspace's is not asked again. */
+  get namespace() { return localStorage.getItem(NAMESPACE_KEY) || ''; },
+  set namespace(v) { if (v) localStorage.setItem(NAMESPACE_KEY, v); else localStorage.removeItem(NAMESPACE_KEY); },
   user: '',
 };
 

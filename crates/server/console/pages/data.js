@@ -1,7 +1,7 @@
 // Data: the workspaces' datasets and images (namespaced, server-side paged,
 // filtered by namespace) and the cluster's storage mounts with each node's
 // mounted state, one tab each, all live through the paged lists' watches.
-import { page, h, get, age, badge, pagedList, tabs, go, collection, qs } from '../app.js';
+import { page, h, get, age, badge, pagedList, tabs, go, collection, qs, session } from '../app.js';
 import { t, strings } from '../i18n.js';
 
 strings({
@@ -29,7 +29,8 @@ const GROUP = 'platform.ringleader.io/v1alpha1';
 const yes = (b) => (b ? t('data.yes') : t('data.no'));
 
 page('data', (main, args, params, signal) => {
-  const ns = params.ns || '';
+  const ns = params.ns ?? session.namespace;
+  session.namespace = ns;
   const nsIn = h('input', { id: 'data-ns', name: 'ns', value: ns, placeholder: t('allNamespaces') });
   const form = h('form', { class: 'toolbar', role: 'search' },
     h('label', { for: 'data-ns' }, t('data.ns'), nsIn),

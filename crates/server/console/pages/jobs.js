@@ -55,7 +55,8 @@ page('jobs', async (main, args, params, signal) => {
   if (args.length >= 3) return detail(main, args, signal);
   const kindIdx = Math.min(Number(params.kind || 0) || 0, JOB_KINDS.length - 1);
   const k = JOB_KINDS[kindIdx];
-  const ns = params.ns || '';
+  const ns = params.ns ?? session.namespace;
+  session.namespace = ns;
   const sel = params.labelSelector || '';
   const phase = params.phase || '';
   const kindSel = h('select', { id: 'kind', name: 'kind' }, JOB_KINDS.map((j, i) => h('option', { value: i, selected: i === kindIdx }, kindLabel(j))));
