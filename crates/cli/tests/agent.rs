@@ -6,25 +6,9 @@
 
 mod common;
 
-use common::{cluster_yaml, Plane};
+use common::{cluster_yaml, Agent, Plane};
 use serde_json::{json, Value};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-struct Agent(Child);
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline && !matches!(self.0.try_wait(), Ok(Some(_))) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use std::process::{Command, Stdio};
 
 fn agent(p: &Plane, node: &str, extra: &[&str]) -> Agent {
     let kubeconfig = p.dir.path().join(format!("{node}.kubeconfig"));

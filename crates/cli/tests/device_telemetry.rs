@@ -8,33 +8,16 @@
 
 mod common;
 
-use common::{cluster_yaml, Plane};
+use common::{cluster_yaml, Agent, Plane};
 use serde_json::Value;
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 /// A real `nvidia-smi topo -m` of a one-H100 machine (driver 580).
 const TOPO: &str = include_str!("../../topology/tests/data/h100-x1-driver580.topo");
 const INVENTORY: &str = "0, GPU-5e8f3b1a-7c2d-4e9f-8a1b-2c3d4e5f6a70, 81559, NVIDIA H100 80GB HBM3\n";
 const MIB: f64 = 1024.0 * 1024.0;
-
-struct Agent(Child);
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline && !matches!(self.0.try_wait(), Ok(Some(_))) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The telemetry query's answer: `power` as printed (`[N/A]` for none).
 fn figures(util: u32, used_mib: u32, temp: u32, power: &str) -> String {
@@ -85,32 +68,6 @@ fn sample(text: &str, prefix: &str) -> Option<f64> {
     text.lines().find(|l| l.starts_with(prefix)).and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse().ok())
 }
 
-fn promtool_check(text: &str) {
-    if !Command::new("promtool").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        assert!(
-            std::env::var("RINGLEADER_REQUIRE_PROMTOOL").is_err(),
-            "RINGLEADER_REQUIRE_PROMTOOL=1 but promtool is not on PATH"
-        );
-        eprintln!("promtool not found on PATH: `promtool check metrics` is SKIPPED");
-        return;
-    }
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool");
-    child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write to promtool");
-    let out = child.wait_with_output().expect("promtool");
-    assert!(
-        out.status.success(),
-        "promtool check metrics failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn points(answer: &Value, name: &str) -> Vec<f64> {
     answer["series"]
         .as_array()
@@ -159,7 +116,7 @@ fn a_detected_gpu_reports_figures_through_nvidia_smi_a_virtual_node_none() {
         let family = l.split('{').next().unwrap_or_default();
         !matches!(family, "ringleader_device_allocated" | "ringleader_device_healthy")
     }));
-    promtool_check(&text);
+    common::promtool_check_metrics(&text);
 
     // The history keeps the figures as node series.
     let series = "node/real-1/device/0/utilization,node/real-1/device/0/power";

@@ -8,8 +8,6 @@
 mod common;
 
 use common::{cluster_yaml, Plane};
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 const BLOCK: u8 = 177;
 
@@ -22,10 +20,6 @@ fn job(name: &str) -> String {
 /// The value of the first sample line starting with `prefix`.
 fn sample(text: &str, prefix: &str) -> Option<f64> {
     text.lines().find(|l| l.starts_with(prefix)).and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse().ok())
-}
-
-fn promtool_present() -> bool {
-    Command::new("promtool").arg("--version").output().is_ok_and(|o| o.status.success())
 }
 
 #[test]
@@ -70,27 +64,5 @@ fn a_live_scrape_passes_promtool_and_counts_the_running_job() {
         Some(2.0)
     );
 
-    if !promtool_present() {
-        assert!(
-            std::env::var("RINGLEADER_REQUIRE_PROMTOOL").map_or(true, |v| v != "1"),
-            "RINGLEADER_REQUIRE_PROMTOOL=1 but promtool is not on PATH"
-        );
-        eprintln!("promtool not found on PATH: `promtool check metrics` is SKIPPED");
-        return;
-    }
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool");
-    child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write to promtool");
-    let out = child.wait_with_output().expect("promtool");
-    assert!(
-        out.status.success(),
-        "promtool check metrics failed:\n{}{}\n--- scrape ---\n{text}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::promtool_check_metrics(&text);
 }

@@ -174,17 +174,22 @@ export async function queueAllocation(queues, signal) {
   if (fromStatus) return out;
   try {
     const body = await api(`${HISTORY}?prefix=queue/&sinceSeconds=120`, { signal });
-    for (const s of (body && body.series) || []) {
-      const m = String(s.name || '').match(/^queue\/([^/]+)\/devices-allocated\/(.+)$/);
-      const last = Array.isArray(s.points) && s.points.length ? s.points[s.points.length - 1] : null;
-      if (!m || !last) continue;
-      if (!out.has(m[1])) out.set(m[1], new Map());
-      out.get(m[1]).set(m[2], Number(last[1]) || 0);
-    }
+    latestByObject(body, /^queue\/([^/]+)\/devices-allocated\/(.+)$/, out);
     return out;
   } catch (e) {
     if (signal.aborted) throw e;
     return null;
+  }
+}
+
+/** Files each history series' latest point under `out[object][resource]`, the two taken from its name by `re`. */
+function latestByObject(body, re, out) {
+  for (const s of (body && body.series) || []) {
+    const m = String(s.name || '').match(re);
+    const last = Array.isArray(s.points) && s.points.length ? s.points[s.points.length - 1] : null;
+    if (!m || !last) continue;
+    if (!out.has(m[1])) out.set(m[1], new Map());
+    out.get(m[1]).set(m[2], Number(last[1]) || 0);
   }
 }
 
@@ -204,13 +209,7 @@ export async function nodeAllocation(nodes, signal) {
   try {
     for (let i = 0; i < names.length; i += 100) { // 100 names keep the URL short
       const body = await api(`${HISTORY}?series=${encodeURIComponent(names.slice(i, i + 100).join(','))}&sinceSeconds=120`, { signal });
-      for (const s of (body && body.series) || []) {
-        const m = String(s.name || '').match(/^node\/([^/]+)\/devices-allocated\/(.+)$/);
-        const last = Array.isArray(s.points) && s.points.length ? s.points[s.points.length - 1] : null;
-        if (!m || !last) continue;
-        if (!out.has(m[1])) out.set(m[1], new Map());
-        out.get(m[1]).set(m[2], Number(last[1]) || 0);
-      }
+      latestByObject(body, /^node\/([^/]+)\/devices-allocated\/(.+)$/, out);
     }
     return out;
   } catch (e) {

@@ -226,3 +226,50 @@ pub fn find(kind: &str) -> &'static ResourceType {
 pub fn example(path: &str) -> String {
     std::fs::read_to_string(repo().join(path)).expect("example")
 }
+
+/// Pipes a scrape to `promtool check metrics` (Prometheus' own linter) and
+/// fails on its complaints; without promtool on the PATH it says so and
+/// skips, unless `RINGLEADER_REQUIRE_PROMTOOL=1` (CI), where that fails.
+pub fn promtool_check_metrics(text: &str) {
+    use std::io::Write;
+    if !Command::new("promtool").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var("RINGLEADER_REQUIRE_PROMTOOL").map_or(true, |v| v != "1"),
+            "RINGLEADER_REQUIRE_PROMTOOL=1 but promtool is not on PATH"
+        );
+        eprintln!("promtool not found on PATH: `promtool check metrics` is SKIPPED");
+        return;
+    }
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool");
+    child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("write to promtool");
+    let out = child.wait_with_output().expect("promtool");
+    assert!(
+        out.status.success(),
+        "promtool check metrics failed:\n{}{}\n--- scrape ---\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A `ringleader agent` child process, stopped with SIGTERM (then killed
+/// after ten seconds) when dropped, so its pods are cleaned up.
+pub struct Agent(pub Child);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline && !matches!(self.0.try_wait(), Ok(Some(_))) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -10,8 +10,7 @@
 //! the network pairs, or the nccl-tests rows. `spec.terminate` (or
 //! deleting the CheckRun) deletes the jobs, and with them their pods.
 
-use super::script::HOSTNAME_LABEL;
-use super::{dns_label, key_of, name, owner_ref, status_op, SYSTEM_NAMESPACE};
+use super::{dns_label, key_of, name, status_op, SYSTEM_NAMESPACE};
 use crate::cache::{annotation, at, str_at, Cache};
 use crate::pods::{self, owner_uid};
 use ringleader_api::kinds::check::{CheckItem, CheckReport, CheckRunSpec, CollectiveRow, NetworkPair};
@@ -83,7 +82,6 @@ pub fn command(spec: &CheckRunSpec) -> Vec<String> {
 /// The job probing `node` as the `index`-th node of `cr`; `master` is the
 /// first node's address and `port` the rendezvous port (transfer checks).
 pub fn job(cr: &Value, spec: &CheckRunSpec, index: usize, node: &str, master: &str, port: Option<u16>) -> Value {
-    let labels = json!({CHECK_RUN_LABEL: name(cr)});
     let processes = spec.nodes.len();
     let world = match spec.check_type.as_str() {
         "collective" => processes * spec.effective_devices_per_node() as usize,
@@ -100,23 +98,8 @@ pub fn job(cr: &Value, spec: &CheckRunSpec, index: usize, node: &str, master: &s
             env.push(json!({"name": k, "value": v}));
         }
     }
-    json!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": job_name(name(cr), index), "namespace": SYSTEM_NAMESPACE, "labels": labels,
-                     "ownerReferences": owner_ref(cr)},
-        "spec": {
-            "backoffLimit": 0,
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "nodeSelector": {HOSTNAME_LABEL: node},
-                    "containers": [{"name": "probe", "image": "ringleader/probe", "command": command(spec), "env": env}],
-                },
-            },
-        },
-    })
+    let container = json!({"name": "probe", "image": "ringleader/probe", "command": command(spec), "env": env});
+    super::node_job(cr, job_name(name(cr), index), CHECK_RUN_LABEL, node, container)
 }
 
 /// The payload of the last report line of a log.
@@ -126,9 +109,7 @@ pub fn report_line(log: &str) -> Option<Value> {
 
 /// The last `LOG_BYTES` of a file.
 fn read_log(path: &str) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
-    let from = bytes.len().saturating_sub(LOG_BYTES);
-    Some(String::from_utf8_lossy(&bytes[from..]).into_owned())
+    super::file_tail(path, LOG_BYTES)
 }
 
 /// The last few lines of a log, for a failure message.
@@ -550,7 +531,7 @@ mod tests {
         assert_eq!(created.len(), 2);
         let pod = &created[1]["spec"]["template"]["spec"];
         assert_eq!(created[1]["metadata"]["name"], "c1-chk1");
-        assert_eq!(pod["nodeSelector"][HOSTNAME_LABEL], "b");
+        assert_eq!(pod["nodeSelector"][super::super::script::HOSTNAME_LABEL], "b");
         let env = pod["containers"][0]["env"].as_array().cloned().unwrap_or_default();
         let get = |k: &str| env.iter().find(|e| e["name"] == k).map(|e| e["value"].clone());
         assert_eq!(get("MASTER_ADDR"), Some(json!("127.0.9.1")));

@@ -117,6 +117,38 @@ pub(crate) fn owner_ref(owner: &Value) -> Value {
     }])
 }
 
+/// A Job of one pod in [`SYSTEM_NAMESPACE`] that runs `container` once on
+/// `node`, owned by `owner` (a CheckRun or ScriptRun) and labelled
+/// `label: <owner's name>` so its pods are found again.
+pub(crate) fn node_job(owner: &Value, job_name: String, label: &str, node: &str, container: Value) -> Value {
+    let labels = json!({label: name(owner)});
+    json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": job_name, "namespace": SYSTEM_NAMESPACE, "labels": labels,
+                     "ownerReferences": owner_ref(owner)},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeSelector": {script::HOSTNAME_LABEL: node},
+                    "containers": [container],
+                },
+            },
+        },
+    })
+}
+
+/// The last `max` bytes of a file as text, if it can be read (a pod's log:
+/// only its end is kept in a status).
+pub(crate) fn file_tail(path: &str, max: usize) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let from = bytes.len().saturating_sub(max);
+    Some(String::from_utf8_lossy(&bytes[from..]).into_owned())
+}
+
 /// A label of an object.
 pub(crate) fn label<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get("metadata")?.get("labels")?.get(key)?.as_str()

@@ -4,7 +4,7 @@
 //! records per node its state, exit code and the end of the pod's log, and
 //! an overall state. A node's result, once final, is kept as written.
 
-use super::{dns_label, name, owner_ref, status_op, SYSTEM_NAMESPACE};
+use super::{dns_label, name, status_op, SYSTEM_NAMESPACE};
 use crate::cache::{annotation, at, str_at, Cache};
 use crate::pods::{self, exit_code, owner_uid};
 use ringleader_controller::lifecycle::PodPhase;
@@ -28,35 +28,17 @@ pub fn job_name(script_run: &str, index: usize) -> String {
 
 /// The job running `content` on `node` for `sr`.
 pub fn job(sr: &Value, index: usize, node: &str, content: &str, timeout: u64) -> Value {
-    let labels = json!({SCRIPT_RUN_LABEL: name(sr)});
-    json!({
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": job_name(name(sr), index), "namespace": SYSTEM_NAMESPACE, "labels": labels,
-                     "ownerReferences": owner_ref(sr)},
-        "spec": {
-            "backoffLimit": 0,
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "nodeSelector": {HOSTNAME_LABEL: node},
-                    "containers": [{
-                        "name": "script",
-                        "image": "busybox:1.36",
-                        "command": ["timeout", timeout.to_string(), "/bin/sh", "-c", content],
-                    }],
-                },
-            },
-        },
-    })
+    let container = json!({
+        "name": "script",
+        "image": "busybox:1.36",
+        "command": ["timeout", timeout.to_string(), "/bin/sh", "-c", content],
+    });
+    super::node_job(sr, job_name(name(sr), index), SCRIPT_RUN_LABEL, node, container)
 }
 
 /// The last `OUTPUT_BYTES` of a file, if it can be read.
 pub fn read_tail(path: &str) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
-    let from = bytes.len().saturating_sub(OUTPUT_BYTES);
-    Some(String::from_utf8_lossy(&bytes[from..]).into_owned())
+    super::file_tail(path, OUTPUT_BYTES)
 }
 
 /// One node's entry from its pod (`None`: no pod yet).
