@@ -5,14 +5,24 @@
 //! as `ringleader up`, its reads and writes carried by kube-rs
 //! (`ringleader_kube::KubeCluster`). A replica that loses the Lease stops
 //! writing at once and exits, as kube-scheduler does; another one takes over
-//! from what the API holds.
+//! from what the API holds. Its figures (scheduling, queues, job starts,
+//! the election) are served on `--metrics-bind-address`, fed from the
+//! manager's own list and watch: a scrape never reaches the API server.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use ringleader_kube::{KubeCluster, LeaderElector, LeaseConfig};
-use ringleader_manager::ManagerConfig;
+use ringleader_manager::{ManagerConfig, Observed};
+use ringleader_server::metrics::endpoint;
+use ringleader_server::Metrics;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// Default of `--metrics-bind-address`: loopback, on the port where
+/// kube-scheduler served plain-HTTP metrics before 1.23 (its HTTPS port
+/// 10259 stays free for a kube-scheduler on the same host).
+const METRICS_BIND_ADDRESS: &str = "127.0.0.1:10251";
 
 #[derive(Args, Clone)]
 pub struct ManagerArgs {
@@ -46,6 +56,10 @@ pub struct ManagerArgs {
     /// Seconds without a node heartbeat before the node is NotReady.
     #[arg(long, default_value_t = 40)]
     pub heartbeat_timeout: u64,
+    /// Where to serve `GET /metrics` over plain HTTP, with no authentication:
+    /// IP:PORT, :PORT (every interface), or 0 or empty to serve none.
+    #[arg(long, default_value = METRICS_BIND_ADDRESS)]
+    pub metrics_bind_address: String,
 }
 
 pub fn run(args: ManagerArgs) -> Result<()> {
@@ -64,6 +78,27 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     if args.lease_duration < 2 {
         bail!("--lease-duration {}: must be at least 2 seconds", args.lease_duration);
     }
+    let metrics_address =
+        endpoint::parse_bind_address(&args.metrics_bind_address).map_err(|e| anyhow!("--metrics-bind-address {e}"))?;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let metrics = Metrics::for_manager();
+    metrics.set_leader(&args.lease_name, false);
+    if let Some(address) = metrics_address {
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .with_context(|| format!("--metrics-bind-address {address}: cannot listen"))?;
+        println!("ringleader manager: serving metrics on http://{}/metrics", listener.local_addr()?);
+        let mut stop = stop_rx.clone();
+        let stopped = async move {
+            let _ = stop.wait_for(|s| *s).await;
+        };
+        let serving = endpoint::serve(listener, metrics.clone(), stopped);
+        tokio::spawn(async move {
+            if let Err(e) = serving.await {
+                tracing::error!("metrics endpoint stopped: {e}");
+            }
+        });
+    }
     let client = ringleader_kube::setup::client(&args.kubeconfig).await?;
     if !args.no_install_crds {
         let created =
@@ -81,7 +116,18 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     lease.retry = Duration::from_secs_f64((args.lease_duration as f64 / 5.0).clamp(0.2, 2.0));
     let elector = LeaderElector::new(client.clone(), lease.clone())?;
     let (leading_tx, mut leading) = tokio::sync::watch::channel(false);
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn({
+        let (metrics, mut leading, name) = (metrics.clone(), leading.clone(), lease.name.clone());
+        async move {
+            loop {
+                metrics.set_leader(&name, *leading.borrow_and_update());
+                if leading.changed().await.is_err() {
+                    metrics.set_leader(&name, false);
+                    return;
+                }
+            }
+        }
+    });
     let election = tokio::spawn({
         let stop = stop_rx.clone();
         async move { elector.run(leading_tx, stop, ringleader_api::time::now).await }
@@ -96,9 +142,18 @@ async fn serve(args: ManagerArgs) -> Result<()> {
         lease.identity, args.scheduler_name
     );
 
+    let (latencies, sessions, objects) = (metrics.clone(), metrics.clone(), metrics);
     let mut config = ManagerConfig {
         heartbeat_timeout: Duration::from_secs(args.heartbeat_timeout),
         scheduler: crate::up::scheduler_conf(args.scheduler_conf.as_deref())?,
+        observe_latency: Some(Arc::new(move |s| latencies.observe_scheduling_latency(s))),
+        observe_schedule: Some(Arc::new(move |p: &ringleader_manager::schedule::Pass, took: Duration| {
+            sessions.observe_schedule(p.bound, p.unschedulable, p.evicted, took.as_secs_f64())
+        })),
+        observe_objects: Some(Arc::new(move |o: Observed<'_>| match o {
+            Observed::Listed(list) => objects.load_objects(list),
+            Observed::Changed(event) => objects.apply_event(event),
+        })),
         ..ManagerConfig::default()
     };
     // Pods reach each other by their node's address (no cluster DNS assumed).

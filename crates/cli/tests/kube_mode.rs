@@ -3,7 +3,9 @@
 //! `ringleader agent --kubeconfig` processes serve the nodes (core v1 Nodes,
 //! no kubelet), and stock kubectl sees the same objects, Events and logs.
 //! SKIPPED without the cached binaries, unless `RINGLEADER_REQUIRE_K8S=1`.
+//! The manager's own `/metrics` is scraped after the demo jobs ran.
 
+mod common;
 #[path = "../../kube/tests/k8s_env/mod.rs"]
 mod k8s_env;
 
@@ -78,9 +80,35 @@ fn wait_until(secs: u64, what: &str, mut done: impl FnMut() -> bool, context: im
 }
 
 fn manager(env: &Env, name: &str, extra: &[&str]) -> Proc {
-    let mut args = vec!["manager", "--identity", name, "--lease-duration", "3"];
+    // Tests run side by side: each manager's metrics on a port of its own.
+    let mut args =
+        vec!["manager", "--identity", name, "--lease-duration", "3", "--metrics-bind-address", "127.0.0.1:0"];
     args.extend_from_slice(extra);
     Proc::start(env, name, &args)
+}
+
+/// The address a manager says it serves `/metrics` on.
+fn metrics_address(manager: &Proc) -> Option<String> {
+    let out = manager.output();
+    let line = out.lines().find_map(|l| l.split_once("serving metrics on http://"))?.1;
+    Some(line.strip_suffix("/metrics")?.to_string())
+}
+
+/// `GET /metrics` over plain HTTP: the status line and the body.
+fn scrape(address: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).expect("connect to the metrics endpoint");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    write!(stream, "GET /metrics HTTP/1.0\r\nHost: {address}\r\n\r\n").expect("request");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("response");
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    (head.lines().next().unwrap_or_default().to_string(), body.to_string())
+}
+
+/// The value of the sample line that starts with `series`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|l| l.strip_prefix(series)).and_then(|v| v.trim().parse().ok())
 }
 
 /// An agent serving `nodes` (name, address) of `profile`, with `labels`.
@@ -254,6 +282,38 @@ fn the_demo_jobs_run_through_a_real_kube_apiserver_with_agents_as_nodes() {
     assert!(describe.contains(&format!("Successfully assigned default/{described}")), "{describe}");
     // Stock kubectl reads a job as it reads any CRD object.
     assert!(env.kubectl(&["get", "ascendjobs"]).contains("demo-ascend"));
+
+    // The manager's own /metrics, as kube-scheduler serves its: what it
+    // scheduled, that it leads, and none of the API server's families.
+    let address =
+        metrics_address(&mgr).unwrap_or_else(|| panic!("the manager names its metrics address:\n{}", mgr.output()));
+    let (status, text) = scrape(&address);
+    assert!(status.contains(" 200 "), "{status}\n{text}");
+    let scheduled = sample(&text, "scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"ringleader\"}");
+    assert!(scheduled.is_some_and(|n| n > 0.0), "pods scheduled:\n{text}");
+    assert_eq!(sample(&text, "leader_election_master_status{name=\"ringleader-manager\"}"), Some(1.0), "{text}");
+    assert!(sample(&text, "ringleader_job_start_duration_seconds_count").is_some_and(|n| n >= 3.0), "{text}");
+    assert!(sample(&text, "process_resident_memory_bytes").is_some_and(|n| n > 0.0), "{text}");
+    assert!(!text.contains("apiserver_"), "kube-apiserver, not the manager, has the API's figures:\n{text}");
+    common::promtool_check_metrics(&text);
+}
+
+/// A metrics address that is not one, or that cannot be bound, is refused
+/// before anything else happens, naming the flag (no cluster needed).
+#[test]
+fn a_bad_metrics_bind_address_is_refused_naming_the_flag() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let taken = taken.local_addr().expect("address").to_string();
+    for (value, want) in [("localhost:x", "is not an address"), (taken.as_str(), "cannot listen")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+            .args(["manager", "--kubeconfig", "/nonexistent/kubeconfig", "--metrics-bind-address", value])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run ringleader manager");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{value}: refused");
+        assert!(stderr.contains("--metrics-bind-address") && stderr.contains(want), "{value}: {stderr}");
+    }
 }
 
 /// Pods' (node, device) pairs, from bound pods that have not ended.

@@ -49,6 +49,21 @@ pub type ScheduleObserver = Arc<dyn Fn(&schedule::Pass, Duration) + Send + Sync>
 /// signal health checks read (see `ringleader_server::health`).
 pub type Heartbeat = Arc<dyn Fn() + Send + Sync>;
 
+/// What the manager's cache takes in, handed on as it arrives.
+#[derive(Debug, Clone, Copy)]
+pub enum Observed<'a> {
+    /// The objects of a list: at start, or when a watch could not resume
+    /// (everything seen before is to be forgotten).
+    Listed(&'a [ringleader_store::Stored]),
+    /// One change of the watch that follows the list.
+    Changed(&'a ringleader_store::Event),
+}
+
+/// Sees what the cache sees, so figures kept from objects (the metrics of a
+/// standalone manager) need no list or watch of their own on the API server.
+/// Called on the loop's task: it must be quick and never block.
+pub type ObjectObserver = Arc<dyn Fn(Observed<'_>) + Send + Sync>;
+
 /// Settings of the manager.
 #[derive(Clone)]
 pub struct ManagerConfig {
@@ -71,6 +86,8 @@ pub struct ManagerConfig {
     pub node_lost_toleration: Duration,
     /// Told the loop is alive, after every wake-up.
     pub heartbeat: Option<Heartbeat>,
+    /// Told of every list and watch event the cache applies.
+    pub observe_objects: Option<ObjectObserver>,
     /// Seconds a hot reset of a faulty chip's ring takes; `None`: no hot
     /// reset (see [`hot_reset`]).
     pub hot_reset_secs: Option<u64>,
@@ -91,6 +108,7 @@ impl Default for ManagerConfig {
             event_ttl: Duration::from_secs(3600),
             node_lost_toleration: Duration::from_secs(300),
             heartbeat: None,
+            observe_objects: None,
             hot_reset_secs: None,
         }
     }
@@ -104,6 +122,9 @@ pub async fn run<B: Backend>(
 ) -> Result<(), ManagerError> {
     let mut cache = Cache::default();
     let (objects, version) = store.list(&Selector::all())?;
+    if let Some(observe) = &config.observe_objects {
+        observe(Observed::Listed(&objects));
+    }
     cache.load(objects);
     let mut watch = store.watch(&Selector::all(), version)?;
     let mut timers: HashMap<String, f64> = HashMap::new();
@@ -115,8 +136,15 @@ pub async fn run<B: Backend>(
         tokio::select! {
             event = watch.events.recv() => {
                 let Some(event) = event else { return Ok(()) };
+                let observe = |event: &ringleader_store::Event| {
+                    if let Some(observe) = &config.observe_objects {
+                        observe(Observed::Changed(event));
+                    }
+                };
+                observe(&event);
                 changed |= note(&mut cache, &mut dirty, &event);
                 while let Ok(event) = watch.events.try_recv() {
+                    observe(&event);
                     changed |= note(&mut cache, &mut dirty, &event);
                 }
             }

@@ -186,7 +186,7 @@ export function age(ts) {
 
 const PHASE_CLASS = {
   Running: 'ok', Succeeded: 'ok', Completed: 'ok', Ready: 'ok', Open: 'ok', Healthy: 'ok', True: 'ok', Pass: 'ok',
-  Pending: 'warn', Creating: 'warn', Queued: 'warn', Inqueue: 'warn', Stopping: 'warn', Restarting: 'warn', Terminating: 'warn',
+  Pending: 'warn', Closed: 'warn', Closing: 'warn', Saved: 'warn', Creating: 'warn', Queued: 'warn', Inqueue: 'warn', Stopping: 'warn', Restarting: 'warn', Terminating: 'warn',
   Failed: 'bad', Aborted: 'bad', Unhealthy: 'bad', NotReady: 'bad', Abnormal: 'bad', False: 'bad', Fail: 'bad',
 };
 

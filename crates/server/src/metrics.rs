@@ -10,22 +10,25 @@
 //!
 //! Names follow kube-scheduler, kube-apiserver, kube-state-metrics and
 //! Volcano where those have one; `docs/metrics.md` lists every family.
+//! The manager's families ([`manager`]) are also what a standalone
+//! Kubernetes-mode manager serves ([`Metrics::for_manager`], [`endpoint`]);
+//! the API server's ([`http`]) are registered under `up` only.
 
 pub mod aggregate;
+pub mod endpoint;
 pub mod http;
+mod manager;
 pub mod process;
 
 use crate::history::{Config as HistoryConfig, History};
 use aggregate::Aggregate;
+use http::ApiFamilies;
+use manager::ManagerFamilies;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
-use ringleader_store::{Selector, Store, StoreError};
+use ringleader_store::{Event, Selector, Store, StoreError, Stored};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -33,36 +36,25 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
+pub use manager::LATENCY_BUCKETS;
 /// `Content-Type` of the exposition (the Prometheus text format, which
 /// `promtool check metrics` reads).
 pub use prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
-
-/// Upper bounds (seconds) of the scheduling-latency histogram buckets.
-pub const LATENCY_BUCKETS: &[f64] =
-    &[0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0];
-/// Upper bounds (seconds) of API request latency (kube-apiserver's, shortened).
-const REQUEST_BUCKETS: &[f64] = &[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
-/// Upper bounds (seconds) of a job's submission-to-running time.
-const JOB_START_BUCKETS: &[f64] = &[0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0];
-/// kube-scheduler's profile label: ringleader has one scheduler profile.
-const PROFILE: &str = "ringleader";
 
 /// Annotation holding the device IDs a pod was bound to.
 pub const DEVICES_ANNOTATION: &str = "ringleader.io/devices";
 /// Label or annotation naming a pod's queue.
 pub const QUEUE_KEY: &str = "volcano.sh/queue-name";
 
-type Labels2 = [(&'static str, String); 2];
-type Labels3 = [(&'static str, String); 3];
-type Labels4 = [(&'static str, String); 4];
-type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
-
-fn latency_histogram() -> Histogram {
-    Histogram::new(LATENCY_BUCKETS.iter().copied())
-}
-
-fn request_histogram() -> Histogram {
-    Histogram::new(REQUEST_BUCKETS.iter().copied())
+/// Which process exposes the figures, and so which families it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// `ringleader up`: the manager's families and the API server's
+    /// (requests, watches, stored objects, the store's version).
+    ApiServer,
+    /// A standalone manager (Kubernetes mode): the manager's families and
+    /// its leader election; kube-apiserver exposes the API's own.
+    Manager,
 }
 
 /// Handle through which other components of the process record metrics.
@@ -76,15 +68,9 @@ struct Inner {
     aggregate: Arc<Mutex<Aggregate>>,
     store_version: Arc<AtomicU64>,
     following: AtomicBool,
-    attempts: Family<Labels2, Counter>,
-    pod_latency: Histogram,
-    attempt_duration: HistogramFamily<Labels2>,
-    victims: Histogram,
-    preemption_attempts: Counter,
-    requests: Family<Labels4, Counter>,
-    request_duration: HistogramFamily<Labels3>,
-    watches: Family<Labels3, Gauge>,
-    job_start: Histogram,
+    manager: ManagerFamilies,
+    /// `None` in a standalone manager.
+    api: Option<ApiFamilies>,
     /// Charts' history, sampled from `aggregate` by the follower thread.
     history: Arc<Mutex<History>>,
 }
@@ -103,71 +89,29 @@ impl Metrics {
 
     /// [`Metrics::new`] with the history sampled and bounded as `config` says.
     pub fn with_history(config: HistoryConfig) -> Metrics {
-        Metrics::build(PathBuf::from("/proc"), config)
+        Metrics::build(PathBuf::from("/proc"), config, Scope::ApiServer)
     }
 
-    fn build(proc_dir: PathBuf, history: HistoryConfig) -> Metrics {
+    /// The figures of a standalone controller manager (Kubernetes mode):
+    /// the manager's families, `leader_election_master_status`, the gauges
+    /// kept from the objects it is handed ([`Metrics::load_objects`],
+    /// [`Metrics::apply_event`]), `process_*` and build info; none of the
+    /// API server's. Its history is never sampled.
+    pub fn for_manager() -> Metrics {
+        Metrics::build(PathBuf::from("/proc"), HistoryConfig::default(), Scope::Manager)
+    }
+
+    fn build(proc_dir: PathBuf, history: HistoryConfig, scope: Scope) -> Metrics {
         let mut registry = Registry::default();
-        let attempts = Family::<Labels2, Counter>::default();
-        registry.register(
-            "scheduler_schedule_attempts",
-            "Pods the scheduler tried to place, by result (scheduled, unschedulable) and profile",
-            attempts.clone(),
-        );
-        let pod_latency = latency_histogram();
-        registry.register(
-            "scheduler_pod_scheduling_sli_duration_seconds",
-            "Seconds from a pod's creation to its binding to a node, over every attempt",
-            pod_latency.clone(),
-        );
-        let attempt_duration: HistogramFamily<Labels2> = Family::new_with_constructor(latency_histogram);
-        registry.register(
-            "scheduler_scheduling_attempt_duration_seconds",
-            "Seconds one scheduling session took (every waiting gang at once), by result and profile",
-            attempt_duration.clone(),
-        );
-        let victims = Histogram::new(exponential_buckets(1.0, 2.0, 10));
-        registry.register(
-            "scheduler_preemption_victims",
-            "Pods evicted (preempted or reclaimed) per scheduling session that evicted any",
-            victims.clone(),
-        );
-        let preemption_attempts = Counter::default();
-        registry.register(
-            "scheduler_preemption_attempts",
-            "Scheduling sessions that evicted pods",
-            preemption_attempts.clone(),
-        );
-        let requests = Family::<Labels4, Counter>::default();
-        registry.register(
-            "apiserver_request",
-            "API requests by verb, API group, resource and HTTP status code",
-            requests.clone(),
-        );
-        let request_duration: HistogramFamily<Labels3> = Family::new_with_constructor(request_histogram);
-        registry.register(
-            "apiserver_request_duration_seconds",
-            "Seconds to answer an API request (to its headers; watches are left out), by verb, group and resource",
-            request_duration.clone(),
-        );
-        let watches = Family::<Labels3, Gauge>::default();
-        registry.register(
-            "apiserver_longrunning_requests",
-            "Watch streams open now, by group and resource",
-            watches.clone(),
-        );
-        let job_start = Histogram::new(JOB_START_BUCKETS.iter().copied());
-        registry.register(
-            "ringleader_job_start_duration_seconds",
-            "Seconds from a job's submission to its first run (the job controller's start time), once per job",
-            job_start.clone(),
-        );
+        let manager = ManagerFamilies::register(&mut registry, scope == Scope::Manager);
+        let api = (scope == Scope::ApiServer).then(|| ApiFamilies::register(&mut registry));
         let aggregate = Arc::new(Mutex::new(Aggregate::default()));
         let store_version = Arc::new(AtomicU64::new(0));
         registry.register_collector(Box::new(Figures {
             aggregate: aggregate.clone(),
             store_version: store_version.clone(),
             proc_dir,
+            scope,
         }));
         Metrics {
             inner: Arc::new(Inner {
@@ -175,15 +119,8 @@ impl Metrics {
                 aggregate,
                 store_version,
                 following: AtomicBool::new(false),
-                attempts,
-                pod_latency,
-                attempt_duration,
-                victims,
-                preemption_attempts,
-                requests,
-                request_duration,
-                watches,
-                job_start,
+                manager,
+                api,
                 history: Arc::new(Mutex::new(History::new(history))),
             }),
         }
@@ -191,29 +128,35 @@ impl Metrics {
 
     /// Records the time from a pod's creation to its binding.
     pub fn observe_scheduling_latency(&self, secs: f64) {
-        if secs.is_finite() && secs >= 0.0 {
-            self.inner.pod_latency.observe(secs);
-        }
+        self.inner.manager.observe_scheduling_latency(secs);
     }
 
     /// Records one scheduling session: pods bound, pods left unschedulable,
     /// pods evicted, and the seconds it took.
     pub fn observe_schedule(&self, bound: usize, unschedulable: usize, evicted: usize, secs: f64) {
-        let i = &self.inner;
-        let labels = |result: &str| [("result", result.to_string()), ("profile", PROFILE.to_string())];
-        if bound > 0 {
-            i.attempts.get_or_create(&labels("scheduled")).inc_by(bound as u64);
-        }
-        if unschedulable > 0 {
-            i.attempts.get_or_create(&labels("unschedulable")).inc_by(unschedulable as u64);
-        }
-        if secs.is_finite() && secs >= 0.0 {
-            let result = if bound > 0 { "scheduled" } else { "unschedulable" };
-            i.attempt_duration.get_or_create(&labels(result)).observe(secs);
-        }
-        if evicted > 0 {
-            i.preemption_attempts.inc();
-            i.victims.observe(evicted as f64);
+        self.inner.manager.observe_schedule(bound, unschedulable, evicted, secs);
+    }
+
+    /// Sets whether this replica leads the Lease `name` (a standalone
+    /// manager's election; a no-op under `up`, which elects none).
+    pub fn set_leader(&self, name: &str, leading: bool) {
+        self.inner.manager.set_leader(name, leading);
+    }
+
+    /// Resets the store-derived gauges to the objects of a list, for a
+    /// process that follows objects itself (the standalone manager hands on
+    /// its own list and watch, so the API server is not listed twice).
+    /// [`Metrics::follow`] is then a no-op: the figures would count twice.
+    pub fn load_objects(&self, objects: &[Stored]) {
+        self.inner.following.store(true, Ordering::Release);
+        lock(&self.inner.aggregate).load(objects.iter().map(|s| (&s.key, &s.object)));
+    }
+
+    /// Applies one change of the watch that follows [`Metrics::load_objects`]'s list.
+    pub fn apply_event(&self, event: &Event) {
+        let started = lock(&self.inner.aggregate).apply(event.kind, &event.object.key, &event.object.object);
+        if let Some(secs) = started {
+            self.inner.manager.job_start.observe(secs);
         }
     }
 
@@ -242,9 +185,14 @@ impl Metrics {
     /// stored objects: nothing here reads the store but its version.
     pub fn render(&self, store: &Store) -> Result<String, StoreError> {
         self.inner.store_version.store(store.version(), Ordering::Release);
+        self.encode().map_err(|_| StoreError::Io("encoding the metrics failed".into()))
+    }
+
+    /// The whole exposition as it stands (the store's version as last
+    /// rendered or followed): what a process without a store serves.
+    pub fn encode(&self) -> Result<String, std::fmt::Error> {
         let mut out = String::new();
-        prometheus_client::encoding::prometheus_text::encode(&mut out, &self.inner.registry)
-            .map_err(|_| StoreError::Io("encoding the metrics failed".into()))?;
+        prometheus_client::encoding::prometheus_text::encode(&mut out, &self.inner.registry)?;
         Ok(out)
     }
 }
@@ -284,7 +232,7 @@ fn follow(weak: Weak<Inner>, store: Store) {
                 let mut next = Some(first);
                 while let Some(event) = next {
                     if let Some(secs) = agg.apply(event.kind, &event.object.key, &event.object.object) {
-                        inner.job_start.observe(secs);
+                        inner.manager.job_start.observe(secs);
                     }
                     next = watch.try_next();
                 }
@@ -326,13 +274,19 @@ struct Figures {
     aggregate: Arc<Mutex<Aggregate>>,
     store_version: Arc<AtomicU64>,
     proc_dir: PathBuf,
+    scope: Scope,
 }
 
 impl Collector for Figures {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let api_server = self.scope == Scope::ApiServer;
         let families = lock(&self.aggregate).families();
         for (name, help, series) in &families {
-            if series.is_empty() {
+            // On a Kubernetes cluster kube-apiserver has the stored objects
+            // and kube-state-metrics the `kube_*` node figures: a manager's
+            // copy would be counted twice by whatever sums them.
+            let theirs = name.starts_with("apiserver_") || name.starts_with("kube_");
+            if series.is_empty() || (!api_server && theirs) {
                 continue;
             }
             let mut metric = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
@@ -340,15 +294,17 @@ impl Collector for Figures {
                 metric.encode_family(labels)?.encode_gauge(value)?;
             }
         }
-        let version = self.store_version.load(Ordering::Acquire);
-        encoder
-            .encode_descriptor(
-                "ringleader_store_resource_version",
-                "The store's version: the resourceVersion of its last write",
-                None,
-                MetricType::Gauge,
-            )?
-            .encode_gauge(&(version as f64))?;
+        if api_server {
+            let version = self.store_version.load(Ordering::Acquire);
+            encoder
+                .encode_descriptor(
+                    "ringleader_store_resource_version",
+                    "The store's version: the resourceVersion of its last write",
+                    None,
+                    MetricType::Gauge,
+                )?
+                .encode_gauge(&(version as f64))?;
+        }
         for (name, help, counter, value) in process::figures(&self.proc_dir) {
             let kind = if counter { MetricType::Counter } else { MetricType::Gauge };
             let mut metric = encoder.encode_descriptor(name, help, None, kind)?;
@@ -476,6 +432,57 @@ mod tests {
             sample(&text, "kube_node_status_condition{node=\"n1\",condition=\"Ready\",status=\"true\"}"),
             Some(1.0)
         );
+    }
+
+    #[test]
+    fn a_standalone_manager_exposes_its_families_and_none_of_the_api_server_s() {
+        let m = Metrics::for_manager();
+        m.set_leader("ringleader-manager", false);
+        let text = m.encode().expect("encode");
+        assert_eq!(sample(&text, "leader_election_master_status{name=\"ringleader-manager\"}"), Some(0.0));
+        m.set_leader("ringleader-manager", true);
+        m.observe_schedule(2, 1, 1, 0.01);
+        m.observe_scheduling_latency(0.2);
+        // The objects as the manager's own list and watch hand them on.
+        let stored = |object: Value| Stored { key: ObjectKey::of(&object).expect("key"), resource_version: 1, object };
+        let queue = json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+            "metadata": {"name": "research"}, "spec": {"weight": 2}});
+        let waiting = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "w", "namespace": "ns",
+            "labels": {QUEUE_KEY: "research"}},
+            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
+                "reason": "Unschedulable"}]}});
+        let job = json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": "j", "namespace": "ns", "creationTimestamp": "2024-01-01T00:00:00Z"},
+            "status": {"state": {"phase": "Pending"}}});
+        let node = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node", "metadata": {"name": "n1"},
+            "spec": {"profile": "hgx-h100-8"}, "status": {"ready": true}});
+        m.load_objects(&[stored(node), stored(queue), stored(waiting), stored(job.clone())]);
+        let mut started = job;
+        started["status"]["ringleader"] = json!({"start_time": 1_704_067_203.0});
+        m.apply_event(&ringleader_store::Event { kind: EventType::Modified, object: Arc::new(stored(started)) });
+        let text = m.encode().expect("encode");
+        assert_eq!(sample(&text, "leader_election_master_status{name=\"ringleader-manager\"}"), Some(1.0));
+        assert_eq!(
+            sample(&text, "scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"ringleader\"}"),
+            Some(2.0)
+        );
+        assert_eq!(sample(&text, "scheduler_preemption_attempts_total"), Some(1.0));
+        assert_eq!(sample(&text, "scheduler_pod_scheduling_sli_duration_seconds_count"), Some(1.0));
+        assert_eq!(sample(&text, "scheduler_pending_pods{queue=\"research\",reason=\"Unschedulable\"}"), Some(1.0));
+        assert_eq!(sample(&text, "volcano_queue_weight{queue_name=\"research\"}"), Some(2.0));
+        assert_eq!(sample(&text, "ringleader_job_start_duration_seconds_sum"), Some(3.0));
+        assert_eq!(sample(&text, "ringleader_build_info{version=\""), Some(1.0));
+        let device = "ringleader_device_allocated{node=\"n1\",device=\"0\",resource=\"nvidia.com/gpu\"";
+        assert_eq!(sample(&text, device), Some(0.0), "{text}");
+        for not_here in ["apiserver_", "ringleader_store_resource_version", "kube_node_status_condition"] {
+            assert!(!text.contains(not_here), "no {not_here} in a standalone manager's exposition:\n{text}");
+        }
+        // A relist starts the gauges over; a later `follow` would count twice, so it is refused.
+        m.load_objects(&[]);
+        assert_eq!(sample(&m.encode().expect("encode"), "scheduler_pending_pods{"), None);
+        assert!(m.inner.following.load(Ordering::Acquire));
+        // `up`'s exposition has no election.
+        assert!(!Metrics::new().encode().expect("encode").contains("leader_election"));
     }
 
     /// Not a timed assertion: prints what one scrape costs over a store

@@ -14,7 +14,54 @@ use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
 use futures_util::StreamExt;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 use std::time::Instant;
+
+/// Upper bounds (seconds) of API request latency (kube-apiserver's, shortened).
+const REQUEST_BUCKETS: &[f64] = &[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
+
+type Labels3 = [(&'static str, String); 3];
+type Labels4 = [(&'static str, String); 4];
+
+fn request_histogram() -> Histogram {
+    Histogram::new(REQUEST_BUCKETS.iter().copied())
+}
+
+/// The API server's own families (registered under `up` only).
+pub(super) struct ApiFamilies {
+    requests: Family<Labels4, Counter>,
+    request_duration: Family<Labels3, Histogram, fn() -> Histogram>,
+    watches: Family<Labels3, Gauge>,
+}
+
+impl ApiFamilies {
+    pub(super) fn register(registry: &mut Registry) -> ApiFamilies {
+        let requests = Family::<Labels4, Counter>::default();
+        registry.register(
+            "apiserver_request",
+            "API requests by verb, API group, resource and HTTP status code",
+            requests.clone(),
+        );
+        let request_duration: Family<Labels3, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(request_histogram);
+        registry.register(
+            "apiserver_request_duration_seconds",
+            "Seconds to answer an API request (to its headers; watches are left out), by verb, group and resource",
+            request_duration.clone(),
+        );
+        let watches = Family::<Labels3, Gauge>::default();
+        registry.register(
+            "apiserver_longrunning_requests",
+            "Watch streams open now, by group and resource",
+            watches.clone(),
+        );
+        ApiFamilies { requests, request_duration, watches }
+    }
+}
 
 /// What a request addresses, as the metrics label it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +110,7 @@ pub fn classify(method: &Method, path: &str, query: Option<&str>) -> RequestLabe
 impl Metrics {
     /// Counts and times one answered request.
     pub fn observe_request(&self, labels: &RequestLabels, code: u16, secs: f64) {
-        let i = &self.inner;
+        let Some(i) = &self.inner.api else { return };
         let (verb, group, resource) = (labels.verb.to_string(), labels.group.to_string(), labels.resource.to_string());
         i.requests
             .get_or_create(&[
@@ -85,7 +132,9 @@ impl Metrics {
             ("group", labels.group.to_string()),
             ("resource", labels.resource.to_string()),
         ];
-        self.inner.watches.get_or_create(&key).inc();
+        if let Some(api) = &self.inner.api {
+            api.watches.get_or_create(&key).inc();
+        }
         WatchGuard { metrics: self.clone(), key }
     }
 }
@@ -97,7 +146,9 @@ struct WatchGuard {
 
 impl Drop for WatchGuard {
     fn drop(&mut self) {
-        self.metrics.inner.watches.get_or_create(&self.key).dec();
+        if let Some(api) = &self.metrics.inner.api {
+            api.watches.get_or_create(&self.key).dec();
+        }
     }
 }
 
