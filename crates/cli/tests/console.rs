@@ -5,8 +5,9 @@
 //! training run and opens a node's device map. Skipped when chromium or
 //! chromedriver is missing, unless `RINGLEADER_REQUIRE_CHROMIUM=1` (CI).
 //!
-//! With `RINGLEADER_CONSOLE_SCREENSHOTS=DIR` the main pages are also saved
-//! as PNGs there (docs/console/ is made this way).
+//! With `RINGLEADER_CONSOLE_SCREENSHOTS=DIR` (absolute: tests run in the
+//! crate's folder) the main pages are also saved as PNGs there
+//! (docs/console/ is made this way).
 
 mod common;
 
