@@ -77,17 +77,22 @@ export async function lines(path, onLine, signal) {
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let rest = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    rest += decoder.decode(value, { stream: true });
-    let nl;
-    while ((nl = rest.indexOf('\n')) >= 0) {
-      onLine(rest.slice(0, nl));
-      rest = rest.slice(nl + 1);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest += decoder.decode(value, { stream: true });
+      let nl;
+      while ((nl = rest.indexOf('\n')) >= 0) {
+        onLine(rest.slice(0, nl));
+        rest = rest.slice(nl + 1);
+      }
     }
+    if (rest) onLine(rest);
+  } finally {
+    // A callback that throws (an expired watch) must not leave the stream open.
+    reader.cancel().catch(() => {});
   }
-  if (rest) onLine(rest);
 }
 
 /**
