@@ -319,7 +319,19 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     wait_text(c, "#tab-0", "runs tab", |t| !t.is_empty()).await;
+    // Run again: a second run, numbered after the first, appears live.
+    click(c, "#rerun").await;
+    wait_text(c, "[data-run='bert-r2']", "the second run", |_| true).await;
+    assert!(get(plane, "Run", "bert-r2").await.is_some_and(|r| r["spec"]["trainingJob"] == "bert"));
     shoot(c, "training-job").await;
+    // Clone under a new name (the console asks for it in a prompt).
+    click(c, "#clone").await;
+    c.send_alert_text("bert-copy").await.expect("name the copy");
+    c.accept_alert().await.expect("accept");
+    wait_text(c, "h1", "the copy's page", |t| t.contains("bert-copy")).await;
+    let copy = get(plane, "TrainingJob", "bert-copy").await.expect("the copy");
+    let original = get(plane, "TrainingJob", "bert").await.expect("bert");
+    assert_eq!(copy["spec"], original["spec"]);
 
     // Charts of the embedded history: the node's allocated GPUs.
     c.goto(&format!("{url}/#/charts?prefix=node/{node}/devices-allocated")).await.expect("charts");
