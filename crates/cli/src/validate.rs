@@ -128,22 +128,7 @@ fn print_text(r: &Report, warnings: &[FieldError]) {
 mod warning_tests {
     use super::warning_lines;
 
-    const NOISY: &str = "apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: noisy}
-spec:
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - name: pytorch
-            image: pytorch:2
-            env:
-            - {name: NCCL_DEBUG, value: INFO}
-            resources: {limits: {nvidia.com/gpu: 8}}
-";
+    const NOISY: &str = include_str!("../tests/data/noisy-pytorchjob.yaml");
 
     #[test]
     fn apply_shows_the_env_warnings_validate_finds() {

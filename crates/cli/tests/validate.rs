@@ -97,22 +97,7 @@ fn stdin_is_read_with_dash() {
 
 #[test]
 fn env_warnings_print_and_strict_turns_them_into_errors() {
-    let job = r#"apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata: {name: noisy}
-spec:
-  pytorchReplicaSpecs:
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - name: pytorch
-            image: pytorch:2
-            env:
-            - {name: NCCL_DEBUG, value: INFO}
-            resources: {limits: {nvidia.com/gpu: 8}}
-"#;
+    let job = include_str!("data/noisy-pytorchjob.yaml");
     let tmp = std::env::temp_dir().join(format!("ringleader-noisy-{}.yaml", std::process::id()));
     std::fs::write(&tmp, job).unwrap();
     let path = tmp.to_str().unwrap();
