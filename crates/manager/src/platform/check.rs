@@ -10,9 +10,9 @@
 //! the network pairs, or the nccl-tests rows. `spec.terminate` (or
 //! deleting the CheckRun) deletes the jobs, and with them their pods.
 
-use super::{dns_label, key_of, name, status_op, SYSTEM_NAMESPACE};
+use super::{dns_label, key_of, name, status_op};
 use crate::cache::{annotation, at, str_at, Cache};
-use crate::pods::{self, owner_uid};
+use crate::pods;
 use ringleader_api::kinds::check::{CheckItem, CheckReport, CheckRunSpec, CollectiveRow, NetworkPair};
 use ringleader_controller::lifecycle::PodPhase;
 use ringleader_store::Op;
@@ -464,19 +464,7 @@ pub fn pass_ops(cache: &Cache, now: f64) -> Vec<Op> {
     let now = ringleader_api::time::rfc3339(now);
     let mut ops = Vec::new();
     for cr in runs {
-        let uid = str_at(cr, &["metadata", "uid"]);
-        let jobs: HashMap<String, &Value> = cache
-            .of_kind("batch/v1", "Job")
-            .filter(|j| j.key.namespace == SYSTEM_NAMESPACE && uid.is_some() && owner_uid(&j.object) == uid)
-            .map(|j| (j.key.name.clone(), &j.object))
-            .collect();
-        let job_uids: Vec<&str> = jobs.values().filter_map(|j| str_at(j, &["metadata", "uid"])).collect();
-        let mut pods: HashMap<String, &Value> = HashMap::new();
-        for p in cache.of_kind("v1", "Pod").filter(|p| p.key.namespace == SYSTEM_NAMESPACE) {
-            if let Some(owner) = owner_uid(&p.object).filter(|o| job_uids.contains(o)) {
-                pods.insert(owner.to_string(), &p.object);
-            }
-        }
+        let (jobs, pods) = super::node_jobs_of(cache, str_at(cr, &["metadata", "uid"]));
         // Its own port is not taken from itself.
         let own = at(cr, &["status", "port"]).and_then(Value::as_u64).and_then(|p| u16::try_from(p).ok());
         let others: BTreeSet<u16> = taken_ports.iter().copied().filter(|p| Some(*p) != own).collect();
@@ -552,7 +540,7 @@ mod tests {
         let jobs = (0..phases.len())
             .map(|i| {
                 json!({"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": format!("c1-chk{i}"), "namespace": SYSTEM_NAMESPACE, "uid": format!("j{i}")}})
+            "metadata": {"name": format!("c1-chk{i}"), "namespace": super::super::SYSTEM_NAMESPACE, "uid": format!("j{i}")}})
             })
             .collect();
         let pods = phases

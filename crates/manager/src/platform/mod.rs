@@ -23,6 +23,7 @@ use crate::jobs;
 use crate::ManagerError;
 use ringleader_store::{Backend, ObjectKey, Op};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 
 /// API version of the platform kinds.
 pub const API: &str = "platform.ringleader.io/v1alpha1";
@@ -139,6 +140,29 @@ pub(crate) fn node_job(owner: &Value, job_name: String, label: &str, node: &str,
             },
         },
     })
+}
+
+/// The Jobs in [`SYSTEM_NAMESPACE`] that `owner_uid` (a CheckRun's or a
+/// ScriptRun's uid) controls, by name, and each one's newest pod, by the
+/// Job's uid (a failed pod is never replaced: `backoffLimit` is 0).
+pub(crate) fn node_jobs_of<'a>(
+    cache: &'a crate::cache::Cache,
+    owner_uid: Option<&str>,
+) -> (HashMap<String, &'a Value>, HashMap<String, &'a Value>) {
+    let Some(owner_uid) = owner_uid else { return (HashMap::new(), HashMap::new()) };
+    let jobs: HashMap<String, &Value> = cache
+        .of_kind("batch/v1", "Job")
+        .filter(|j| j.key.namespace == SYSTEM_NAMESPACE && crate::pods::owner_uid(&j.object) == Some(owner_uid))
+        .map(|j| (j.key.name.clone(), &j.object))
+        .collect();
+    let job_uids: Vec<&str> = jobs.values().filter_map(|j| str_at(j, &["metadata", "uid"])).collect();
+    let mut pods: HashMap<String, &Value> = HashMap::new();
+    for p in cache.of_kind("v1", "Pod").filter(|p| p.key.namespace == SYSTEM_NAMESPACE) {
+        if let Some(owner) = crate::pods::owner_uid(&p.object).filter(|o| job_uids.contains(o)) {
+            pods.insert(owner.to_string(), &p.object);
+        }
+    }
+    (jobs, pods)
 }
 
 /// The last `max` bytes of a file as text, if it can be read (a pod's log:

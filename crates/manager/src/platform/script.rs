@@ -4,9 +4,9 @@
 //! records per node its state, exit code and the end of the pod's log, and
 //! an overall state. A node's result, once final, is kept as written.
 
-use super::{dns_label, name, status_op, SYSTEM_NAMESPACE};
+use super::{dns_label, name, status_op};
 use crate::cache::{annotation, at, str_at, Cache};
-use crate::pods::{self, exit_code, owner_uid};
+use crate::pods::{self, exit_code};
 use ringleader_controller::lifecycle::PodPhase;
 use ringleader_store::Op;
 use serde_json::{json, Value};
@@ -121,20 +121,7 @@ pub fn pass_ops(cache: &Cache, _now: f64) -> Vec<Op> {
     let (scripts, nodes) = (objects(cache, API, "Script"), objects(cache, NODE_API, "Node"));
     let mut ops = Vec::new();
     for sr in &runs {
-        let uid = str_at(sr, &["metadata", "uid"]);
-        let jobs: HashMap<String, &Value> = cache
-            .of_kind("batch/v1", "Job")
-            .filter(|j| j.key.namespace == SYSTEM_NAMESPACE && owner_uid(&j.object) == uid && uid.is_some())
-            .map(|j| (j.key.name.clone(), &j.object))
-            .collect();
-        let job_uids: Vec<&str> = jobs.values().filter_map(|j| str_at(j, &["metadata", "uid"])).collect();
-        // A job's newest pod stands for it (a failed pod is never replaced: backoffLimit 0).
-        let mut pods: HashMap<String, &Value> = HashMap::new();
-        for p in cache.of_kind("v1", "Pod").filter(|p| p.key.namespace == SYSTEM_NAMESPACE) {
-            if let Some(owner) = owner_uid(&p.object).filter(|o| job_uids.contains(o)) {
-                pods.insert(owner.to_string(), &p.object);
-            }
-        }
+        let (jobs, pods) = super::node_jobs_of(cache, str_at(sr, &["metadata", "uid"]));
         ops.extend(decide(sr, &scripts, &nodes, &jobs, &pods, &read_tail));
     }
     ops
