@@ -402,6 +402,40 @@ pub fn server_items(spec: &CheckRunSpec, nodes: &[Value], facts: &[(String, Valu
             },
             unhealthy.is_empty(),
         ));
+        // HBM: what the agent's device telemetry read (NVML, nvidia-smi or
+        // npu-smi); virtual devices report nothing and are not judged.
+        let memory: Vec<(u64, u64, u64)> = node_obj
+            .and_then(|n| at(n, &["status", "deviceTelemetry"]))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|d| {
+                let total = d.get("memoryTotalBytes").and_then(Value::as_u64)?;
+                let id = d.get("id").and_then(Value::as_u64).unwrap_or_default();
+                Some((id, d.get("memoryUsedBytes").and_then(Value::as_u64).unwrap_or_default(), total))
+            })
+            .collect();
+        let gib_of = |b: u64| format!("{:.1}", b as f64 / (1u64 << 30) as f64);
+        let (result, pass) = match (memory.is_empty(), detected) {
+            (false, _) => (
+                memory
+                    .iter()
+                    .map(|(id, used, total)| format!("device {id}: {} of {} GiB used", gib_of(*used), gib_of(*total)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                memory.iter().all(|(_, _, total)| *total > 0),
+            ),
+            (true, true) => ("not reported".to_string(), false),
+            (true, false) => (format!("not reported; the node's devices are virtual (profile {profile})"), true),
+        };
+        items.push(item(
+            "hbm",
+            "device memory from the node agent's telemetry (Node status.deviceTelemetry: NVML, nvidia-smi or npu-smi)",
+            "every detected device reports its memory size",
+            "a device whose memory the driver cannot read is failing: check it with nvidia-smi -q / npu-smi info -t memory",
+            result,
+            pass,
+        ));
     }
     let compared: [(&str, Fact); 3] = [
         ("cpu-count", |f| f.get("cpus").and_then(Value::as_u64).unwrap_or(0).to_string()),
@@ -491,7 +525,8 @@ mod tests {
 
     fn nodes() -> Vec<Value> {
         vec![
-            json!({"metadata": {"name": "a"}, "spec": {"profile": "hgx-h100-8", "address": "127.0.9.1"}}),
+            json!({"metadata": {"name": "a"}, "spec": {"profile": "hgx-h100-8", "address": "127.0.9.1"},
+                   "status": {"deviceTelemetry": [{"id": 0, "memoryUsedBytes": 1073741824u64, "memoryTotalBytes": 85899345920u64}]}}),
             json!({"metadata": {"name": "b"}, "spec": {"profile": "hgx-h100-8", "address": "127.0.9.2"},
                    "status": {"unhealthyDevices": [3]}}),
         ]
@@ -632,11 +667,20 @@ mod tests {
         let driver = find("a", "driver");
         assert!(driver.pass && driver.result.contains("not present; the node's devices are virtual"), "{driver:?}");
         assert!(!find("b", "chip-health").pass && find("b", "chip-health").result == "unhealthy: 3");
+        assert!(
+            find("a", "hbm").pass && find("a", "hbm").result == "device 0: 1.0 of 80.0 GiB used",
+            "{:?}",
+            find("a", "hbm")
+        );
+        assert!(
+            find("b", "hbm").pass
+                && find("b", "hbm").result.starts_with("not reported; the node's devices are virtual")
+        );
         let cpus = find("b", "consistency:cpu-count");
         assert!(!cpus.pass && cpus.result == "4; baseline 8", "{cpus:?}");
         assert!(find("b", "consistency:cpu-model").pass);
         assert_eq!(patch["status"]["phase"], "Failed");
-        assert_eq!(patch["status"]["report"]["summary"], "11/13 items passed on 2 node(s)");
+        assert_eq!(patch["status"]["report"]["summary"], "13/15 items passed on 2 node(s)");
         for i in &items {
             assert!(!i.method.is_empty() && !i.criterion.is_empty() && !i.advice.is_empty(), "{i:?}");
         }
