@@ -294,6 +294,19 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
         assert!(!cell.is_empty());
     }
     shoot(c, "node").await;
+    // The node list's devices-used figure (from the sampled history) counts
+    // what the job's pods hold on that node.
+    let mut on_node = 0;
+    for pod in ["console-ddp-master-0", "console-ddp-worker-0"] {
+        let p = get(plane, "Pod", pod).await.expect("pod");
+        if p["spec"]["nodeName"] == node.as_str() {
+            on_node +=
+                p["metadata"]["annotations"]["ringleader.io/devices"].as_str().unwrap_or_default().split(',').count();
+        }
+    }
+    c.goto(&format!("{url}/#/nodes")).await.expect("nodes");
+    let want = format!("{on_node} / 8");
+    wait_text(c, &format!(".node-used[data-node={node}]"), "the devices used", |t| t.starts_with(&want)).await;
 
     // A training run stopped from the console: its record stays, its devices go.
     platform_objects(plane).await;

@@ -1,11 +1,12 @@
 // Nodes: the node list (server-side paging) with Ready, profile and devices
 // used of total, and a node's detail: the device allocation map (one cell
 // per device id: free, held by which pod, unhealthy) and the pods on it,
-// kept live through a pod watch. Devices held are read from the pods of the
-// shown nodes only (`spec.nodeName` field selector), never from all pods.
+// kept live through a pod watch (that node's pods only, by `spec.nodeName`).
+// The list's devices-used figures come from the embedded history, sampled
+// by the server every few seconds, so a page of nodes costs one request.
 import { page, h, api, list, watch, get, age, badge, table, pagedList, errorBox, collection } from '../app.js';
 import { t, strings } from '../i18n.js';
-import { accelerators, nodeReady, heldDevices, jobHref, meter, liveCollection, coalesce, fill, labelled, RL_NODES } from '../shared.js';
+import { accelerators, nodeReady, heldDevices, jobHref, meter, liveCollection, coalesce, fill, labelled, nodeAllocation, RL_NODES } from '../shared.js';
 
 strings({
   en: {
@@ -18,6 +19,7 @@ strings({
     'nodes.noDevices': 'This node has no accelerator devices.', 'nodes.noRl': 'Device health is not readable: ',
     'nodes.outside': 'Held ids outside the node\u2019s capacity', 'nodes.gone': 'This node was deleted.',
     'nodes.labels': 'Labels', 'nodes.back': 'All nodes', 'nodes.summary': 'Free / held / unhealthy',
+    'nodes.noHistory': 'The metrics history is not readable with this token.',
   },
   zh: {
     'nodes.title': '节点', 'nodes.ready': '就绪', 'nodes.profile': '机型', 'nodes.accelerator': '加速卡',
@@ -29,6 +31,7 @@ strings({
     'nodes.noDevices': '该节点没有加速卡设备。', 'nodes.noRl': '无法读取设备健康状态：',
     'nodes.outside': '超出节点容量的已占用设备编号', 'nodes.gone': '该节点已被删除。',
     'nodes.labels': '标签', 'nodes.back': '全部节点', 'nodes.summary': '空闲 / 占用 / 故障',
+    'nodes.noHistory': '该令牌无法读取监控历史数据。',
   },
 });
 
@@ -42,72 +45,35 @@ function profileOf(node) {
   return l['node.kubernetes.io/instance-type'] || l['beta.kubernetes.io/instance-type'] || '';
 }
 
-/** Number of a resource version, or NaN (versions are opaque to Kubernetes clients; here they count up). */
-function rvNumber(o) { return Number(get(o, 'metadata.resourceVersion')); }
-
 /**
- * Pods of a set of nodes, loaded one node at a time (a field-selected list
- * each, at most 4 at once) and kept live through one pod watch from the
- * first list's version; a replayed event older than what a node's list
- * already showed is dropped by its resource version.
+ * Devices allocated on the shown nodes, from the embedded history's
+ * `node/<n>/devices-allocated/<resource>` (one request for the rows a page
+ * renders, refreshed at most every 10 s as rows re-render): listing each
+ * node's pods here would scan every pod of the cluster once per row.
+ * `onFigures(name, used)` gets `null` when the history is not readable.
  */
-function podsByNode(signal, onNode) {
-  const nodes = new Map(); // name → Map(podKey → pod), once loaded
-  const wanted = [];
-  let running = 0;
-  let watching = false;
-  const key = (p) => `${get(p, 'metadata.namespace')}/${get(p, 'metadata.name')}`;
-  const apply = (type, p) => {
-    const pods = nodes.get(get(p, 'spec.nodeName'));
-    if (!pods) return;
-    const k = key(p);
-    const old = pods.get(k);
-    if (old && rvNumber(p) < rvNumber(old)) return;
-    if (type === 'DELETED' || DONE.has(get(p, 'status.phase'))) pods.delete(k); else pods.set(k, p);
-    onNode(get(p, 'spec.nodeName'), pods);
-  };
-  const startWatch = (rv) => {
-    if (watching) return;
-    watching = true;
-    // Versions expired: forget what was loaded and load the shown nodes again.
-    watch(PODS, rv, apply, signal, () => { watching = false; const names = [...nodes.keys()]; nodes.clear(); names.forEach(ensure); });
-  };
-  const next = async () => {
-    if (running >= 4 || !wanted.length || signal.aborted) return;
-    const name = wanted.shift();
-    running += 1;
-    try {
-      const pods = new Map();
-      let cont = '';
-      for (let i = 0; i < 10; i += 1) { // a node holds few pods; bounded anyway
-        const page_ = await list(PODS, { fieldSelector: `spec.nodeName=${name}`, limit: 500, continue: cont }, signal);
-        for (const p of page_.items) if (!DONE.has(get(p, 'status.phase'))) pods.set(key(p), p);
-        if (i === 0) startWatch(page_.resourceVersion);
-        cont = page_.continue;
-        if (!cont) break;
-      }
-      nodes.set(name, pods);
-      onNode(name, pods);
-    } catch (e) {
-      if (!signal.aborted) onNode(name, null, e);
-    } finally {
-      running -= 1;
-      next();
+function allocationOf(signal, onFigures) {
+  const cache = new Map(); // name → { used, at }
+  const pending = new Map(); // name → node object
+  const flush = async () => {
+    const nodes = [...pending.values()];
+    pending.clear();
+    const figures = await nodeAllocation(nodes, signal).catch(() => null);
+    for (const n of nodes) {
+      const name = get(n, 'metadata.name');
+      const per = figures && (figures.get(name) || new Map());
+      const used = per ? [...per.values()].reduce((a, v) => a + v, 0) : null;
+      cache.set(name, { used, at: Date.now() });
+      onFigures(name, used);
     }
   };
-  const ensure = (name) => {
-    if (nodes.has(name) || wanted.includes(name)) return;
-    wanted.push(name);
-    next();
+  const later = coalesce(flush, 50);
+  return (node) => {
+    const name = get(node, 'metadata.name');
+    const known = cache.get(name);
+    if (known) onFigures(name, known.used);
+    if (!known || Date.now() - known.at > 10000) { pending.set(name, node); later(); }
   };
-  return { ensure, get: (name) => nodes.get(name) };
-}
-
-/** Distinct device ids held by a set of pods. */
-function heldIds(pods) {
-  const ids = new Set();
-  for (const p of pods.values()) for (const d of heldDevices(p)) ids.add(d);
-  return ids;
 }
 
 // ---- list ----
@@ -118,13 +84,12 @@ page('nodes', async (main, args, params, signal) => {
   const used = new Map(); // node → the latest "used / total" cell rendered
   const totals = new Map();
   const rl = new Map();
-  const pods = podsByNode(signal, (name, set, err) => {
+  const allocation = allocationOf(signal, (name, n) => {
     const cell = used.get(name);
-    if (!cell) return;
-    if (err) { cell.replaceChildren(errorBox(err)); return; }
-    renderUsed(cell, heldIds(set).size, totals.get(name) || 0);
+    if (cell) renderUsed(cell, n, totals.get(name) || 0);
   });
   const renderUsed = (cell, n, total) => {
+    if (n === null) { fill(cell, `? / ${total}`); cell.title = t('nodes.noHistory'); return; }
     fill(cell, `${n} / ${total}`, total ? meter(n, total, `${cell.dataset.node} ${t('nodes.devices')}`) : null);
   };
   const unhealthyCells = new Map();
@@ -154,8 +119,7 @@ page('nodes', async (main, args, params, signal) => {
         totals.set(name, total);
         const cell = h('div', { class: 'node-used', 'data-node': name }, '\u2026');
         used.set(name, cell);
-        const set = pods.get(name);
-        if (set) renderUsed(cell, heldIds(set).size, total); else pods.ensure(name);
+        allocation(n);
         return cell;
       }],
       [t('nodes.unhealthy'), (n) => {
