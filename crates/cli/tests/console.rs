@@ -481,7 +481,7 @@ fn page_times_with_5000_pods() {
             ("overview", "#/overview", "#ov-families .card"),
             ("jobs (Volcano Jobs)", "#/jobs?kind=4", "main table tbody tr td a"),
             ("job pods (1,000), page 1", "#/jobs/4/default/big-0", "[role=tabpanel] table tbody tr:nth-child(50) td"),
-            ("nodes", "#/nodes", ".node-used[data-node=gpu-2]"),
+            ("nodes", "#/nodes", ".node-used[data-node=gpu-2] [role=meter]"),
             ("node device map", "#/nodes/gpu-1", "#device-map #device-7"),
         ];
         for (name, hash, css) in pages {
