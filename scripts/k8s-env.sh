@@ -158,20 +158,28 @@ cmd_build() {
 
 # --- start / stop ------------------------------------------------------------
 
-# A TCP port nothing listens on now, from /proc/net/tcp{,6}; the small race
-# with other processes is why `start` checks the processes came up.
-free_port() {
-  local used port i
+# N TCP ports nothing listens on now, from /proc/net/tcp{,6}, below the
+# kernel's ephemeral range (where the outgoing connections of tests running
+# beside us take theirs). Another process can still take it before etcd or
+# the apiserver binds it: `start` then tries again on other ports.
+free_ports() {
+  local n=$1 used port i low taken=""
+  low=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [[ $low =~ ^[0-9]+$ ]] && [ "$low" -gt 12000 ] || low=32768
   used=$(awk 'NR > 1 { split($2, a, ":"); print strtonum("0x" a[2]) }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -u)
   for i in $(seq 1 200); do
-    port=$((20000 + RANDOM % 30000))
-    if ! grep -qx "$port" <<<"$used" && ! grep -qx "$port" <<<"${TAKEN:-}"; then
-      TAKEN="${TAKEN:-}"$'\n'"$port"
-      echo "$port"
-      return 0
+    port=$((10000 + (RANDOM * 32768 + RANDOM) % (low - 10000)))
+    if ! grep -qx "$port" <<<"$used" && ! grep -qwF "$port" <<<"$taken"; then
+      taken="$taken $port"
+      n=$((n - 1))
+      if [ "$n" -eq 0 ]; then
+        echo "$taken"
+        return 0
+      fi
     fi
   done
-  die "no free port found in 200 tries"
+  echo "k8s-env: no $1 free ports found in 200 tries" >&2
+  return 1
 }
 
 make_certs() {
@@ -255,7 +263,7 @@ fail_start() {
 }
 
 cmd_start() {
-  local dir timeout etcd_port peer_port api_port token deadline t0 code
+  local dir timeout etcd_port peer_port api_port token deadline t0 code attempt ports lost
   [ $# -eq 1 ] || usage
   built || die "binaries for $STAMP are not in $BIN: run '$0 build' first"
   mkdir -p "$1"
@@ -279,43 +287,45 @@ cmd_start() {
   } >"$dir/tokens.csv"
   chmod 600 "$dir/admin.token" "$dir/tokens.csv"
 
-  etcd_port=$(free_port)
-  peer_port=$(free_port)
-  api_port=$(free_port)
-  mkdir -p -m 700 "$dir/etcd-data"
-  "$BIN/etcd" --name default --data-dir "$dir/etcd-data" \
-    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
-    --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
-    --initial-cluster "default=http://127.0.0.1:$peer_port" --log-level warn \
-    >"$dir/etcd.log" 2>&1 </dev/null &
-  echo $! >"$dir/etcd.pid"
+  attempt=1
+  while :; do
+    ports=$(free_ports 3) || fail_start "$dir" "no free ports"
+    read -r etcd_port peer_port api_port <<<"$ports"
+    rm -rf "$dir/etcd-data"
+    mkdir -p -m 700 "$dir/etcd-data"
+    "$BIN/etcd" --name default --data-dir "$dir/etcd-data" \
+      --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+      --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+      --initial-cluster "default=http://127.0.0.1:$peer_port" --log-level warn \
+      >"$dir/etcd.log" 2>&1 </dev/null &
+    echo $! >"$dir/etcd.pid"
 
-  "$BIN/kube-apiserver" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
-    --tls-cert-file="$dir/apiserver.crt" --tls-private-key-file="$dir/apiserver.key" \
-    --client-ca-file="$dir/ca.crt" --token-auth-file="$dir/tokens.csv" \
-    --kubelet-client-certificate="$dir/kubelet-client.crt" --kubelet-client-key="$dir/kubelet-client.key" \
-    --kubelet-preferred-address-types=InternalIP \
-    --authorization-mode=Node,RBAC --anonymous-auth=true \
-    --etcd-servers="http://127.0.0.1:$etcd_port" \
-    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file="$dir/sa.pub" --service-account-signing-key-file="$dir/sa.key" \
-    --service-cluster-ip-range=10.0.0.0/24 --endpoint-reconciler-type=none \
-    --disable-admission-plugins=ServiceAccount --allow-privileged=true \
-    --cert-dir="$dir/apiserver-certs" --profiling=false --v=1 \
-    >"$dir/kube-apiserver.log" 2>&1 </dev/null &
-  echo $! >"$dir/kube-apiserver.pid"
+    "$BIN/kube-apiserver" \
+      --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+      --tls-cert-file="$dir/apiserver.crt" --tls-private-key-file="$dir/apiserver.key" \
+      --client-ca-file="$dir/ca.crt" --token-auth-file="$dir/tokens.csv" \
+      --kubelet-client-certificate="$dir/kubelet-client.crt" --kubelet-client-key="$dir/kubelet-client.key" \
+      --kubelet-preferred-address-types=InternalIP \
+      --authorization-mode=Node,RBAC --anonymous-auth=true \
+      --etcd-servers="http://127.0.0.1:$etcd_port" \
+      --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+      --service-account-key-file="$dir/sa.pub" --service-account-signing-key-file="$dir/sa.key" \
+      --service-cluster-ip-range=10.0.0.0/24 --endpoint-reconciler-type=none \
+      --disable-admission-plugins=ServiceAccount --allow-privileged=true \
+      --cert-dir="$dir/apiserver-certs" --profiling=false --v=1 \
+      >"$dir/kube-apiserver.log" 2>&1 </dev/null &
+    echo $! >"$dir/kube-apiserver.pid"
 
-  cat >"$dir/env" <<EOF
+    cat >"$dir/env" <<EOF
 ETCD_ENDPOINT=http://127.0.0.1:$etcd_port
 APISERVER=https://127.0.0.1:$api_port
 K8S_VERSION=$K8S_VERSION
 ETCD_VERSION=$ETCD_VERSION
 EOF
 
-  # kubeconfig USER TOKEN: a kubeconfig of this apiserver for one identity.
-  kubeconfig() {
-    cat <<EOF
+    # kubeconfig USER TOKEN: a kubeconfig of this apiserver for one identity.
+    kubeconfig() {
+      cat <<EOF
 apiVersion: v1
 kind: Config
 clusters:
@@ -334,19 +344,31 @@ contexts:
     user: $1
 current-context: ringleader-k8s
 EOF
-  }
-  (umask 077 && kubeconfig admin "$token" >"$dir/kubeconfig" && kubeconfig agent "$agent_token" >"$dir/agent.kubeconfig")
-  chmod 600 "$dir/kubeconfig" "$dir/agent.kubeconfig"
+    }
+    (umask 077 && kubeconfig admin "$token" >"$dir/kubeconfig" && kubeconfig agent "$agent_token" >"$dir/agent.kubeconfig")
+    chmod 600 "$dir/kubeconfig" "$dir/agent.kubeconfig"
 
-  deadline=$((SECONDS + timeout))
-  while :; do
-    ours "$(cat "$dir/etcd.pid")" "$dir" || fail_start "$dir" "etcd exited during start"
-    ours "$(cat "$dir/kube-apiserver.pid")" "$dir" || fail_start "$dir" "kube-apiserver exited during start"
-    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --cacert "$dir/ca.crt" \
-      -H "Authorization: Bearer $token" "https://127.0.0.1:$api_port/readyz" || true)
-    [ "$code" = 200 ] && break
-    [ $SECONDS -lt $deadline ] || fail_start "$dir" "apiserver not ready after ${timeout} s (last /readyz: $code)"
-    sleep 0.2
+    lost=""
+    deadline=$((SECONDS + timeout))
+    while :; do
+      ours "$(cat "$dir/etcd.pid")" "$dir" || { lost=etcd; break; }
+      ours "$(cat "$dir/kube-apiserver.pid")" "$dir" || { lost=kube-apiserver; break; }
+      code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 --cacert "$dir/ca.crt" \
+        -H "Authorization: Bearer $token" "https://127.0.0.1:$api_port/readyz" || true)
+      [ "$code" = 200 ] && break
+      [ $SECONDS -lt $deadline ] || fail_start "$dir" "apiserver not ready after ${timeout} s (last /readyz: $code)"
+      sleep 0.2
+    done
+    [ -n "$lost" ] || break
+    # The ports were free when chosen; a process beside us may have bound one
+    # since. That race is no fault of the environment: choose again.
+    if [ "$attempt" -lt 3 ] && grep -q "address already in use" "$dir/$lost.log"; then
+      echo "k8s-env: a port of $lost was taken meanwhile (attempt $attempt); choosing other ports" >&2
+      cmd_stop "$dir" >/dev/null
+      attempt=$((attempt + 1))
+      continue
+    fi
+    fail_start "$dir" "$lost exited during start"
   done
   echo "k8s-env: ready in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s:" \
     "apiserver https://127.0.0.1:$api_port, etcd 127.0.0.1:$etcd_port" >&2

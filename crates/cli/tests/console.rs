@@ -50,21 +50,33 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
 }
 
+/// Starts chromedriver on a port that was free a moment ago; if another
+/// process took it meanwhile chromedriver exits, and another port is tried.
 fn start_driver() -> Driver {
-    let port = free_port();
-    let child = Command::new(CHROMEDRIVER)
-        .arg(format!("--port={port}"))
-        .arg("--allowed-ips=127.0.0.1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("chromedriver");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "chromedriver did not listen on {port}");
-        std::thread::sleep(Duration::from_millis(50));
+    for _attempt in 0..3 {
+        let port = free_port();
+        let mut child = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .arg("--allowed-ips=127.0.0.1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut exited = false;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not listen on {port}");
+            if child.try_wait().is_ok_and(|s| s.is_some()) {
+                exited = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if !exited {
+            return Driver { child, port, _profile: tempfile::tempdir().expect("profile dir") };
+        }
     }
-    Driver { child, port, _profile: tempfile::tempdir().expect("profile dir") }
+    panic!("chromedriver exited at start three times (ports taken?)");
 }
 
 async fn browser(driver: &Driver) -> Client {
