@@ -75,6 +75,7 @@ fn start_driver() -> Driver {
         if !exited {
             return Driver { child, port, _profile: tempfile::tempdir().expect("profile dir") };
         }
+        let _ = child.wait();
     }
     panic!("chromedriver exited at start three times (ports taken?)");
 }
