@@ -42,7 +42,8 @@ pub const BINDING_ANNOTATIONS: &[&str] = &[
     "ringleader.io/ports",
 ];
 
-/// Pod annotations an agent writes besides status.
+/// Pod annotations an agent writes besides status (and the CPU and memory
+/// samples of `resource_metrics`).
 const AGENT_ANNOTATIONS: &[&str] = &["ringleader.io/log-path", "ringleader.io/pid"];
 
 /// What the object was before the write.
@@ -110,7 +111,7 @@ fn beyond_status(rt: &ResourceType, object: Option<&Value>) -> Value {
             }
             if rt == PODS {
                 if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
-                    for k in AGENT_ANNOTATIONS {
+                    for k in AGENT_ANNOTATIONS.iter().chain(crate::resource_metrics::USAGE_ANNOTATIONS) {
                         ann.remove(*k);
                     }
                     if ann.is_empty() {

@@ -34,6 +34,8 @@ const MEMORY_BYTES: &str = "ringleader.io/usage-memory-bytes";
 const AT: &str = "ringleader.io/usage-at";
 const PREV_CPU_NANOS: &str = "ringleader.io/usage-prev-cpu-nanos";
 const PREV_AT: &str = "ringleader.io/usage-prev-at";
+/// All of them: a node agent may write these on the pods bound to it.
+pub(crate) const USAGE_ANNOTATIONS: &[&str] = &[CPU_NANOS, MEMORY_BYTES, AT, PREV_CPU_NANOS, PREV_AT];
 
 /// `NodeMetrics`.
 pub static NODE_METRICS: ResourceType = ResourceType {

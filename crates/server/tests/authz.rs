@@ -224,6 +224,15 @@ async fn node_agents_write_only_their_own_status() -> TestResult {
     let (code, body) =
         call(&s, &agent, Method::PATCH, &own, Some(&json!({"spec": {"activeDeadlineSeconds": 5}}))).await;
     assert_eq!(code, 403, "{body}");
+    // The CPU and memory samples `kubectl top pods` reads are the agent's to write; other annotations are not.
+    let usage = json!({"metadata": {"annotations": {
+        "ringleader.io/usage-cpu-nanos": "5", "ringleader.io/usage-memory-bytes": "4096",
+        "ringleader.io/usage-at": "100.000", "ringleader.io/usage-prev-cpu-nanos": "0",
+        "ringleader.io/usage-prev-at": "99.000"}}});
+    let (code, body) = call(&s, &agent, Method::PATCH, &own, Some(&usage)).await;
+    assert_eq!(code, 200, "{body}");
+    let other = json!({"metadata": {"annotations": {"team": "x"}}});
+    assert_eq!(call(&s, &agent, Method::PATCH, &own, Some(&other)).await.0, 403);
     assert_eq!(
         call(&s, &agent, Method::PATCH, &format!("{nodes}/n1"), Some(&json!({"status": {"ready": true}}))).await.0,
         200
