@@ -181,10 +181,15 @@ fn the_demo_jobs_run_through_a_real_kube_apiserver_with_agents_as_nodes() {
         &["gpu-model=rtx4090"],
         &[],
     );
+    // A machine whose GPU the agent detects and reads (a scripted nvidia-smi):
+    // its figures reach the manager's /metrics through the core Node.
+    let tools = tempfile::tempdir().expect("tempdir");
+    common::fake_nvidia_smi(tools.path());
+    let _detected = detecting_agent(&env, "gpu-real-1", "127.0.1.9", tools.path());
     wait_until(
         60,
-        "eight Ready nodes and the job CRDs",
-        || ready_nodes(&env) == 8 && env.try_kubectl(&["get", "crd", "ascendjobs.mindxdl.gitee.com"]).0,
+        "nine Ready nodes and the job CRDs",
+        || ready_nodes(&env) == 9 && env.try_kubectl(&["get", "crd", "ascendjobs.mindxdl.gitee.com"]).0,
         || format!("{}\n{}", env.try_kubectl(&["get", "nodes"]).1, mgr.output()),
     );
     // The Node kubectl sees: capacity under the device plugin's resource name.
@@ -295,7 +300,48 @@ fn the_demo_jobs_run_through_a_real_kube_apiserver_with_agents_as_nodes() {
     assert!(sample(&text, "ringleader_job_start_duration_seconds_count").is_some_and(|n| n >= 3.0), "{text}");
     assert!(sample(&text, "process_resident_memory_bytes").is_some_and(|n| n > 0.0), "{text}");
     assert!(!text.contains("apiserver_"), "kube-apiserver, not the manager, has the API's figures:\n{text}");
+    // The detected GPU's figures, and none invented for the virtual ones.
+    let util = "ringleader_device_utilization_ratio{node=\"gpu-real-1\",device=\"0\",resource=\"nvidia.com/gpu\"";
+    let device_lines = || {
+        let text = scrape(&address).1;
+        text.lines().filter(|l| l.starts_with("ringleader_device_")).map(str::to_string).collect::<Vec<_>>()
+    };
+    wait_until(
+        30,
+        "the detected GPU's utilisation in the manager's /metrics",
+        || device_lines().iter().any(|l| l.starts_with(util) && l.ends_with(" 0.37")),
+        || device_lines().join("\n"),
+    );
+    let text = scrape(&address).1;
+    assert!(!text.lines().any(|l| l.starts_with("ringleader_device_utilization") && l.contains("node=\"h100-1\"")));
+    let annotations = json(&env, &["get", "node", "gpu-real-1"])["metadata"]["annotations"].clone();
+    assert!(
+        annotations["ringleader.io/device-telemetry"].as_str().is_some_and(|t| t.contains("\"utilizationPercent\":37")),
+        "{annotations}"
+    );
     common::promtool_check_metrics(&text);
+}
+
+/// An agent that detects its one machine's GPU through the `nvidia-smi` in
+/// `tools` (NVML made unloadable), as a Kubernetes node.
+fn detecting_agent(env: &Env, node: &str, address: &str, tools: &std::path::Path) -> Proc {
+    let data = env.scratch.path().join(node).to_string_lossy().into_owned();
+    let kubeconfig = env.dir.join("agent.kubeconfig").to_string_lossy().into_owned();
+    let out = env.scratch.path().join(format!("{node}.log"));
+    let file = File::create(&out).expect("log file");
+    let err = file.try_clone().expect("log file");
+    let child = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+        .args(["agent", "--kubeconfig", &kubeconfig, "--detect", "--node", node, "--address", address])
+        .args(["--data-dir", &data, "--listen", "0.0.0.0:0", "--unsafe-process-runtime", "--heartbeat-interval", "1"])
+        .env("PATH", format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default()))
+        .env("RINGLEADER_NVML_LIBRARY", tools.join("no-such-libnvidia-ml.so.1"))
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .spawn()
+        .expect("start ringleader agent");
+    Proc { child, out }
 }
 
 /// A metrics address that is not one, or that cannot be bound, is refused

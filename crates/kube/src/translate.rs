@@ -12,7 +12,9 @@
 //!   job controller's state goes to annotation [`JOB_STATE_ANNOTATION`];
 //! * ringleader's Node is a core v1 Node whose hardware description sits in
 //!   annotation [`NODE_SPEC_ANNOTATION`] (nodes without it are read from
-//!   what clusters publish, see `ringleader_scheduler::k8s_node`).
+//!   what clusters publish, see `ringleader_scheduler::k8s_node`), and its
+//!   agent's device figures in [`DEVICE_TELEMETRY_ANNOTATION`] (NodeStatus
+//!   has no field for them).
 //!
 //! Pure functions, so each rule is tested on its own.
 
@@ -29,6 +31,10 @@ pub const ENV_ANNOTATION: &str = "ringleader.io/env";
 pub const JOB_STATE_ANNOTATION: &str = "ringleader.io/job-state";
 /// Node annotation: ringleader's `spec` of the node (JSON).
 pub const NODE_SPEC_ANNOTATION: &str = "ringleader.io/node-spec";
+/// Node annotation: ringleader's `status.deviceTelemetry` (JSON array), the
+/// utilisation, memory, temperature and power the agent read of the
+/// devices; absent when it reads none (virtual devices, a failed read).
+pub const DEVICE_TELEMETRY_ANNOTATION: &str = "ringleader.io/device-telemetry";
 
 fn annotations_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
     let meta = object.as_object_mut()?.entry("metadata").or_insert_with(|| json!({}));
@@ -244,6 +250,10 @@ pub fn node_to_kube(node: &Value) -> Value {
             NETWORK_UNHEALTHY_DEVICES_ANNOTATION.into(),
             json!(ids(node.pointer("/status/networkUnhealthyDevices"))),
         );
+        match node.pointer("/status/deviceTelemetry").filter(|t| t.is_array()) {
+            Some(figures) => a.insert(DEVICE_TELEMETRY_ANNOTATION.into(), json!(figures.to_string())),
+            None => a.remove(DEVICE_TELEMETRY_ANNOTATION),
+        };
     }
     let port = node
         .pointer("/status/agentEndpoint/url")
@@ -294,6 +304,10 @@ pub fn node_from_kube(node: &Value, device_info: &[ConfigMap]) -> Value {
     };
     status.insert("unhealthyDevices".into(), unhealthy);
     status.insert("networkUnhealthyDevices".into(), network);
+    let figures = annotation(node, DEVICE_TELEMETRY_ANNOTATION).and_then(|s| serde_json::from_str::<Value>(s).ok());
+    if let Some(figures) = figures.filter(Value::is_array) {
+        status.insert("deviceTelemetry".into(), figures);
+    }
     let others: Vec<Value> =
         conditions.iter().filter(|c| c.get("type").and_then(Value::as_str) != Some("Ready")).cloned().collect();
     if !others.is_empty() {

@@ -273,3 +273,30 @@ impl Drop for Agent {
         let _ = self.0.wait();
     }
 }
+
+// --- a GPU machine without a GPU: a scripted `nvidia-smi` ---------------
+
+/// A real `nvidia-smi topo -m` of a one-H100 machine (driver 580).
+const TOPO: &str = include_str!("../../../topology/tests/data/h100-x1-driver580.topo");
+const INVENTORY: &str = "0, GPU-5e8f3b1a-7c2d-4e9f-8a1b-2c3d4e5f6a70, 81559, NVIDIA H100 80GB HBM3\n";
+
+/// The telemetry query's answer: `power` as printed (`[N/A]` for none).
+pub fn gpu_figures(util: u32, used_mib: u32, temp: u32, power: &str) -> String {
+    format!("0, GPU-5e8f3b1a-7c2d-4e9f-8a1b-2c3d4e5f6a70, {util}, {used_mib}, 81559, {temp}, {power}\n")
+}
+
+/// A `nvidia-smi` answering the three command lines the agent runs from
+/// files beside it (rewritten by the test as the GPU "changes").
+pub fn fake_nvidia_smi(dir: &Path) {
+    std::fs::write(dir.join("topo"), TOPO).expect("topo");
+    std::fs::write(dir.join("inventory"), INVENTORY).expect("inventory");
+    std::fs::write(dir.join("figures"), gpu_figures(37, 1024, 34, "[N/A]")).expect("figures");
+    let script = format!(
+        "#!/bin/sh\nd='{}'\ncase \"$1\" in\n  topo) cat \"$d/topo\" ;;\n  --query-gpu=index,uuid,memory.total,name) cat \"$d/inventory\" ;;\n  --query-gpu=index,uuid,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw) cat \"$d/figures\" ;;\n  *) echo \"fake nvidia-smi: unexpected arguments: $*\" >&2; exit 2 ;;\nesac\n",
+        dir.display()
+    );
+    let path = dir.join("nvidia-smi");
+    std::fs::write(&path, script).expect("script");
+    std::fs::set_permissions(&path, <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
+        .expect("chmod");
+}

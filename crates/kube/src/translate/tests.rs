@@ -146,6 +146,37 @@ fn a_node_change_is_written_as_its_difference() {
 }
 
 #[test]
+fn device_figures_travel_in_an_annotation_and_are_withdrawn_with_it() {
+    let figures = json!([{"id": 0, "utilizationPercent": 37.0, "memoryUsedBytes": 1_073_741_824u64,
+                          "memoryTotalBytes": 85_520_809_984u64, "temperatureC": 34.0}]);
+    let kube = node_to_kube(&agent_node());
+    assert!(kube["metadata"]["annotations"].get(DEVICE_TELEMETRY_ANNOTATION).is_none(), "none read, none shown");
+    assert!(node_from_kube(&kube, &[])["status"].get("deviceTelemetry").is_none());
+
+    // The agent's telemetry patch, as the Kubernetes client applies it.
+    let mut view = node_from_kube(&kube, &[]);
+    json_patch::merge(&mut view, &json!({"status": {"deviceTelemetry": figures}}));
+    let (main, status) = node_diff(&kube, &node_to_kube(&view));
+    assert_eq!(status, None, "NodeStatus has no place for them");
+    let main = main.expect("an annotation write");
+    let text = main["metadata"]["annotations"][DEVICE_TELEMETRY_ANNOTATION].as_str().expect("JSON text");
+    assert_eq!(serde_json::from_str::<Value>(text).ok(), Some(figures.clone()));
+
+    // Read back (what the manager's metrics see), then withdrawn by a failed read.
+    let with = node_to_kube(&view);
+    let back = node_from_kube(&with, &[]);
+    assert_eq!(back["status"]["deviceTelemetry"], figures);
+    let mut failed = back.clone();
+    json_patch::merge(&mut failed, &json!({"status": {"deviceTelemetry": null}}));
+    let (main, _) = node_diff(&with, &node_to_kube(&failed));
+    assert_eq!(main, Some(json!({"metadata": {"annotations": {DEVICE_TELEMETRY_ANNOTATION: null}}})));
+    // Junk in the annotation is no figure.
+    let mut junk = with.clone();
+    junk["metadata"]["annotations"][DEVICE_TELEMETRY_ANNOTATION] = json!("{not json");
+    assert!(node_from_kube(&junk, &[])["status"].get("deviceTelemetry").is_none());
+}
+
+#[test]
 fn only_a_bare_heartbeat_takes_the_short_way() {
     assert_eq!(heartbeat(&json!({"status": {"ready": true, "lastHeartbeat": 5.0}})), Some(5.0));
     assert_eq!(heartbeat(&json!({"status": {"ready": false, "lastHeartbeat": 5.0}})), None);
