@@ -13,8 +13,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use ringleader_kube::{KubeCluster, LeaderElector, LeaseConfig};
 use ringleader_manager::{ManagerConfig, Observed};
+use ringleader_server::delegated::Delegated;
 use ringleader_server::metrics::endpoint;
-use ringleader_server::Metrics;
+use ringleader_server::{Metrics, TlsFiles};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,10 +57,21 @@ pub struct ManagerArgs {
     /// Seconds without a node heartbeat before the node is NotReady.
     #[arg(long, default_value_t = 40)]
     pub heartbeat_timeout: u64,
-    /// Where to serve `GET /metrics` over plain HTTP, with no authentication:
+    /// Where to serve `GET /metrics` (plain HTTP with no authentication unless --metrics-secure):
     /// IP:PORT, :PORT (every interface), or 0 or empty to serve none.
     #[arg(long, default_value = METRICS_BIND_ADDRESS)]
     pub metrics_bind_address: String,
+    /// Serve `/metrics` over HTTPS instead, each scrape authorized by the
+    /// API server for the caller's bearer token (`get` on the non-resource
+    /// URL /metrics, which kube's ClusterRole system:monitoring grants), as
+    /// kube-scheduler's secure port does.
+    #[arg(long)]
+    pub metrics_secure: bool,
+    /// With --metrics-secure: the directory of the endpoint's CA and
+    /// certificate (made there at first start, reused after). Default: a
+    /// fresh directory under the system's temporary directory.
+    #[arg(long, requires = "metrics_secure")]
+    pub metrics_cert_dir: Option<PathBuf>,
 }
 
 pub fn run(args: ManagerArgs) -> Result<()> {
@@ -83,16 +95,41 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let metrics = Metrics::for_manager();
     metrics.set_leader(&args.lease_name, false);
+    // Held while the manager runs: the endpoint's certificate lives in it.
+    let mut _cert_dir = None;
     if let Some(address) = metrics_address {
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .with_context(|| format!("--metrics-bind-address {address}: cannot listen"))?;
-        println!("ringleader manager: serving metrics on http://{}/metrics", listener.local_addr()?);
+        let bound = listener.local_addr()?;
         let mut stop = stop_rx.clone();
         let stopped = async move {
             let _ = stop.wait_for(|s| *s).await;
         };
-        let serving = endpoint::serve(listener, metrics.clone(), stopped);
+        let serving: std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send>> =
+            if args.metrics_secure {
+                let dir = match &args.metrics_cert_dir {
+                    Some(dir) => dir.clone(),
+                    None => {
+                        let made = tempfile::Builder::new().prefix("ringleader-manager-metrics-").tempdir()?;
+                        let path = made.path().to_path_buf();
+                        _cert_dir = Some(made);
+                        path
+                    }
+                };
+                let names = ringleader_server::tls::server_names(bound, None, &[]);
+                let files = TlsFiles::load_or_create(&dir, &names).context("--metrics-cert-dir")?;
+                let config = Arc::new(files.server_config().context("--metrics-cert-dir")?);
+                let api = ringleader_server::Client::from_kubeconfig(&args.kubeconfig)?;
+                println!(
+                    "ringleader manager: serving metrics on https://{bound}/metrics (CA {})",
+                    TlsFiles::ca_path(&dir).display()
+                );
+                Box::pin(endpoint::serve_secure(listener, metrics.clone(), config, Delegated::new(api), stopped))
+            } else {
+                println!("ringleader manager: serving metrics on http://{bound}/metrics");
+                Box::pin(endpoint::serve(listener, metrics.clone(), stopped))
+            };
         tokio::spawn(async move {
             if let Err(e) = serving.await {
                 tracing::error!("metrics endpoint stopped: {e}");

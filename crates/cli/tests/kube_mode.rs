@@ -403,7 +403,8 @@ fn a_gang_is_bound_whole_and_a_second_manager_completes_one_the_first_was_bindin
     // One write at a time: the gang's bindings take long enough to be cut.
     let mut first = manager(&env, "manager-a", &["--write-parallelism", "1"]);
     wait_until(30, "manager-a leads", || first.output().contains("leading"), || first.output());
-    let second = manager(&env, "manager-b", &["--write-parallelism", "1"]);
+    // The second serves its /metrics as kube-scheduler's secure port does.
+    let second = manager(&env, "manager-b", &["--write-parallelism", "1", "--metrics-secure"]);
     wait_until(60, "every node Ready", || ready_nodes(&env) == NODES, || env.try_kubectl(&["get", "nodes"]).1);
     assert!(!second.output().contains("leading"), "one leader at a time:\n{}", second.output());
 
@@ -483,6 +484,47 @@ fn a_gang_is_bound_whole_and_a_second_manager_completes_one_the_first_was_bindin
     assert_eq!(nodes_used.len(), NODES, "one pod per node");
     let job = env.try_kubectl(&["get", "pytorchjob", "gang", "-o", "jsonpath={.status.conditions[-1:].type}"]).1;
     assert_eq!(job.trim(), "Running", "the job runs");
+
+    // manager-b's secure /metrics: kube-apiserver authorizes each scrape
+    // for the caller's token (the admin may get /metrics, an agent may not).
+    let out = second.output();
+    let (url, ca) = out
+        .lines()
+        .find_map(|l| l.split_once("serving metrics on https://"))
+        .and_then(|(_, rest)| rest.split_once("/metrics (CA "))
+        .map(|(address, ca)| (format!("https://{address}/metrics"), ca.trim_end_matches(')').to_string()))
+        .unwrap_or_else(|| panic!("manager-b names its secure metrics address and CA:\n{out}"));
+    let ca = std::fs::read(&ca).expect("the endpoint's CA");
+    let https = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&ca).expect("PEM"))
+        .timeout(Duration::from_secs(20))
+        .build()
+        .expect("client");
+    let admin = std::fs::read_to_string(env.dir.join("admin.token")).expect("admin token");
+    let tokens = std::fs::read_to_string(env.dir.join("tokens.csv")).expect("tokens");
+    let agent_token = tokens
+        .lines()
+        .find(|l| l.contains("system:ringleader:agent"))
+        .and_then(|l| l.split(',').next())
+        .expect("the agents' token")
+        .to_string();
+    let scrape = |token: Option<&str>| {
+        rt.block_on(async {
+            let mut request = https.get(&url);
+            if let Some(t) = token {
+                request = request.bearer_auth(t.trim());
+            }
+            let response = request.send().await.expect("scrape");
+            (response.status().as_u16(), response.text().await.unwrap_or_default())
+        })
+    };
+    let (code, text) = scrape(Some(&admin));
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(sample(&text, "leader_election_master_status{name=\"ringleader-manager\"}"), Some(1.0), "{text}");
+    let (code, body) = scrape(Some(&agent_token));
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(scrape(None).0, 401);
+    assert_eq!(scrape(Some("forged")).0, 401);
 }
 
 fn fixture(name: &str) -> Value {

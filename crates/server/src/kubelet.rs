@@ -5,7 +5,7 @@
 //! bearer token asks it, through a SelfSubjectAccessReview, whether it may
 //! `get pods/log` of that pod (the API server's proxy identity may; a
 //! tenant may for its own namespaces; a pod on the host with no token may
-//! not). Answers are cached for a short while.
+//! not), through [`crate::delegated`].
 //!
 //! Served with [`client_ca_tls`], the endpoint also takes a TLS client
 //! certificate signed by a given CA as the API server itself: that is how
@@ -13,6 +13,7 @@
 //! bearer token), so `kubectl logs` through a real kube-apiserver reaches a
 //! ringleader agent. Callers without a certificate still use a token.
 
+use crate::delegated::{bearer, unauthorized, Delegated};
 use crate::logs::{self, LogOptions};
 use crate::resources::PODS;
 use crate::status::ApiError;
@@ -30,23 +31,15 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-/// How long an allowed (token, pod) pair is not asked again.
-const ALLOWED_FOR: Duration = Duration::from_secs(30);
-/// Most cached answers (the cache starts over beyond).
-const MOST_CACHED: usize = 4096;
-
-/// Allowed (token digest, namespace, pod) triples and when they were allowed.
-type Allowed = HashMap<(String, String, String), Instant>;
+use std::sync::Arc;
+use std::time::Duration;
 
 #[derive(Clone)]
 struct Endpoint {
     api: Client,
     data_dir: Arc<PathBuf>,
     nodes: Arc<Vec<String>>,
-    allowed: Arc<Mutex<Allowed>>,
+    authz: Delegated,
     closing: tokio::sync::watch::Receiver<bool>,
 }
 
@@ -58,8 +51,8 @@ pub fn router(
     nodes: Vec<String>,
     closing: tokio::sync::watch::Receiver<bool>,
 ) -> Router {
-    let state =
-        Endpoint { api, data_dir: Arc::new(data_dir), nodes: Arc::new(nodes), allowed: Arc::default(), closing };
+    let authz = Delegated::new(api.clone());
+    let state = Endpoint { api, data_dir: Arc::new(data_dir), nodes: Arc::new(nodes), authz, closing };
     Router::new()
         .route("/containerLogs/{namespace}/{pod}/{container}", get(container_logs))
         .route("/healthz", get(|| async { "ok" }))
@@ -117,50 +110,11 @@ pub async fn serve_tls(
     served
 }
 
-fn bearer(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
-    let token = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "))?.trim();
-    (!token.is_empty()).then(|| token.to_string())
-}
-
-fn unauthorized() -> ApiError {
-    ApiError::new(axum::http::StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized")
-}
-
 /// Whether the holder of `token` may read the log of `ns/pod`, as the API
 /// server says.
 async fn allowed(ep: &Endpoint, token: &str, ns: &str, pod: &str) -> Result<bool, ApiError> {
-    let key = (crate::identity::digest(token), ns.to_string(), pod.to_string());
-    if let Ok(cache) = ep.allowed.lock() {
-        if cache.get(&key).is_some_and(|at| at.elapsed() < ALLOWED_FOR) {
-            return Ok(true);
-        }
-    }
-    let review = json!({
-        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-        "spec": {"resourceAttributes": {"namespace": ns, "verb": "get", "resource": "pods", "subresource": "log", "name": pod}},
-    });
-    let url = format!("{}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", ep.api.base());
-    let response = ep.api.http().post(&url).bearer_auth(token).json(&review).send().await.map_err(|e| {
-        ApiError::internal(format!("cannot ask the API server whether the caller may read the log: {e}"))
-    })?;
-    if response.status().as_u16() == 401 {
-        return Err(unauthorized());
-    }
-    let answer: Value = response
-        .json()
-        .await
-        .map_err(|e| ApiError::internal(format!("the API server's access review could not be read: {e}")))?;
-    let ok = answer.pointer("/status/allowed").and_then(Value::as_bool) == Some(true);
-    if ok {
-        if let Ok(mut cache) = ep.allowed.lock() {
-            if cache.len() >= MOST_CACHED {
-                cache.clear();
-            }
-            cache.insert(key, Instant::now());
-        }
-    }
-    Ok(ok)
+    let attributes = json!({"resourceAttributes": {"namespace": ns, "verb": "get", "resource": "pods", "subresource": "log", "name": pod}});
+    ep.authz.allows(token, attributes).await
 }
 
 async fn container_logs(

@@ -22,6 +22,7 @@ pub mod authz;
 pub mod client;
 mod console;
 pub mod crds;
+pub mod delegated;
 mod delete_guard;
 mod discovery;
 mod duplicates;

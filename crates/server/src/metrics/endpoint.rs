@@ -1,11 +1,16 @@
-//! A plain-HTTP listener serving only `GET /metrics`, for a process that
-//! runs no API server: the Kubernetes-mode manager exposes its figures the
-//! way kube-scheduler and Volcano's scheduler expose theirs. It has no
-//! authentication of its own, so it binds to loopback unless told otherwise
-//! and belongs behind the cluster's usual scrape path (docs/kubernetes.md).
+//! A listener serving only `GET /metrics`, for a process that runs no API
+//! server: the Kubernetes-mode manager exposes its figures the way
+//! kube-scheduler and Volcano's scheduler expose theirs. Two forms:
+//! [`serve`], plain HTTP with no authentication (so bound to loopback
+//! unless told otherwise), and [`serve_secure`], HTTPS where each scrape's
+//! bearer token must be allowed `get` on the non-resource URL `/metrics` by
+//! the API server (kube-scheduler's secure port and controller-runtime's
+//! `WithAuthenticationAndAuthorization` work the same way; the ClusterRole
+//! that grants it is kube's `system:monitoring`). docs/kubernetes.md.
 
 use super::{Metrics, CONTENT_TYPE};
-use axum::http::{header, StatusCode};
+use crate::delegated::{bearer, unauthorized, Delegated};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -32,20 +37,43 @@ pub fn parse_bind_address(value: &str) -> Result<Option<SocketAddr>, String> {
     value.parse::<SocketAddr>().map(Some).map_err(|_| format!("{value:?} is not an address; {ALLOWED}"))
 }
 
-/// Serves `GET /metrics` (and nothing else) on `listener` until `stop`
-/// completes. One exposition is encoded at a time, off the async workers:
-/// scrapers arriving together wait rather than multiply the work.
+/// Serves `GET /metrics` (and nothing else) over plain HTTP on `listener`
+/// until `stop` completes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     metrics: Metrics,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    axum::serve(listener, router(metrics, None)).with_graceful_shutdown(stop).await
+}
+
+/// Serves `GET /metrics` over TLS (`tls`) on `listener` until `stop`, to
+/// callers whose bearer token `authz`'s API server allows `get /metrics`:
+/// no token or one it refuses is 401, a token without the right 403.
+pub async fn serve_secure(
+    listener: tokio::net::TcpListener,
+    metrics: Metrics,
+    tls: Arc<rustls::ServerConfig>,
+    authz: Delegated,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    crate::kubelet::serve_tls(listener, router(metrics, Some(authz)), tls, stop).await
+}
+
+/// One exposition is encoded at a time, off the async workers: scrapers
+/// arriving together wait rather than multiply the work.
+fn router(metrics: Metrics, authz: Option<Delegated>) -> Router {
     let one_at_a_time = Arc::new(tokio::sync::Mutex::new(()));
-    let app = Router::new().route(
+    Router::new().route(
         "/metrics",
-        get(move || {
-            let (metrics, gate) = (metrics.clone(), one_at_a_time.clone());
+        get(move |headers: HeaderMap| {
+            let (metrics, gate, authz) = (metrics.clone(), one_at_a_time.clone(), authz.clone());
             async move {
+                if let Some(authz) = authz {
+                    if let Err(refused) = may_scrape(&authz, &headers).await {
+                        return refused;
+                    }
+                }
                 let _turn = gate.lock().await;
                 match tokio::task::spawn_blocking(move || metrics.encode()).await {
                     Ok(Ok(text)) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response(),
@@ -53,8 +81,23 @@ pub async fn serve(
                 }
             }
         }),
-    );
-    axum::serve(listener, app).with_graceful_shutdown(stop).await
+    )
+}
+
+/// `Ok` when the request's token may `get /metrics`; else the answer to send.
+async fn may_scrape(authz: &Delegated, headers: &HeaderMap) -> Result<(), Response> {
+    let token = bearer(headers).ok_or_else(|| unauthorized().into_response())?;
+    let attributes = serde_json::json!({"nonResourceAttributes": {"path": "/metrics", "verb": "get"}});
+    match authz.allows(&token, attributes).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(crate::status::ApiError::new(
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+            "the caller may not get the non-resource URL /metrics (grant it as kube's ClusterRole system:monitoring does)",
+        )
+        .into_response()),
+        Err(e) => Err(e.into_response()),
+    }
 }
 
 fn error(message: &str) -> Response {
