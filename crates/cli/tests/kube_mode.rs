@@ -344,8 +344,9 @@ fn detecting_agent(env: &Env, node: &str, address: &str, tools: &std::path::Path
     Proc { child, out }
 }
 
-/// A metrics address that is not one, or that cannot be bound, is refused
-/// before anything else happens, naming the flag (no cluster needed).
+/// A metrics address that is not one, or that cannot be bound, or a
+/// certificate directory that cannot be made, is refused before anything
+/// else happens, naming the flag (no cluster needed).
 #[test]
 fn a_bad_metrics_bind_address_is_refused_naming_the_flag() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -359,6 +360,22 @@ fn a_bad_metrics_bind_address_is_refused_naming_the_flag() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{value}: refused");
         assert!(stderr.contains("--metrics-bind-address") && stderr.contains(want), "{value}: {stderr}");
+    }
+    // A certificate directory that cannot be one, and one given without --metrics-secure.
+    let file = tempfile::NamedTempFile::new().expect("file");
+    let inside = file.path().join("certs").to_string_lossy().into_owned();
+    for (args, want) in [
+        (vec!["--metrics-secure", "--metrics-cert-dir", inside.as_str()], "--metrics-cert-dir"),
+        (vec!["--metrics-cert-dir", inside.as_str()], "--metrics-secure"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+            .args(["manager", "--kubeconfig", "/nonexistent/kubeconfig", "--metrics-bind-address", "127.0.0.1:0"])
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run ringleader manager");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(want), "{args:?}: {stderr}");
     }
 }
 
