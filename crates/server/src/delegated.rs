@@ -46,11 +46,6 @@ impl Delegated {
         Delegated { api, allowed: Arc::default() }
     }
 
-    /// The API server this asks.
-    pub fn api(&self) -> &Client {
-        &self.api
-    }
-
     /// Whether the holder of `token` may do what `attributes` says (a
     /// SubjectAccessReview's `resourceAttributes` or `nonResourceAttributes`
     /// object, e.g. `{"nonResourceAttributes": {"path": "/metrics", "verb":
