@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{TestResult, TestServer};
+use common::{get_as as get, TestResult, TestServer};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose,
 };
@@ -75,17 +75,6 @@ fn http(server_ca: &str, identity: Option<&str>) -> Result<reqwest::Client, reqw
         builder = builder.identity(reqwest::Identity::from_pem(pem.as_bytes())?);
     }
     builder.build()
-}
-
-/// The status and body of a GET, or the error that kept it from answering.
-async fn get(client: &reqwest::Client, url: &str, token: Option<&str>) -> Result<(u16, String), reqwest::Error> {
-    let mut request = client.get(url);
-    if let Some(t) = token {
-        request = request.bearer_auth(t);
-    }
-    let response = request.send().await?;
-    let code = response.status().as_u16();
-    Ok((code, response.text().await?))
 }
 
 /// The API server and a pod `default/a` bound to `n1` whose sandbox log is

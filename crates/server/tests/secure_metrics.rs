@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{call, TestResult, TestServer};
+use common::{call, get_as as scrape, TestResult, TestServer};
 use reqwest::Method;
 use ringleader_server::delegated::Delegated;
 use ringleader_server::metrics::endpoint;
@@ -15,16 +15,6 @@ use ringleader_server::{identity, tls, Metrics, TlsFiles};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-
-async fn scrape(client: &reqwest::Client, url: &str, token: Option<&str>) -> Result<(u16, String), reqwest::Error> {
-    let mut request = client.get(url);
-    if let Some(t) = token {
-        request = request.bearer_auth(t);
-    }
-    let response = request.send().await?;
-    let code = response.status().as_u16();
-    Ok((code, response.text().await?))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_callers_the_api_server_allows_scrape_the_secure_endpoint() -> TestResult {

@@ -112,3 +112,15 @@ pub async fn call(
         Err(e) => (0, json!({"error": e.to_string()})),
     }
 }
+
+/// The status and body of a GET by `client`, with `token` as bearer when
+/// given, or the error that kept it from answering.
+pub async fn get_as(client: &reqwest::Client, url: &str, token: Option<&str>) -> Result<(u16, String), reqwest::Error> {
+    let mut request = client.get(url);
+    if let Some(t) = token {
+        request = request.bearer_auth(t);
+    }
+    let response = request.send().await?;
+    let code = response.status().as_u16();
+    Ok((code, response.text().await?))
+}
