@@ -96,6 +96,11 @@ pub async fn run(
                         }
                         chunk = collapse(chunk);
                     }
+                    // The runtime is shutting down (the process stops): nothing failed.
+                    Err(e) if e.is_cancelled() => {
+                        tracing::debug!("store writes cancelled at shutdown");
+                        break;
+                    }
                     Err(e) => {
                         tracing::error!(error = %e, "store writer thread failed");
                         break;
