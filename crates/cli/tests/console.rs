@@ -201,7 +201,7 @@ spec:
             resources: {limits: {nvidia.com/gpu: 2}}
 ";
 
-/// Line 9 (`replicas: -1`) is the broken field.
+/// Line 15 (`Worker` `replicas: -1`) is the broken field.
 const BROKEN: &str = "apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata:
