@@ -60,8 +60,31 @@ fn lost_gpu_line(line: &str) -> bool {
     line.starts_with("Unable to determine the device handle")
 }
 
-fn csv_fields(line: &str) -> Vec<&str> {
-    line.split(',').map(str::trim).collect()
+/// The rows of a `--format=csv,noheader,nounits` answer with their line
+/// numbers, blank and lost-GPU lines skipped; a row with fewer than `least`
+/// fields (or other than `least` when `exact`) is an error naming `fields`.
+fn csv_rows<'a>(
+    text: &'a str,
+    least: usize,
+    exact: bool,
+    fields: &str,
+) -> impl Iterator<Item = Result<(usize, Vec<&'a str>), FiguresError>> + 'a {
+    let fields = fields.to_string();
+    text.lines().enumerate().filter_map(move |(i, raw)| {
+        let line = raw.trim();
+        if line.is_empty() || lost_gpu_line(line) {
+            return None;
+        }
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if f.len() < least || (exact && f.len() != least) {
+            return Some(Err(error(
+                i + 1,
+                line,
+                format!("expected {least} comma-separated fields ({fields}), found {}", f.len()),
+            )));
+        }
+        Some(Ok((i + 1, f)))
+    })
 }
 
 fn index(lineno: usize, field: &str) -> Result<u32, FiguresError> {
@@ -73,21 +96,10 @@ fn index(lineno: usize, field: &str) -> Result<u32, FiguresError> {
 /// `0, GPU-5e8f…, 37, 1024, 81559, 34, 71.23`.
 pub fn nvidia_smi_query(text: &str) -> Result<Vec<DeviceFigures>, FiguresError> {
     let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || lost_gpu_line(line) {
-            continue;
-        }
-        let f = csv_fields(line);
-        if f.len() != 7 {
-            return Err(error(
-                i + 1,
-                line,
-                format!("expected 7 comma-separated fields ({NVIDIA_SMI_FIELDS}), found {}", f.len()),
-            ));
-        }
+    for row in csv_rows(text, 7, true, NVIDIA_SMI_FIELDS) {
+        let (lineno, f) = row?;
         out.push(DeviceFigures {
-            id: index(i + 1, f[0])?,
+            id: index(lineno, f[0])?,
             utilization_percent: figure(f[2], 0.0, 100.0),
             memory_used_bytes: mib(f[3]),
             memory_total_bytes: mib(f[4]),
@@ -117,19 +129,9 @@ pub struct InventoryGpu {
 /// `--format=csv,noheader,nounits`.
 pub fn nvidia_smi_inventory(text: &str) -> Result<Vec<InventoryGpu>, FiguresError> {
     let mut out = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.is_empty() || lost_gpu_line(line) {
-            continue;
-        }
-        let f = csv_fields(line);
-        if f.len() < 4 {
-            return Err(error(
-                i + 1,
-                line,
-                format!("expected 4 comma-separated fields ({NVIDIA_SMI_INVENTORY_FIELDS}), found {}", f.len()),
-            ));
-        }
+    // The product name may itself hold commas: everything from the fourth field on.
+    for row in csv_rows(text, 4, false, NVIDIA_SMI_INVENTORY_FIELDS) {
+        let (lineno, f) = row?;
         let name = f[3..].join(", ");
         let problem = f[1..3]
             .iter()
@@ -141,7 +143,7 @@ pub fn nvidia_smi_inventory(text: &str) -> Result<Vec<InventoryGpu>, FiguresErro
             .map(|v| format!("nvidia-smi: {v}"));
         let text_or_empty = |v: &str| if unreadable(v) { String::new() } else { v.to_string() };
         out.push(InventoryGpu {
-            index: index(i + 1, f[0])?,
+            index: index(lineno, f[0])?,
             uuid: text_or_empty(f[1]),
             memory_mib: figure(f[2], 0.0, u64::MAX as f64).map_or(0, |v| v as u64),
             name: text_or_empty(&name),
