@@ -20,6 +20,23 @@ fn env(pairs: &[(&str, &str)]) -> Env {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
+/// `processes` processes on loopback sharing `world` ranks evenly
+/// (`LOCAL_WORLD_SIZE` ranks each), as torchrun's env gives them.
+fn local_ranks_envs(port: u16, processes: usize, world: usize) -> Vec<Env> {
+    let (port, world_size, local) = (port.to_string(), world.to_string(), (world / processes).to_string());
+    (0..processes)
+        .map(|r| {
+            env(&[
+                ("MASTER_ADDR", "127.0.0.1"),
+                ("MASTER_PORT", &port),
+                ("RANK", &r.to_string()),
+                ("WORLD_SIZE", &world_size),
+                ("LOCAL_WORLD_SIZE", &local),
+            ])
+        })
+        .collect()
+}
+
 fn opts() -> Options {
     Options { sizes: vec![4096, 8192], iters: 2, warmup: 1, timeout: Duration::from_secs(20), ..Options::default() }
 }
@@ -114,17 +131,7 @@ fn env_four_ranks_master_by_name_through_hosts_file() {
 #[test]
 fn env_local_world_size_gives_several_ranks_per_process() {
     let (l, port) = bind_local();
-    let envs = (0..2)
-        .map(|r| {
-            env(&[
-                ("MASTER_ADDR", "127.0.0.1"),
-                ("MASTER_PORT", &port.to_string()),
-                ("RANK", &r.to_string()),
-                ("WORLD_SIZE", "6"),
-                ("LOCAL_WORLD_SIZE", "3"),
-            ])
-        })
-        .collect();
+    let envs = local_ranks_envs(port, 2, 6);
     let reports = run_all(envs, Some(l), &opts());
     assert_leader(&reports, 6, 2);
     assert_eq!(reports[1].ranks, 3..6);
@@ -358,17 +365,7 @@ fn every_collective_operation_checks_out_across_three_processes_of_two_ranks() {
     // 4 ops × sizes not divisible by 3 processes: uneven chunks and blocks.
     let o = Options { sizes: vec![4096, 6000], ops: Collective::ALL.to_vec(), ..opts() };
     let (l, port) = bind_local();
-    let envs = (0..3)
-        .map(|r| {
-            env(&[
-                ("MASTER_ADDR", "127.0.0.1"),
-                ("MASTER_PORT", &port.to_string()),
-                ("RANK", &r.to_string()),
-                ("WORLD_SIZE", "6"),
-                ("LOCAL_WORLD_SIZE", "2"),
-            ])
-        })
-        .collect();
+    let envs = local_ranks_envs(port, 3, 6);
     let reports = run_all(envs, Some(l), &o);
     let lead = &reports[0];
     assert_eq!(lead.world, 6);
