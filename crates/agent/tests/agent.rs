@@ -1,6 +1,10 @@
 //! The agent against a real store in a temporary directory, with real
 //! processes. Every wait polls with a deadline; nothing sleeps blindly.
 
+mod common;
+
+use common::wait_within as wait_for;
+
 use ringleader_agent::{node_object, AgentConfig, AgentHandle, Runtime, VirtualNode};
 use ringleader_store::{ObjectKey, Op, Store};
 use serde_json::{json, Value};
@@ -47,17 +51,6 @@ fn pod(name: &str, node: &str, command: Value) -> Value {
 
 fn get(store: &Store, key: &ObjectKey) -> Option<Value> {
     store.get(key).unwrap().map(|s| s.object)
-}
-
-async fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 async fn wait_phase(store: &Store, name: &str, phase: &str) -> Value {

@@ -5,6 +5,10 @@
 //! pod's processes all fail while the pod does its work and Succeeds.
 //! Needs root (namespaces, mounts, uids): skipped with a reason otherwise.
 
+mod common;
+
+use common::wait_for;
+
 use ringleader_agent::{AgentConfig, Isolation, Runtime, VirtualNode};
 use ringleader_store::{ObjectKey, Store};
 use serde_json::{json, Value};
@@ -32,17 +36,6 @@ fn pod(name: &str, node: &str, script: &str, env: Value, shared: &Path) -> Value
             "volumes": [{ "name": "shared", "hostPath": { "path": shared } }] },
         "status": { "phase": "Pending" },
     })
-}
-
-async fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
 }
 
 fn get(store: &Store, name: &str) -> Option<Value> {

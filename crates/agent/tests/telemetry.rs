@@ -4,6 +4,10 @@
 //! fails; a virtual node publishes none and clears stale ones. Every wait
 //! polls with a deadline.
 
+mod common;
+
+use common::wait_for;
+
 use ringleader_agent::config::Hardware;
 use ringleader_agent::detect::{CommandRunner, RunError};
 use ringleader_agent::telemetry::{self, parse::NVIDIA_SMI_FIELDS};
@@ -11,7 +15,7 @@ use ringleader_agent::{node_object, AgentConfig, VirtualNode};
 use ringleader_store::{ObjectKey, Store};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const HGX_H100: &str = include_str!("../../topology/tests/data/hgx-h100.topo");
 
@@ -62,17 +66,6 @@ fn node_key(name: &str) -> ObjectKey {
 fn telemetry_of(store: &Store, node: &str) -> Option<Value> {
     let n = store.get(&node_key(node)).ok()??.object;
     n.pointer("/status/deviceTelemetry").cloned()
-}
-
-async fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 fn config(dir: &tempfile::TempDir, node: VirtualNode) -> AgentConfig {
