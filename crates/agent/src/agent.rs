@@ -8,7 +8,7 @@ use crate::config::{AgentConfig, Runtime, VirtualNode};
 use crate::hosts::Directory;
 use crate::node::{self, Faults};
 use crate::pod::{self, PodInfo};
-use crate::runtime::{isolate, process, sim};
+use crate::runtime::{isolate, process, shim, sim};
 use crate::sandbox;
 use crate::status::{self, Exit};
 use crate::telemetry;
@@ -62,6 +62,8 @@ struct PodEntry {
     container: status::Containers,
     started: Option<f64>,
     state: PodState,
+    /// Runs under its shim: it outlives this agent.
+    detached: bool,
     /// Files it takes from ConfigMaps: pod path → (ConfigMap, key).
     config_files: BTreeMap<String, (String, String)>,
 }
@@ -77,7 +79,7 @@ enum TimerAction {
 pub(crate) struct Exited {
     key: ObjectKey,
     uid: String,
-    status: std::io::Result<std::process::ExitStatus>,
+    status: std::io::Result<process::Ended>,
 }
 
 /// What the initial lists and watches give the loop.
@@ -107,6 +109,8 @@ pub(crate) struct Agent {
     store: Arc<dyn Cluster>,
     /// Pod sandboxes, when the process runtime uses them.
     sandboxing: Option<isolate::Sandboxing>,
+    /// The program run as each pod's shim (`None`: pods are the agent's children).
+    shim: Option<std::path::PathBuf>,
     /// CPU and memory last published per running pod, and per node.
     usage_pods: HashMap<ObjectKey, usage::Published>,
     usage_nodes: HashMap<String, usage::Published>,
@@ -160,6 +164,7 @@ impl Agent {
             exits_tx,
             store,
             sandboxing: None,
+            shim: None,
             usage_pods: HashMap::new(),
             usage_nodes: HashMap::new(),
             node_cpu_nanos: HashMap::new(),
@@ -173,6 +178,13 @@ impl Agent {
     /// With pods started in sandboxes (`None`: plain process groups).
     pub(crate) fn with_sandboxing(mut self, sandboxing: Option<isolate::Sandboxing>) -> Agent {
         self.sandboxing = sandboxing;
+        self
+    }
+
+    /// With pods started under shims run from `program` (`None`: as the
+    /// agent's children).
+    pub(crate) fn with_shim(mut self, program: Option<std::path::PathBuf>) -> Agent {
+        self.shim = program;
         self
     }
 
@@ -242,9 +254,62 @@ impl Agent {
         for p in pods {
             self.directory.upsert(&PodInfo::of(&p.key, &p.object));
         }
+        if self.cfg.runtime == Runtime::Process {
+            // Before any pod starts: a replacement of the same name would
+            // take its predecessor's state directory.
+            self.stop_orphans(pods);
+        }
         for p in pods {
             let info = PodInfo::of(&p.key, &p.object);
             self.reconcile(&info, &p.object, true);
+        }
+    }
+
+    /// Stops the pods a previous agent left running whose objects are gone,
+    /// bound elsewhere or ended by the control plane now (SIGTERM, SIGKILL
+    /// after the default grace period), and forgets the state of those
+    /// that ended.
+    fn stop_orphans(&self, pods: &[Stored]) {
+        let live: std::collections::HashSet<(&str, &str)> = pods
+            .iter()
+            .filter(|p| !PodInfo::of(&p.key, &p.object).is_terminal())
+            .filter_map(|p| Some((p.object.pointer("/spec/nodeName")?.as_str()?, uid_of(&p.object))))
+            .collect();
+        for node in self.nodes.keys() {
+            let Ok(dirs) = std::fs::read_dir(shim::states_dir(&self.cfg.data_dir, node)) else { continue };
+            for dir in dirs.flatten().map(|d| d.path()) {
+                let Some(record) = shim::read_any_pod(&dir) else { continue };
+                if live.contains(&(node.as_str(), record.uid.as_str())) {
+                    continue;
+                }
+                if !record.shim.alive() || !record.pod.alive() {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    continue;
+                }
+                let pgid = record.pod.pid;
+                tracing::info!(pgid, state = %dir.display(), "stopping a pod whose object is gone or bound elsewhere");
+                process::signal_group(pgid, libc::SIGTERM);
+                let grace = self.cfg.default_grace_period;
+                tokio::spawn(async move {
+                    let deadline = Instant::now() + grace;
+                    while record.pod.alive() && Instant::now() < deadline {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    if record.pod.alive() {
+                        process::signal_group(pgid, libc::SIGKILL);
+                    }
+                    for _ in 0..50 {
+                        if !record.shim.alive() {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    // A replacement of the same name may have the directory now.
+                    if shim::read_any_pod(&dir).is_some_and(|r| r.uid == record.uid) {
+                        let _ = std::fs::remove_dir_all(&dir);
+                    }
+                });
+            }
         }
     }
 
@@ -312,18 +377,23 @@ impl Agent {
     }
 
     fn shutdown(&mut self) {
-        // A pod process cannot outlive its agent: nobody would reap it or
-        // report its end. Its object stays Running; the next agent applies
-        // the restart rule to it.
-        let mut killed = 0;
+        // A pod under its shim runs on, for the next agent to adopt (its
+        // object stays Running). One attached to the agent cannot outlive
+        // it: nobody would reap it or report its end; the next agent
+        // applies the restart rule to it.
+        let (mut killed, mut kept) = (0, 0);
         for e in self.pods.values() {
             if let PodState::Running { pgid: Some(p) } | PodState::Terminating { pgid: p } = e.state {
-                process::signal_group(p, libc::SIGKILL);
-                killed += 1;
+                if e.detached {
+                    kept += 1;
+                } else {
+                    process::signal_group(p, libc::SIGKILL);
+                    killed += 1;
+                }
             }
         }
-        if killed > 0 {
-            tracing::info!(processes = killed, "agent stopping: killed its pod processes");
+        if killed + kept > 0 {
+            tracing::info!(killed, kept, "agent stopping: pods under their shims run on, others are killed");
         }
     }
 
@@ -569,6 +639,7 @@ impl Agent {
             if self.pods.get(key).is_some_and(|e| e.uid == uid) {
                 if let Some(e) = self.pods.remove(key) {
                     forget(&e);
+                    self.forget_state(key, &e);
                 }
             }
             return;
@@ -651,6 +722,7 @@ impl Agent {
             container: self.containers(obj),
             started,
             state,
+            detached: false,
             config_files: pod::config_files(obj).unwrap_or_default(),
         };
         self.pods.insert(info.key.clone(), entry);
@@ -660,6 +732,9 @@ impl Agent {
     fn first_sight(&mut self, info: &PodInfo, obj: &Value, node: &str, stopped: bool, initial: bool) {
         let was_running = initial && info.is_running();
         if was_running && self.cfg.runtime == Runtime::Process {
+            if self.adopt_process(info, obj, node, stopped) {
+                return;
+            }
             kill_leftover(info, obj);
         }
         if info.deleting {
@@ -704,6 +779,71 @@ impl Agent {
             return;
         }
         self.start(info, obj, node);
+    }
+
+    /// Removes the state a deleted pod's shim kept (its sandbox and log stay).
+    fn forget_state(&self, key: &ObjectKey, e: &PodEntry) {
+        let Ok(dir) = shim::state_dir(&self.cfg.data_dir, &e.node, &key.namespace, &key.name) else { return };
+        if shim::read_any_pod(&dir).is_some_and(|r| r.uid == e.uid) {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
+    /// Re-attaches to a pod a previous agent started under a shim: still
+    /// running, it is watched again (a deleted one then stopped with its
+    /// grace period); ended meanwhile, its real exit is reported. False
+    /// when it did not run under a shim, or its shim died with no record.
+    fn adopt_process(&mut self, info: &PodInfo, obj: &Value, node: &str, stopped: bool) -> bool {
+        let Ok(state) = shim::state_dir(&self.cfg.data_dir, node, &info.key.namespace, &info.key.name) else {
+            return false;
+        };
+        let started = pod::start_time(obj);
+        match process::adopt(&state, &info.uid, self.sandboxing.as_ref()) {
+            process::Left::Nothing | process::Left::Lost => false,
+            process::Left::Ended(ended) => {
+                tracing::info!(pod = %info.key, code = ended.exit.code, "pod ended while no agent watched it");
+                if info.deleting {
+                    self.delete_pod(&info.key, &info.uid);
+                    self.track(info, obj, node, started, PodState::Finished { delete_sent: true });
+                } else {
+                    let address = self.address_of(node);
+                    let at = ended.at.unwrap_or_else(time::now);
+                    let patch = status::terminated(&self.containers(obj), &address, started, at, &ended.exit);
+                    self.write_pod(&info.key, &info.uid, patch);
+                    self.track(info, obj, node, started, PodState::Finished { delete_sent: false });
+                }
+                true
+            }
+            process::Left::Running(running) => {
+                let Some(pgid) = running.id().and_then(|p| i32::try_from(p).ok()) else { return false };
+                if stopped {
+                    // Its node was stopped while no agent ran: the switch is off.
+                    process::signal_group(pgid, libc::SIGKILL);
+                    self.track(info, obj, node, started, PodState::Lost { deleting: info.deleting });
+                    return true;
+                }
+                tracing::info!(pod = %info.key, pgid, "adopted the pod a previous agent started");
+                self.track(info, obj, node, started, PodState::Running { pgid: Some(pgid) });
+                self.watch_exit(info, running);
+                if info.deleting {
+                    self.reconcile(info, obj, false);
+                }
+                true
+            }
+        }
+    }
+
+    /// Reports the pod's end once its process (or its shim) says so.
+    fn watch_exit(&mut self, info: &PodInfo, mut running: process::Running) {
+        if let Some(e) = self.pods.get_mut(&info.key) {
+            e.detached = running.detached();
+        }
+        let tx = self.exits_tx.clone();
+        let (key, uid) = (info.key.clone(), info.uid.clone());
+        tokio::spawn(async move {
+            let status = running.wait().await;
+            let _ = tx.send(Exited { key, uid, status });
+        });
     }
 
     fn address_of(&self, node: &str) -> String {
@@ -838,13 +978,7 @@ impl Agent {
                         self.write(Write::Event(event));
                     }
                     tracing::debug!(pod = %info.key, node, pgid, "pod started");
-                    let tx = self.exits_tx.clone();
-                    let (key, uid) = (info.key.clone(), info.uid.clone());
-                    let mut child = child;
-                    tokio::spawn(async move {
-                        let status = child.wait().await;
-                        let _ = tx.send(Exited { key, uid, status });
-                    });
+                    self.watch_exit(info, child);
                 }
                 Err((reason, message)) => self.fail_unstarted(info, obj, node, reason, message),
             },
@@ -914,7 +1048,15 @@ impl Agent {
             Some(s) => Some(isolate::confine(s, obj, &mut launch, &dir, info.hostname.as_deref().unwrap_or(name))?),
             None => None,
         };
-        let child = process::spawn_in(&launch, confined).map_err(|e| {
+        let target = match &self.shim {
+            Some(program) => Some(process::ShimTarget {
+                program: program.clone(),
+                uid: info.uid.clone(),
+                state: shim::state_dir(&self.cfg.data_dir, node, ns, name).map_err(invalid)?,
+            }),
+            None => None,
+        };
+        let child = process::spawn_in(&launch, confined, target.as_ref()).map_err(|e| {
             let program = launch.argv.first().map(String::as_str).unwrap_or_default();
             ("StartError", format!("{program}: {e}"))
         })?;
@@ -1000,11 +1142,13 @@ impl Agent {
             PodState::Running { pgid: Some(p) } => {
                 // The leader is gone; stragglers of its group go with it.
                 process::signal_group(p, libc::SIGKILL);
-                let end = match exit.status {
-                    Ok(s) => process::exit_of(s),
-                    Err(err) => Exit::agent(128, "Unknown", format!("waiting for the process failed: {err}")),
+                let (end, at) = match exit.status {
+                    Ok(ended) => (ended.exit, ended.at.unwrap_or_else(time::now)),
+                    Err(err) => {
+                        (Exit::agent(128, "Unknown", format!("waiting for the process failed: {err}")), time::now())
+                    }
                 };
-                let patch = status::terminated(&e.container, "", e.started, time::now(), &end);
+                let patch = status::terminated(&e.container, "", e.started, at, &end);
                 e.state = PodState::Finished { delete_sent: false };
                 tracing::debug!(pod = %exit.key, code = end.code, "pod process ended");
                 self.write_pod(&exit.key, &exit.uid, patch);

@@ -14,8 +14,9 @@
 //!   process group, log (with a stamp per line), phase, container statuses,
 //!   conditions and exit code, graceful deletion — or, with
 //!   the simulated runtime, a timer per pod with batched status writes;
-//! * node stop/start as a power switch, and the restart rule for pods a
-//!   previous agent left Running.
+//! * node stop/start as a power switch, re-adoption of the pods a previous
+//!   agent left running under their shims (`runtime::shim`), and the
+//!   restart rule for the others it left Running.
 //!
 //! It follows the store's watch and writes only merge patches of its own
 //! fields (docs/control-plane.md, "A pod's life").
@@ -107,9 +108,9 @@ impl AgentHandle {
         }
     }
 
-    /// Stops the agent: its pod processes are killed (their objects stay
-    /// Running, for the next agent's restart rule), queued writes are
-    /// flushed.
+    /// Stops the agent, queued writes flushed. Pods under their shims run
+    /// on (their objects stay Running) for the next agent to adopt; pods
+    /// attached to the agent (no shim) are killed, for its restart rule.
     pub async fn stop(self) -> Result<(), AgentError> {
         let _ = self.stop.send(true);
         join(self.task).await
@@ -152,6 +153,10 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
             .map_err(|source| AgentError::Io { path: dir.to_string_lossy().into_owned(), source })?;
     }
     let sandboxing = runtime::isolate::resolve(&config)?;
+    let shim = match config.runtime {
+        Runtime::Process => runtime::shim::resolve(&config, sandboxing.as_ref()),
+        Runtime::Simulated => None,
+    };
     let nodes = config.nodes.clone();
     let s = store.clone();
     // Figures a previous agent with `--detect` published are not this one's to stand by.
@@ -185,7 +190,7 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
     let writer = tokio::spawn(writer::run(store.clone(), write_rx, config.flush_interval, counters.clone()));
     let (exit_tx, exit_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = watch::channel(false);
-    let mut agent = agent::Agent::new(config, write_tx, exit_tx, store).with_sandboxing(sandboxing);
+    let mut agent = agent::Agent::new(config, write_tx, exit_tx, store).with_sandboxing(sandboxing).with_shim(shim);
     agent.initial(&feeds.nodes, &feeds.pods);
     tracing::info!(pods = feeds.pods.len(), "agent running");
     let task = tokio::spawn(async move {

@@ -62,9 +62,42 @@ pub fn run(args: DemoArgs) -> Result<()> {
         }
         let client = plane.client()?;
         let result = drive(&client, &data_dir, args.timeout).await;
+        // Pods outlive a stopped agent (under their shims): the demo's
+        // cluster goes away with it, so its pods are stopped first.
+        if let Err(e) = stop_pods(&client).await {
+            eprintln!("demo: stopping the pods: {e:#}");
+        }
         plane.stop().await?;
         result
     })
+}
+
+/// Deletes the demo's jobs and pods and waits (bounded) until every pod is
+/// gone: the agent stops each one (SIGTERM, then SIGKILL after its grace).
+async fn stop_pods(client: &Client) -> Result<()> {
+    let pod_t = resources::find("pods").ok_or_else(|| anyhow::anyhow!("pods type"))?;
+    for t in resources::job_types() {
+        let Ok(jobs) = client.list(t, Some("default"), None).await else { continue };
+        for j in jobs.items {
+            let _ = client.delete(t, "default", s(&j, "/metadata/name"), None).await;
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        let pods = client.list(pod_t, Some("default"), None).await?.items;
+        if pods.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("{} pod(s) still there after 40 s", pods.len());
+        }
+        for p in &pods {
+            if p.pointer("/metadata/deletionTimestamp").is_none() {
+                let _ = client.delete(pod_t, "default", s(p, "/metadata/name"), Some(5)).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
 }
 
 async fn drive(client: &Client, data_dir: &Path, timeout: u64) -> Result<()> {

@@ -374,8 +374,9 @@ fn loud(r: Result<()>) -> Result<()> {
 }
 
 /// Ctrl-C or SIGTERM (what `kill`, systemd and container runtimes send):
-/// either way the plane stops in order and the agent kills its pods'
-/// process groups, so none outlives `up`.
+/// either way the plane stops in order. Pods run on under their shims, as
+/// containers outlive a restarted kubelet: the next `up` on the data dir
+/// adopts them. Stopping pods is deleting them (or their jobs).
 async fn stop_signal() -> Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
@@ -424,7 +425,7 @@ pub fn run(args: UpArgs) -> Result<()> {
         };
         let Some((name, why)) = died else { return plane.stop().await };
         // Serving on without it would be a plane that accepts jobs and never
-        // runs them: stop the rest (the agent kills its pods) and fail.
+        // runs them: stop the rest (pods run on for the next `up`) and fail.
         eprintln!("ringleader up: the {name} stopped ({why}); stopping the plane");
         if tokio::time::timeout(STOP_AFTER_DEATH, plane.stop()).await.is_err() {
             eprintln!("ringleader up: the other components did not stop within {} s", STOP_AFTER_DEATH.as_secs());

@@ -222,6 +222,14 @@ impl Sandboxing {
         Ok(Lease { slots: self.slots.clone(), slot, uid })
     }
 
+    /// The lease of `uid` for a pod a previous agent started (re-adopted):
+    /// `None` when it is not one of ours or already leased.
+    pub fn reserve(&self, uid: u32) -> Option<Lease> {
+        let mut s = self.slots.lock().ok()?;
+        let slot = uid.checked_sub(s.base).filter(|slot| *slot < s.count)?;
+        s.used.insert(slot).then(|| Lease { slots: self.slots.clone(), slot, uid })
+    }
+
     /// The hidden paths that exist now, each as a directory or a file.
     pub fn hidden_now(&self) -> Vec<Hidden> {
         self.hidden

@@ -1,7 +1,9 @@
-//! The two ways a pod runs: as a process group ([`process`]), sandboxed
-//! ([`isolate`], [`pod_init`]) or not, or as a timer ([`sim`]).
+//! The two ways a pod runs: as a process group ([`process`]) under its
+//! [`shim`], sandboxed ([`isolate`], [`pod_init`]) or not, or as a timer
+//! ([`sim`]).
 
 pub mod isolate;
 pub mod pod_init;
 pub mod process;
+pub mod shim;
 pub mod sim;

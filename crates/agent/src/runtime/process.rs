@@ -1,8 +1,9 @@
-//! Pods as process groups: spawn with the log as stdout and stderr, signal
-//! the whole group (a training launcher's children die with it), and find
-//! groups a crashed agent left behind.
+//! Pods as process groups: spawn (through the pod's [`shim`], so the pod
+//! outlives the agent, or attached to the agent where no shim runs), signal
+//! the whole group (a training launcher's children die with it), re-adopt
+//! what a previous agent started, and find groups it left behind.
 
-use super::isolate;
+use super::{isolate, shim};
 use crate::status::Exit;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -32,12 +33,24 @@ pub fn times_path(log: &Path) -> PathBuf {
     log.with_file_name(name)
 }
 
-/// Starts the process as the leader of a new process group. Its stdout and
-/// stderr come through the agent, which appends them to the log and stamps
-/// every line's start in [`times_path`] (what `kubectl logs --timestamps`
-/// and `--since` read). The pipes close with the agent, as the pods do.
+/// Starts the process as the leader of a new process group, attached to
+/// the agent: its stdout and stderr come through the agent, which appends
+/// them to the log and stamps every line's start in [`times_path`] (what
+/// `kubectl logs --timestamps` and `--since` read). The pipes close with
+/// the agent, and the pod with them: [`spawn_in`] with a shim does not.
 pub fn spawn(launch: &Launch) -> std::io::Result<Running> {
-    spawn_in(launch, None)
+    spawn_in(launch, None, None)
+}
+
+/// Where a pod's shim runs from and keeps its state.
+#[derive(Debug, Clone)]
+pub struct ShimTarget {
+    /// The program run with [`shim::SHIM_ARG`].
+    pub program: PathBuf,
+    /// The pod's UID.
+    pub uid: String,
+    /// The pod's state directory (emptied for the new start).
+    pub state: PathBuf,
 }
 
 /// A pod's sandbox as the agent hands it to the pod init.
@@ -55,23 +68,26 @@ pub struct Confined {
 
 /// [`spawn`], in a sandbox when `confined` is given: the process the agent
 /// waits on and signals is then the pod init (the group leader, with the
-/// pod's environment), and the program runs under it.
-pub fn spawn_in(launch: &Launch, confined: Option<Confined>) -> std::io::Result<Running> {
+/// pod's environment), and the program runs under it. With `shim`, the pod
+/// runs under its shim, detached from the agent.
+pub fn spawn_in(launch: &Launch, confined: Option<Confined>, shim: Option<&ShimTarget>) -> std::io::Result<Running> {
     let (program, args) = launch.argv.split_first().ok_or_else(|| std::io::Error::other("empty command"))?;
     let open = |p: &Path| std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(p);
     let mut log = open(&launch.log)?;
     let mut times = open(&times_path(&launch.log))?;
+    if let Some(target) = shim {
+        if let Some(c) = &confined {
+            note(&mut log, &mut times, &c.notes)?;
+        }
+        return spawn_shimmed(launch, confined, target);
+    }
     // One pipe for both streams keeps their order, as one file did.
     let (reader, writer) = std::io::pipe()?;
     let err = writer.try_clone()?;
     let (mut cmd, stdin, lease) = match confined {
         None => (tokio::process::Command::new(program), Stdio::null(), None),
         Some(c) => {
-            let stamp = jiff::Timestamp::now().to_string();
-            for note in &c.notes {
-                times.write_all(format!("{stamp}\n").as_bytes())?;
-                log.write_all(format!("ringleader sandbox: {note}\n").as_bytes())?;
-            }
+            note(&mut log, &mut times, &c.notes)?;
             let mut cmd = tokio::process::Command::new(&c.init_program);
             cmd.arg(isolate::INIT_ARG);
             (cmd, Stdio::from(spec_file(&c.spec)?), Some(c.lease))
@@ -99,15 +115,121 @@ pub fn spawn_in(launch: &Launch, confined: Option<Confined>) -> std::io::Result<
         }
         let _ = done_tx.send(());
     })?;
-    Ok(Running { child, done, _lease: lease })
+    Ok(Running { how: How::Attached { child, done }, _lease: lease })
 }
 
-/// The init's spec in an anonymous file (no size limit, nothing on disk,
+/// Lines for the head of the log, stamped.
+fn note(log: &mut std::fs::File, times: &mut std::fs::File, notes: &[String]) -> std::io::Result<()> {
+    let stamp = jiff::Timestamp::now().to_string();
+    for note in notes {
+        times.write_all(format!("{stamp}\n").as_bytes())?;
+        log.write_all(format!("ringleader sandbox: {note}\n").as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Starts the pod's shim and waits for it to say the pod runs (its pid) or
+/// why not. The shim's first process ends at once (the agent reaps it);
+/// the shim itself runs on in its own session.
+fn spawn_shimmed(launch: &Launch, confined: Option<Confined>, target: &ShimTarget) -> std::io::Result<Running> {
+    match std::fs::remove_dir_all(&target.state) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::create_dir_all(&target.state)?;
+    let (argv, cwd, init, lease) = match confined {
+        None => (launch.argv.clone(), launch.cwd.clone(), None, None),
+        Some(c) => {
+            let argv = vec![c.init_program.to_string_lossy().into_owned(), isolate::INIT_ARG.to_string()];
+            (argv, PathBuf::from("/"), Some(c.spec), Some(c.lease))
+        }
+    };
+    let spec =
+        shim::ShimSpec { uid: target.uid.clone(), argv, log: launch.log.clone(), state: target.state.clone(), init };
+    let text = serde_json::to_vec(&spec).map_err(std::io::Error::other)?;
+    let mut cmd = std::process::Command::new(&target.program);
+    cmd.arg(shim::SHIM_ARG)
+        .current_dir(&cwd)
+        .env_clear()
+        .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::from(memfd(&text)?))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn()?;
+    let mut said = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        // Ends when the shim lets go of stdout: at once after the pod started.
+        out.read_to_string(&mut said)?;
+    }
+    let _ = child.wait();
+    let line = said.lines().next().unwrap_or_default();
+    if let Some(why) = line.strip_prefix("err ") {
+        return Err(std::io::Error::other(why.to_string()));
+    }
+    let pid = line.strip_prefix("pid ").and_then(|p| p.trim().parse::<i32>().ok());
+    let record = shim::read_pod(&target.state, &target.uid);
+    match (pid, record) {
+        (Some(pid), Some(record)) if record.pod.pid == pid => Ok(Running {
+            how: How::Shim { record, state: target.state.clone(), uid: target.uid.clone() },
+            _lease: lease,
+        }),
+        _ => Err(std::io::Error::other(format!("the pod's shim did not start it ({:?})", line))),
+    }
+}
+
+/// What a previous agent's pod left in its state directory.
+#[derive(Debug)]
+pub enum Left {
+    /// Nothing of this pod (no record, or one of another pod): it did not
+    /// run under a shim.
+    Nothing,
+    /// It still runs under its shim: watched again.
+    Running(Running),
+    /// It ended while no agent watched; its shim recorded how.
+    Ended(Ended),
+    /// Its shim is gone without recording an end (killed): what is left of
+    /// its group is found the old way.
+    Lost,
+}
+
+/// Re-attaches to the pod with `uid` a previous agent started with its
+/// state in `state`. A sandboxed pod takes back its uid from `sandboxing`.
+pub fn adopt(state: &Path, uid: &str, sandboxing: Option<&isolate::Sandboxing>) -> Left {
+    let Some(record) = shim::read_pod(state, uid) else { return Left::Nothing };
+    if let Some(e) = shim::read_exit(state, uid) {
+        return Left::Ended(Ended::of(&e));
+    }
+    if !record.shim.alive() {
+        // It may have ended between the two reads.
+        return shim::read_exit(state, uid).map_or(Left::Lost, |e| Left::Ended(Ended::of(&e)));
+    }
+    let lease = record.sandbox_uid.and_then(|u| sandboxing.and_then(|s| s.reserve(u)));
+    Left::Running(Running {
+        how: How::Shim { record, state: state.to_path_buf(), uid: uid.to_string() },
+        _lease: lease,
+    })
+}
+
+/// How a pod ended, and when (when its shim saw it).
+#[derive(Debug, Clone)]
+pub struct Ended {
+    /// Exit code, reason, message.
+    pub exit: Exit,
+    /// Unix time; `None`: now.
+    pub at: Option<f64>,
+}
+
+impl Ended {
+    fn of(e: &shim::ExitRecord) -> Ended {
+        Ended { exit: Exit::from_wait(e.code, e.signal), at: Some(e.finished_at) }
+    }
+}
+
+/// The anonymous file `text` is read from (no size limit, nothing on disk,
 /// nothing on a command line other users can read).
-fn spec_file(spec: &isolate::Spec) -> std::io::Result<std::fs::File> {
+fn memfd(text: &[u8]) -> std::io::Result<std::fs::File> {
     use std::io::Seek;
     use std::os::fd::FromRawFd;
-    let text = serde_json::to_vec(spec).map_err(std::io::Error::other)?;
     // SAFETY: the name is a NUL-terminated literal.
     let fd = unsafe { libc::memfd_create(c"pod-spec".as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
@@ -115,41 +237,84 @@ fn spec_file(spec: &isolate::Spec) -> std::io::Result<std::fs::File> {
     }
     // SAFETY: memfd_create returned a new descriptor we own.
     let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
-    file.write_all(&text)?;
+    file.write_all(text)?;
     file.rewind()?;
     Ok(file)
 }
 
+/// The init's spec in an anonymous file.
+pub(crate) fn spec_file(spec: &isolate::Spec) -> std::io::Result<std::fs::File> {
+    memfd(&serde_json::to_vec(spec).map_err(std::io::Error::other)?)
+}
+
 /// How long an exited pod's last output may take to reach the log; a
 /// background process still holding the pipe does not hold the pod up.
-const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+pub(crate) const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How often the agent looks at a shim's pod for its end.
+const POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// A spawned pod process and the end of the copy of its output into the log.
 #[derive(Debug)]
 pub struct Running {
-    child: tokio::process::Child,
-    done: tokio::sync::oneshot::Receiver<()>,
+    how: How,
     /// Held until the process is reaped (dropped with this).
     _lease: Option<isolate::Lease>,
+}
+
+#[derive(Debug)]
+enum How {
+    /// The agent's child; its output comes through the agent.
+    Attached { child: tokio::process::Child, done: tokio::sync::oneshot::Receiver<()> },
+    /// Under its shim, which records its end in `state`.
+    Shim { record: shim::PodRecord, state: PathBuf, uid: String },
 }
 
 impl Running {
     /// The process id (the process group's id too).
     pub fn id(&self) -> Option<u32> {
-        self.child.id()
+        match &self.how {
+            How::Attached { child, .. } => child.id(),
+            How::Shim { record, .. } => u32::try_from(record.pod.pid).ok(),
+        }
+    }
+
+    /// Whether it outlives the agent (runs under its shim).
+    pub fn detached(&self) -> bool {
+        matches!(self.how, How::Shim { .. })
     }
 
     /// Waits for the process to exit and its output to be in the log.
-    pub async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
-        let status = self.child.wait().await?;
-        let _ = tokio::time::timeout(DRAIN, &mut self.done).await;
-        Ok(status)
+    pub async fn wait(&mut self) -> std::io::Result<Ended> {
+        match &mut self.how {
+            How::Attached { child, done } => {
+                let status = child.wait().await?;
+                let _ = tokio::time::timeout(DRAIN, done).await;
+                Ok(Ended { exit: exit_of(status), at: None })
+            }
+            How::Shim { record, state, uid } => loop {
+                if let Some(e) = shim::read_exit(state, uid) {
+                    return Ok(Ended::of(&e));
+                }
+                if !record.shim.alive() {
+                    return match shim::read_exit(state, uid) {
+                        Some(e) => Ok(Ended::of(&e)),
+                        None => Err(std::io::Error::other("the pod's shim ended without recording the pod's end")),
+                    };
+                }
+                tokio::time::sleep(POLL).await;
+            },
+        }
     }
 }
 
 /// Copies the pipe into the log until every writer closed it, stamping
 /// each line's start.
-fn record(mut pipe: std::io::PipeReader, mut log: std::fs::File, mut times: std::fs::File) -> std::io::Result<()> {
+pub(crate) fn record(
+    mut pipe: std::io::PipeReader,
+    mut log: std::fs::File,
+    mut times: std::fs::File,
+) -> std::io::Result<()> {
     let mut buf = vec![0u8; 16 << 10];
     let mut line_start = true;
     loop {
@@ -267,7 +432,7 @@ mod tests {
         assert!(is_pod_group(pgid, "ns", "p"));
         assert!(!is_pod_group(pgid, "ns", "other"));
         assert!(signal_group(pgid, libc::SIGKILL));
-        let exit = exit_of(child.wait().await.unwrap());
+        let exit = child.wait().await.unwrap().exit;
         assert_eq!(exit.code, 137);
     }
 
@@ -281,7 +446,7 @@ mod tests {
             log: tmp.path().join("log"),
         };
         let mut running = spawn(&launch)?;
-        let exit = exit_of(running.wait().await?);
+        let exit = running.wait().await?.exit;
         assert_eq!(exit.code, 0);
         let log = std::fs::read_to_string(tmp.path().join("log"))?;
         assert_eq!(log, "one\ntwo\nthree");

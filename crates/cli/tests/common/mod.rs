@@ -202,19 +202,54 @@ impl Plane {
 impl Drop for Plane {
     fn drop(&mut self) {
         if let Some(c) = &self.child {
-            // SIGINT: `up` stops its agent, which ends the pods' processes.
+            // SIGINT: `up` stops in order; its pods run on under their shims.
             unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
         }
         if let Some(mut c) = self.child.take() {
             let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = c.try_wait() {
-                    return;
-                }
+            while Instant::now() < deadline && !matches!(c.try_wait(), Ok(Some(_))) {
                 std::thread::sleep(Duration::from_millis(50));
             }
             let _ = c.kill();
             let _ = c.wait();
+        }
+        kill_pods_left(&self.data_dir());
+    }
+}
+
+/// The pod processes the shims under `data_dir` keep running (they outlive
+/// `up` and `ringleader agent` on purpose), each as `(pid, start time)`.
+pub fn pods_left(data_dir: &Path) -> Vec<(i32, u64)> {
+    let mut out = Vec::new();
+    let Ok(nodes) = std::fs::read_dir(data_dir.join("nodes")) else { return out };
+    for node in nodes.flatten() {
+        let Ok(states) = std::fs::read_dir(node.path().join("run")) else { continue };
+        for state in states.flatten() {
+            let Ok(text) = std::fs::read(state.path().join("pod.json")) else { continue };
+            let Ok(record) = serde_json::from_slice::<Value>(&text) else { continue };
+            let pid = record["pod"]["pid"].as_i64().and_then(|p| i32::try_from(p).ok());
+            if let (Some(pid), Some(start)) = (pid, record["pod"]["start"].as_u64()) {
+                out.push((pid, start));
+            }
+        }
+    }
+    out
+}
+
+/// Start time (clock ticks after boot) of a live, non-zombie `pid`.
+pub fn process_start(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    (fields.first() != Some(&"Z")).then_some(())?;
+    fields.get(19)?.parse().ok()
+}
+
+/// Kills what the test's pods left running, so no test leaves processes behind.
+pub fn kill_pods_left(data_dir: &Path) {
+    for (pid, start) in pods_left(data_dir) {
+        if pid > 1 && process_start(pid) == Some(start) {
+            // SAFETY: signals the pod's own process group, checked by start time.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
     }
 }
@@ -263,6 +298,10 @@ pub struct Agent(pub Child);
 
 impl Drop for Agent {
     fn drop(&mut self) {
+        // Its pods outlive it (under their shims): found through its data dir.
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", self.0.id())).unwrap_or_default();
+        let args: Vec<String> = cmdline.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        let data_dir = args.iter().position(|a| a == "--data-dir").and_then(|i| args.get(i + 1)).map(PathBuf::from);
         // SAFETY: signalling our own child.
         unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -271,6 +310,9 @@ impl Drop for Agent {
         }
         let _ = self.0.kill();
         let _ = self.0.wait();
+        if let Some(d) = data_dir {
+            kill_pods_left(&d);
+        }
     }
 }
 
