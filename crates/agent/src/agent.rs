@@ -731,11 +731,15 @@ impl Agent {
     /// A pod of ours the agent has no state for.
     fn first_sight(&mut self, info: &PodInfo, obj: &Value, node: &str, stopped: bool, initial: bool) {
         let was_running = initial && info.is_running();
-        if was_running && self.cfg.runtime == Runtime::Process {
+        // Not only Running ones: a pod started just before its agent died
+        // may have lost its Running write.
+        if initial && !info.is_terminal() && self.cfg.runtime == Runtime::Process {
             if self.adopt_process(info, obj, node, stopped) {
                 return;
             }
-            kill_leftover(info, obj);
+            if was_running {
+                kill_leftover(info, obj);
+            }
         }
         if info.deleting {
             if stopped {
@@ -823,6 +827,20 @@ impl Agent {
                     return true;
                 }
                 tracing::info!(pod = %info.key, pgid, "adopted the pod a previous agent started");
+                let started = match started.filter(|_| info.is_running()) {
+                    Some(t) => Some(t),
+                    None => {
+                        // Its Running write was lost with the agent.
+                        let (now, address) = (time::now(), self.address_of(node));
+                        let mut annotations = vec![(pod::PID, pgid.to_string())];
+                        if let Some(log) = running.log() {
+                            annotations.push((pod::LOG_PATH, log.to_string_lossy().into_owned()));
+                        }
+                        let patch = status::running(&self.containers(obj), &address, now, &annotations);
+                        self.write_pod(&info.key, &info.uid, patch);
+                        Some(now)
+                    }
+                };
                 self.track(info, obj, node, started, PodState::Running { pgid: Some(pgid) });
                 self.watch_exit(info, running);
                 if info.deleting {

@@ -144,14 +144,22 @@ fn spawn_shimmed(launch: &Launch, confined: Option<Confined>, target: &ShimTarge
             (argv, PathBuf::from("/"), Some(c.spec), Some(c.lease))
         }
     };
-    let spec =
-        shim::ShimSpec { uid: target.uid.clone(), argv, log: launch.log.clone(), state: target.state.clone(), init };
+    let spec = shim::ShimSpec {
+        uid: target.uid.clone(),
+        argv,
+        env: launch.env.clone(),
+        cwd,
+        log: launch.log.clone(),
+        state: target.state.clone(),
+        init,
+    };
     let text = serde_json::to_vec(&spec).map_err(std::io::Error::other)?;
     let mut cmd = std::process::Command::new(&target.program);
+    // The shim's own environment is empty and it works from `/`: it holds
+    // nothing of the pod's that `ps` or a search by environment would find.
     cmd.arg(shim::SHIM_ARG)
-        .current_dir(&cwd)
+        .current_dir("/")
         .env_clear()
-        .envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::from(memfd(&text)?))
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
@@ -251,7 +259,7 @@ pub(crate) fn spec_file(spec: &isolate::Spec) -> std::io::Result<std::fs::File> 
 /// background process still holding the pipe does not hold the pod up.
 pub(crate) const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// How often the agent looks at a shim's pod for its end.
+/// How often the agent looks at a shim for its end where the kernel has no pidfds.
 const POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// A spawned pod process and the end of the copy of its output into the log.
@@ -279,6 +287,14 @@ impl Running {
         }
     }
 
+    /// The log its shim appends to (`None`: attached to the agent).
+    pub fn log(&self) -> Option<&Path> {
+        match &self.how {
+            How::Shim { record, .. } => Some(&record.log),
+            How::Attached { .. } => None,
+        }
+    }
+
     /// Whether it outlives the agent (runs under its shim).
     pub fn detached(&self) -> bool {
         matches!(self.how, How::Shim { .. })
@@ -292,18 +308,14 @@ impl Running {
                 let _ = tokio::time::timeout(DRAIN, done).await;
                 Ok(Ended { exit: exit_of(status), at: None })
             }
-            How::Shim { record, state, uid } => loop {
-                if let Some(e) = shim::read_exit(state, uid) {
-                    return Ok(Ended::of(&e));
+            How::Shim { record, state, uid } => {
+                // The shim records the end, then ends.
+                shim::ended(record.shim, POLL).await;
+                match shim::read_exit(state, uid) {
+                    Some(e) => Ok(Ended::of(&e)),
+                    None => Err(std::io::Error::other("the pod's shim ended without recording the pod's end")),
                 }
-                if !record.shim.alive() {
-                    return match shim::read_exit(state, uid) {
-                        Some(e) => Ok(Ended::of(&e)),
-                        None => Err(std::io::Error::other("the pod's shim ended without recording the pod's end")),
-                    };
-                }
-                tokio::time::sleep(POLL).await;
-            },
+            }
         }
     }
 }

@@ -45,9 +45,12 @@ pub const EXIT_FILE: &str = "exit.json";
 pub struct ShimSpec {
     /// The pod's UID, recorded with its pids and exit.
     pub uid: String,
-    /// Program and arguments (the shim's own environment and working
-    /// directory are the pod's).
+    /// Program and arguments.
     pub argv: Vec<String>,
+    /// The pod's complete environment (the shim's own is empty).
+    pub env: Vec<(String, String)>,
+    /// The pod's working directory.
+    pub cwd: PathBuf,
     /// The log; the shim appends (the agent created it).
     pub log: PathBuf,
     /// The pod's state directory (created, empty, by the agent).
@@ -79,6 +82,33 @@ impl Proc {
     pub fn alive(&self) -> bool {
         Proc::now(self.pid).is_some_and(|p| p.start == self.start)
     }
+}
+
+/// Waits until `p` ends: on its pidfd (readable once the process is gone;
+/// it is no child of ours), or by looking every `poll` where the kernel has
+/// no pidfds.
+pub async fn ended(p: Proc, poll: std::time::Duration) {
+    if let Some(fd) = pidfd(p) {
+        // SAFETY: the AsyncFd owns the descriptor, open for all its life.
+        if let Ok(fd) = unsafe { tokio::io::unix::AsyncFd::register(fd) } {
+            let _ = fd.readable().await;
+            return;
+        }
+    }
+    while p.alive() {
+        tokio::time::sleep(poll).await;
+    }
+}
+
+fn pidfd(p: Proc) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, p.pid, 0) };
+    let fd = libc::c_int::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: pidfd_open returned a new descriptor we own.
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    // Opened after the pid was recycled: not the process we watch.
+    p.alive().then_some(fd)
 }
 
 /// State and start time from a `/proc/<pid>/stat` line (comm may hold
@@ -162,8 +192,8 @@ fn write_atomic(dir: &Path, name: &str, value: &impl Serialize) -> std::io::Resu
     let text = serde_json::to_vec(value).map_err(std::io::Error::other)?;
     let tmp = dir.join(format!(".{name}.tmp"));
     let mut f = std::fs::File::create(&tmp)?;
+    // No fsync: a host that loses power loses its pods too.
     f.write_all(&text)?;
-    f.sync_all()?;
     std::fs::rename(&tmp, dir.join(name))
 }
 
@@ -258,7 +288,13 @@ fn supervise(spec: &ShimSpec) -> std::io::Result<()> {
     let (reader, writer) = std::io::pipe()?;
     let err = writer.try_clone()?;
     let mut cmd = std::process::Command::new(program);
-    cmd.args(args).stdout(writer).stderr(err).process_group(0);
+    cmd.args(args)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .current_dir(&spec.cwd)
+        .stdout(writer)
+        .stderr(err)
+        .process_group(0);
     match &spec.init {
         Some(init) => {
             cmd.stdin(spec_file(init)?);
