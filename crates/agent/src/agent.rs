@@ -313,8 +313,8 @@ impl Agent {
         }
     }
 
-    /// Runs until `stop` says so (or the store's watch ends); kills what it
-    /// started on the way out.
+    /// Runs until `stop` says so (or the store's watch ends); on the way out
+    /// kills the pods attached to it (pods under shims run on).
     pub(crate) async fn run(
         mut self,
         mut node_watch: Watch,

@@ -147,8 +147,9 @@ fn completion(shell: CompletionShell) -> Vec<u8> {
 }
 
 fn main() -> ExitCode {
-    // The agent re-executes this program as each sandboxed pod's init; it
-    // must run before anything starts a thread.
+    // The agent re-executes this program as each pod's shim and each
+    // sandboxed pod's init; both must run before anything starts a thread.
+    ringleader_agent::runtime::shim::run_if_invoked();
     ringleader_agent::runtime::pod_init::run_if_invoked();
     let cli = Cli::parse();
     logging::init(cli.log_format, matches!(cli.command, Command::Up(_) | Command::Agent(_) | Command::Manager(_)));

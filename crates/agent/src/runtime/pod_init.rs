@@ -48,11 +48,10 @@ struct MountAttr {
 }
 
 /// Runs the init when the program was started as one (first argument
-/// [`INIT_ARG`]), or the pod's shim ([`super::shim::SHIM_ARG`]); otherwise
-/// returns at once. Call it first thing in `main`, before any thread is
-/// started (unsharing a mount namespace needs a single-threaded process).
+/// [`INIT_ARG`]); otherwise returns at once. Call it first thing in `main`,
+/// before any thread is started (unsharing a mount namespace needs a
+/// single-threaded process).
 pub fn run_if_invoked() {
-    super::shim::run_if_invoked();
     let mut args = std::env::args_os().skip(1);
     if args.next().as_deref() != Some(std::ffi::OsStr::new(INIT_ARG)) {
         return;

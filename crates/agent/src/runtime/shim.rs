@@ -218,7 +218,9 @@ pub fn read_exit(state: &Path, uid: &str) -> Option<ExitRecord> {
 
 /// Runs the shim when the program was started as one (first argument
 /// [`SHIM_ARG`]); otherwise returns at once. Call it first in `main`,
-/// before any thread is started (it forks).
+/// before any thread is started (it forks). A program that embeds the agent
+/// without it (the `ringleader-pod-init` of the agent's own tests) runs
+/// pods attached to the agent, which end with it.
 pub fn run_if_invoked() {
     let mut args = std::env::args_os().skip(1);
     if args.next().as_deref() != Some(std::ffi::OsStr::new(SHIM_ARG)) {
