@@ -140,9 +140,9 @@ fn pods_outlive_a_killed_standalone_agent_and_are_adopted() {
 }
 
 #[test]
-fn pods_outlive_a_killed_up_and_are_adopted_by_the_next() {
+fn pods_outlive_a_killed_or_stopped_up_and_are_adopted_by_the_next() {
     let mut p = Plane::start(&cluster_yaml(62, &[("g-1", "pcie-4090-8")]), &[]);
-    p.apply(&job("steady", 2, SCRIPT)).expect("apply");
+    p.apply(&job("steady", 2, "echo before; sleep 12; echo after")).expect("apply");
     let pods = running_pods(&p, "steady", 2);
     let data = p.data_dir();
     for (name, _, _) in &pods {
@@ -150,6 +150,24 @@ fn pods_outlive_a_killed_up_and_are_adopted_by_the_next() {
     }
     p.kill();
     assert_survive(&pods);
+    p.spawn();
+    // Stopped in order this time (SIGTERM, an upgrade's restart): the pods
+    // run on as well.
+    let mut up = p.child.take().expect("up runs");
+    // SAFETY: signals our own child process.
+    unsafe { libc::kill(up.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Ok(Some(s)) = up.try_wait() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "up did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "up exited with {status}");
+    for (name, _, pid) in &pods {
+        assert!(alive(*pid), "pod {name} (pid {pid}) died with a stopped up");
+    }
     p.spawn();
     assert_adopted(&p, "steady", &pods);
     for (name, _, _) in &pods {
