@@ -3,8 +3,8 @@
 //! token), registers its nodes, heartbeats, runs the pods bound to them and
 //! serves their logs over HTTPS for the API server to proxy. A broken
 //! connection is retried; when the server has forgotten the version the
-//! agent followed from, the agent starts over (its pods' processes stop and
-//! the restart rule applies, as after an agent restart).
+//! agent followed from, the agent starts over (its pods run on under their
+//! shims and are adopted, as after an agent restart).
 
 use crate::remote::RemoteCluster;
 use anyhow::{bail, Context, Result};
