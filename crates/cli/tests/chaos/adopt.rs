@@ -207,3 +207,30 @@ fn a_pod_deleted_while_its_agent_was_down_is_stopped_when_it_returns() {
         p.get("pods", &graceful.0).is_none_or(|x| x["metadata"]["uid"] != graceful.1.as_str())
     });
 }
+
+#[test]
+fn a_pod_that_ended_while_its_agent_was_down_reports_its_real_exit() {
+    let p = Plane::start(&cluster_yaml(64, &[("unused", "hgx-h100-8")]), &["--no-agent"]);
+    let data = p.dir.path().join("agent-adopt-4");
+    let mut a = agent(&p, "adopt-4", "127.0.64.9", &data);
+    p.wait_for(30, "adopt-4 Ready", |p| p.get("nodes", "adopt-4").is_some_and(|n| n["status"]["ready"] == true));
+    p.apply(&job("brief", 1, "echo going; sleep 2; echo gone; exit 3")).expect("apply");
+    let pods = running_pods(&p, "brief", 1);
+    let (name, uid, pid) = &pods[0];
+    crash(&mut a);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(*pid) {
+        assert!(Instant::now() < deadline, "the pod never ended");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(p.get("pods", name).expect("pod")["status"]["phase"], "Running", "no agent reported it yet");
+    let _a = agent(&p, "adopt-4", "127.0.64.9", &data);
+    p.wait_for(30, "the pod's end reported", |p| {
+        p.get("pods", name).is_some_and(|x| x["status"]["phase"] == "Failed" && x["metadata"]["uid"] == uid.as_str())
+    });
+    let pod = p.get("pods", name).expect("pod");
+    let term = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    assert_eq!(term["exitCode"], 3, "the exit its shim recorded, not AgentRestarted: {pod}");
+    assert_eq!(term["reason"], "Error", "{pod}");
+    assert_eq!(std::fs::read_to_string(log_of(&data, "adopt-4", name)).expect("log"), "going\ngone\n");
+}
