@@ -220,9 +220,9 @@ fn api_needs_the_token_and_survives_malformed_bodies() {
 }
 
 /// SIGTERM (what `kill`, systemd and container runtimes send) stops `up` in
-/// order: it exits 0 and no pod process outlives it.
+/// order: it exits 0, and its pods keep running for the next `up` to adopt.
 #[test]
-fn sigterm_stops_up_and_every_pod_process() {
+fn sigterm_stops_up_and_leaves_its_pods_running() {
     let mut p = Plane::start(&cluster_yaml(17, &[("g-1", "pcie-4090-8")]), &[]);
     p.apply(&one_pod_pytorch("sleeper", "OnFailure", "echo up; sleep 600")).expect("apply");
     let running = |p: &Plane| {
@@ -258,10 +258,11 @@ fn sigterm_stops_up_and_every_pod_process() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     assert!(status.success(), "up exited with {status}");
-    // SIGKILL is delivered at once, but a dying process can take a moment.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while alive(pgid) {
-        assert!(std::time::Instant::now() < deadline, "the pod's process group outlived up");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    // As a kubelet stopping leaves its containers: the pod runs on under its
+    // shim for the next `up` to adopt (tests/chaos/adopt.rs), and stops only
+    // when it is deleted, never because its agent went away.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(alive(pgid), "the pod's process group ended with up");
+    // SAFETY: signals the test's own pod group, which the next up would have adopted.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
 }
