@@ -5,3 +5,5 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod disk_full;
+mod store;

@@ -47,7 +47,11 @@ pub struct Plane {
 impl Plane {
     /// Starts `ringleader up` with the cluster and extra flags.
     pub fn start(cluster: &str, extra: &[&str]) -> Plane {
-        let dir = tempfile::tempdir().expect("tempdir");
+        Plane::start_in(tempfile::tempdir().expect("tempdir"), cluster, extra)
+    }
+
+    /// [`Plane::start`] in a directory given (its `data` may be a mount of its own).
+    pub fn start_in(dir: tempfile::TempDir, cluster: &str, extra: &[&str]) -> Plane {
         let file = dir.path().join("cluster.yaml");
         std::fs::write(&file, cluster).expect("cluster file");
         let mut args: Vec<String> = vec![
@@ -66,6 +70,11 @@ impl Plane {
         let mut plane = Plane { dir, child: None, client: Client::new("http://127.0.0.1:1", ""), rt, args };
         plane.spawn();
         plane
+    }
+
+    /// Adds flags for the next [`Plane::spawn`].
+    pub fn args_push(&mut self, arg: &str) {
+        self.args.push(arg.to_string());
     }
 
     pub fn data_dir(&self) -> PathBuf {
