@@ -6,7 +6,10 @@
 //! (`synchronous=FULL`). See `docs/control-plane.md` for who writes what.
 //!
 //! The crate owns the file `<dir>/store.sqlite` and everything in it: the
-//! objects, the version counter and the event history that watches replay.
+//! objects, the version counter and the event history that watches replay;
+//! beside it `store.open`, `store.lock` and `store.reserve` (the `safety`
+//! module: a store that would lose data quietly is refused at open).
+//! [`backup`] and [`restore`] copy it online and put a copy back.
 //! One process should own a data directory: versions stay consistent if a
 //! second one writes, but its writes reach only its own watches.
 //!
