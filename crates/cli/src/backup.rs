@@ -116,3 +116,29 @@ pub async fn run_periodic(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn periodic_backups_keep_the_newest_n() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let store = ringleader_store::Store::open(&dir.path().join("data"))?;
+        let backups = dir.path().join("backups");
+        std::fs::create_dir_all(&backups)?;
+        // Older ones, as earlier runs left them; and a file of someone else's.
+        for secs in [1u64, 2, 3] {
+            std::fs::write(backups.join(format!("{PREFIX}{secs:012}.sqlite")), b"old")?;
+        }
+        std::fs::write(backups.join("notes.txt"), b"mine")?;
+        let out = periodic_backup(&store, &backups, 2)?;
+        let mut left: Vec<String> =
+            std::fs::read_dir(&backups)?.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        left.sort();
+        let newest = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        assert_eq!(left, vec!["notes.txt".to_string(), format!("{PREFIX}000000000003.sqlite"), newest]);
+        assert!(ringleader_store::Store::open(&dir.path().join("data")).is_ok());
+        Ok(())
+    }
+}

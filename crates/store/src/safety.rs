@@ -236,3 +236,89 @@ pub fn set_aside(dir: &Path, why: &str) -> Result<Option<PathBuf>, StoreError> {
     }
     Ok(moved_db)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{backup, restore, set_aside, Selector, Store};
+    use serde_json::json;
+    use std::path::Path;
+
+    fn cm(name: &str) -> serde_json::Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}})
+    }
+
+    fn refusal(dir: &Path) -> String {
+        match Store::open(dir) {
+            Ok(_) => panic!("{} was opened", dir.display()),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_clean_close_leaves_no_marker_and_no_wal_and_a_reserve() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.create(cm("a")).unwrap();
+        assert!(dir.path().join("store.open").exists() && dir.path().join("store.sqlite-wal").exists());
+        assert_eq!(std::fs::metadata(dir.path().join("store.reserve")).unwrap().len(), super::RESERVE_BYTES as u64);
+        drop(store);
+        assert!(!dir.path().join("store.open").exists(), "marker left after a clean close");
+        assert!(!dir.path().join("store.sqlite-wal").exists(), "WAL left after a clean close");
+        assert_eq!(Store::open(dir.path()).unwrap().list(&Selector::all()).unwrap().0.len(), 1);
+    }
+
+    #[test]
+    fn an_empty_or_foreign_file_is_refused_naming_it_and_reinit_keeps_it_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("store.sqlite");
+        std::fs::write(&db, b"").unwrap();
+        let e = refusal(dir.path());
+        assert!(e.contains(&db.display().to_string()) && e.contains("0 bytes") && e.contains("--reinit"), "{e}");
+        std::fs::write(&db, b"{\"kind\": \"not sqlite\"} and some more bytes").unwrap();
+        let e = refusal(dir.path());
+        assert!(e.contains("not a SQLite database"), "{e}");
+        let aside = set_aside(dir.path(), "reinit").unwrap().unwrap();
+        assert!(std::fs::read(&aside).unwrap().starts_with(b"{\"kind\""), "the old file was not kept");
+        assert!(Store::open(dir.path()).unwrap().list(&Selector::all()).unwrap().0.is_empty());
+    }
+
+    #[test]
+    fn a_lost_wal_after_a_crash_and_a_newer_schema_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Store::open(dir.path()).unwrap());
+        // What a crash leaves: the marker; the WAL then went missing.
+        std::fs::write(dir.path().join("store.open"), b"").unwrap();
+        let e = refusal(dir.path());
+        assert!(e.contains("store.sqlite-wal") && e.contains("lost"), "{e}");
+        std::fs::remove_file(dir.path().join("store.open")).unwrap();
+        let conn = rusqlite::Connection::open(dir.path().join("store.sqlite")).unwrap();
+        conn.execute_batch("PRAGMA user_version = 7").unwrap();
+        drop(conn);
+        let e = refusal(dir.path());
+        assert!(e.contains("newer ringleader") && e.contains("schema version 7"), "{e}");
+    }
+
+    #[test]
+    fn a_backup_taken_while_open_restores_and_restore_waits_for_the_store_to_close() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let store = Store::open(a.path()).unwrap();
+        for i in 0..5 {
+            store.create(cm(&format!("cm-{i}"))).unwrap();
+        }
+        let file = a.path().join("copy.sqlite");
+        assert_eq!(backup(a.path(), &file).unwrap(), store.version());
+        // The backup's read-only connection left the open store's WAL alone.
+        assert!(a.path().join("store.sqlite-wal").exists());
+        let e = restore(a.path(), &file).unwrap_err().to_string();
+        assert!(e.contains("the store is open"), "{e}");
+        let (version, aside) = restore(b.path(), &file).unwrap();
+        assert_eq!((version, aside), (store.version(), None));
+        let restored = Store::open(b.path()).unwrap();
+        assert_eq!(restored.list(&Selector::all()).unwrap().0.len(), 5);
+        drop(restored);
+        std::fs::write(a.path().join("junk"), b"junk junk junk junk junk").unwrap();
+        let e = restore(b.path(), &a.path().join("junk")).unwrap_err().to_string();
+        assert!(e.contains("not a SQLite database"), "{e}");
+        assert_eq!(Store::open(b.path()).unwrap().list(&Selector::all()).unwrap().0.len(), 5);
+    }
+}
