@@ -28,7 +28,7 @@ const STOP_AFTER_DEATH: Duration = Duration::from_secs(30);
 /// How long the plane gets to stop after SIGTERM or Ctrl-C before `up`
 /// exits anyway: a component stuck retrying a write (a full disk) must not
 /// keep it running. Under the 10 s a supervisor commonly waits before SIGKILL.
-const STOP_GRACE: Duration = Duration::from_secs(7);
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// The cluster `up` starts without `--cluster`.
 pub const DEMO_CLUSTER: &str = include_str!("../../../examples/demo/cluster.yaml");
@@ -278,9 +278,11 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let kubeconfig = kubeconfig::path(&args.data_dir);
     Kubeconfig::single(&url, tls.as_ref().map(|(ca, _)| ca.as_str()), token.as_str())
         .write(&kubeconfig)
-        .context("writing the kubeconfig")?;
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(|| format!("writing the kubeconfig{}", disk_hint(&args.data_dir)))?;
     // Last: the CLI and tests wait for this file, so everything it points at is in place.
-    write_if_changed(&server_file(&args.data_dir), url.as_bytes()).context("writing the server address")?;
+    write_if_changed(&server_file(&args.data_dir), url.as_bytes())
+        .with_context(|| format!("writing the server address{}", disk_hint(&args.data_dir)))?;
 
     let (tx, rx) = tokio::sync::watch::channel(false);
     let mut tasks: Vec<(&'static str, JoinHandle<Result<()>>)> = Vec::new();
@@ -410,6 +412,20 @@ async fn stop_signal() -> Result<()> {
 fn seconds(value: f64, default: f64) -> Duration {
     let v = if value.is_nan() { default } else { value };
     Duration::from_secs_f64(v.clamp(0.0, 1e9))
+}
+
+/// What to do when the data directory's disk is full (an empty string when
+/// it is not): the store's objects are intact, `up` only lacks room for
+/// its own small files.
+fn disk_hint(data_dir: &Path) -> String {
+    let probe = data_dir.join(format!(".space-check.{}", std::process::id()));
+    let full = std::fs::write(&probe, [0u8; 1]).is_err_and(|e| e.kind() == std::io::ErrorKind::StorageFull);
+    let _ = std::fs::remove_file(&probe);
+    if full {
+        format!(" (the disk of {} is full: free space there and start again; the store is intact)", data_dir.display())
+    } else {
+        String::new()
+    }
 }
 
 /// Writes `path` through a temporary file and a rename (never half-written),

@@ -1,8 +1,9 @@
 //! A data directory on a 64 MiB tmpfs filled through the API until writes
 //! fail: readiness then fails naming the store, a DELETE still succeeds
-//! (the store's reserve file gives deletions room), SIGTERM stops `up`
-//! within 10 s and a restart on the same, still nearly full, disk comes up
-//! with every acknowledged object.
+//! (the store's reserve file gives deletions room), SIGTERM on the full
+//! disk stops `up` within 10 s, a restart on the still-full disk fails
+//! saying what to do, and once space is freed it comes up with every
+//! acknowledged object.
 //!
 //! Needs root (mount). Without it the test says so and passes as skipped,
 //! unless `RINGLEADER_REQUIRE_TMPFS=1` (CI sets it).
@@ -84,7 +85,14 @@ fn a_full_disk_fails_readiness_keeps_deletes_and_stops_and_restarts() {
             return;
         }
     };
-    let cluster = cluster_yaml(232, &[("disk-n1", "hgx-h100-8")]);
+    // Several nodes: their agent's heartbeats are held and retried while
+    // the disk is full, which is what used to keep `up` from stopping.
+    let nodes =
+        [("disk-n1", "hgx-h100-8"), ("disk-n2", "hgx-h100-8"), ("disk-n3", "hgx-h100-8"), ("disk-n4", "hgx-h100-8")];
+    let cluster = cluster_yaml(232, &nodes);
+    // Someone else's file on the same disk: what the operator frees below.
+    let ballast = dir.path().join("data").join("ballast");
+    std::fs::write(&ballast, vec![1u8; 2 << 20]).expect("ballast");
     let extra = ["--runtime", "simulated", "--insecure-plain-http", "--backup-interval", "0"];
     let mut plane = Plane::start_in(dir, &cluster, &extra);
 
@@ -120,6 +128,12 @@ fn a_full_disk_fails_readiness_keeps_deletes_and_stops_and_restarts() {
     assert!(deleted.is_ok(), "DELETE on a full disk: {:?}", deleted.err());
     assert!(plane.get("configmaps", "fill-0").is_none(), "fill-0 still there after its DELETE");
 
+    // Full again (the deletion's room taken), so the stop below meets the
+    // agent's heartbeats held and retried.
+    let refilled = (400..500).take_while(|i| plane.apply(&big_config_map(*i)).is_ok()).count();
+    assert!(refilled < 100, "the disk did not fill again");
+    std::thread::sleep(Duration::from_secs(1));
+
     let child = plane.child.take().expect("up runs");
     let pid = child.id() as i32;
     let started = Instant::now();
@@ -144,8 +158,19 @@ fn a_full_disk_fails_readiness_keeps_deletes_and_stops_and_restarts() {
         started.elapsed().as_secs_f64()
     );
 
+    // Still full: the restart cannot write its new kubeconfig (a new port)
+    // and says so, rather than hang or start half-way.
+    let refused = plane.spawn_refused();
+    assert!(refused.contains("kubeconfig") && refused.contains("free space"), "{refused}");
+    std::fs::remove_file(&ballast).expect("free the ballast");
     plane.spawn();
     assert!(plane.get("configmaps", &format!("fill-{}", stored - 1)).is_some(), "an acknowledged object was lost");
+    if refilled > 0 {
+        assert!(
+            plane.get("configmaps", &format!("fill-{}", 400 + refilled - 1)).is_some(),
+            "an acknowledged object was lost"
+        );
+    }
     assert!(plane.get("configmaps", "fill-0").is_none(), "the deleted object came back");
     drop(plane);
     drop(mount);

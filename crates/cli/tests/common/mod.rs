@@ -123,6 +123,31 @@ impl Plane {
         }
     }
 
+    /// Runs `up` as [`Plane::spawn`] does, for a start that must fail: its
+    /// stderr once it exited non-zero (panics if it serves or exits 0).
+    pub fn spawn_refused(&mut self) -> String {
+        let server_file = self.data_dir().join("server");
+        let _ = std::fs::remove_file(&server_file);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+            .args(&self.args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("ringleader up");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while child.try_wait().ok().flatten().is_none() {
+            if Instant::now() > deadline || server_file.exists() {
+                let _ = child.kill();
+                let out = child.wait_with_output().expect("wait");
+                panic!("ringleader up started when it should not: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().expect("wait");
+        assert!(!out.status.success(), "ringleader up exited 0 without serving");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+
     /// SIGKILLs the `up` process (a crash).
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
