@@ -132,6 +132,16 @@ fn a_full_disk_fails_readiness_keeps_deletes_and_stops_and_restarts() {
     // agent's heartbeats held and retried.
     let refilled = (400..500).take_while(|i| plane.apply(&big_config_map(*i)).is_ok()).count();
     assert!(refilled < 100, "the disk did not fill again");
+    // And the last pages too, so that even the agent's heartbeats find no
+    // room: it holds them and retries, which is what kept `up` from stopping.
+    let small = |i: usize| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: small-{i}, namespace: default}}\ndata: {{v: {}}}\n",
+            "y".repeat(2000)
+        )
+    };
+    let smalls = (0..3000).take_while(|i| plane.apply(&small(*i)).is_ok()).count();
+    assert!(smalls < 3000, "3,000 small objects still fitted");
     std::thread::sleep(Duration::from_secs(1));
 
     let child = plane.child.take().expect("up runs");
