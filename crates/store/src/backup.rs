@@ -32,6 +32,18 @@ pub fn backup(dir: &Path, out: &Path) -> Result<u64, StoreError> {
     let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = out.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
+        // Secrets and tokens are in it: 0600 from the start, as the store's
+        // own file (SQLite keeps an existing file's mode).
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .mode(0o600)
+                .open(&tmp)
+                .map_err(|e| StoreError::Io(format!("{}: {e}", tmp.display())))?;
+        }
         let mut dst = Connection::open(&tmp).map_err(io_at(&tmp))?;
         {
             let b = rusqlite::backup::Backup::new(&src, &mut dst).map_err(io_at(&tmp))?;

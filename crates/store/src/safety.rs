@@ -159,7 +159,7 @@ impl OpenGuard {
 
     /// Marks the store open (call once SQLite has its WAL).
     pub fn mark_open(&self) -> Result<(), StoreError> {
-        File::create(&self.files.marker)
+        private_file(&self.files.marker)
             .map(drop)
             .map_err(|e| StoreError::Io(format!("{}: {e}", self.files.marker.display())))
     }
@@ -173,6 +173,12 @@ impl Drop for OpenGuard {
             let _ = std::fs::remove_file(&self.files.marker);
         }
     }
+}
+
+/// Created (or truncated) with the database's mode: the directory's files are the store's.
+fn private_file(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().create(true).truncate(true).write(true).mode(0o600).open(path)
 }
 
 pub(crate) fn lock_file(path: &Path) -> Result<File, StoreError> {
@@ -196,7 +202,7 @@ pub(crate) fn make_reserve(path: &Path) -> bool {
     // fsync: file systems account the space at write() (delayed allocation
     // included), which is all a reserve needs.
     let written = (|| -> std::io::Result<()> {
-        let mut f = File::create(path)?;
+        let mut f = private_file(path)?;
         let chunk = vec![0u8; 1 << 20];
         for _ in 0..RESERVE_BYTES / chunk.len() {
             f.write_all(&chunk)?;
@@ -307,6 +313,8 @@ mod tests {
         }
         let file = a.path().join("copy.sqlite");
         assert_eq!(backup(a.path(), &file).unwrap(), store.version());
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600, "a backup is private");
         // The backup's read-only connection left the open store's WAL alone.
         assert!(a.path().join("store.sqlite-wal").exists());
         let e = restore(a.path(), &file).unwrap_err().to_string();
