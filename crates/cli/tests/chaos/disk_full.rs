@@ -182,6 +182,8 @@ fn a_full_disk_fails_readiness_keeps_deletes_and_stops_and_restarts() {
         );
     }
     assert!(plane.get("configmaps", "fill-0").is_none(), "the deleted object came back");
+    // The refused write left nothing behind, not even part of it.
+    assert!(plane.get("configmaps", &format!("fill-{stored}")).is_none(), "a write answered 507 was stored");
     drop(plane);
     drop(mount);
 }
