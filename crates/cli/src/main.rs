@@ -10,6 +10,7 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod agent;
+mod backup;
 mod bench;
 mod bench_api;
 mod bench_e2e;
@@ -116,6 +117,10 @@ enum Command {
     Runs(platform::RunsArgs),
     /// Lock (no new runs scheduled, running ones go on) or unlock a queue.
     Queue(platform::QueueArgs),
+    /// Copy a store online into a file (`backup --data-dir D OUT`; safe while `up` runs).
+    Backup(backup::BackupArgs),
+    /// Replace a stopped plane's store with a backup (`restore --data-dir D FILE`; the old one is kept aside).
+    Restore(backup::RestoreArgs),
     /// Bearer tokens for users, node agents and the scheduler (`token create --user NAME`).
     Token(token::TokenArgs),
     /// A shell completion script (`source <(ringleader completion bash)`).
@@ -181,6 +186,8 @@ fn main() -> ExitCode {
         Command::Version(args) => version::version(args).map(|_| 0),
         Command::Crds(args) => crds::run(args).map(|_| 0),
         Command::Token(args) => token::run(args).map(|_| 0),
+        Command::Backup(args) => backup::backup(args).map(|_| 0),
+        Command::Restore(args) => backup::restore(args).map(|_| 0),
         Command::Completion { shell } => {
             let script = completion(shell);
             printer::emit(&String::from_utf8_lossy(&script)).map(|_| 0)

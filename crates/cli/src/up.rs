@@ -25,6 +25,10 @@ const MANAGER: &str = "manager";
 const MANAGER_STALE_AFTER: Duration = Duration::from_secs(30);
 /// How long the rest of the plane gets to stop once a component died.
 const STOP_AFTER_DEATH: Duration = Duration::from_secs(30);
+/// How long the plane gets to stop after SIGTERM or Ctrl-C before `up`
+/// exits anyway: a component stuck retrying a write (a full disk) must not
+/// keep it running. Under the 10 s a supervisor commonly waits before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// The cluster `up` starts without `--cluster`.
 pub const DEMO_CLUSTER: &str = include_str!("../../../examples/demo/cluster.yaml");
@@ -85,6 +89,9 @@ pub struct UpArgs {
     /// The embedded history's sampling.
     #[command(flatten)]
     pub history: HistoryFlags,
+    /// `--reinit` and periodic backups.
+    #[command(flatten)]
+    pub store: crate::backup::StoreFlags,
 }
 
 /// How the embedded history (charts, `ringleader top`) samples and how much it keeps.
@@ -248,6 +255,11 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     check_plain_http(bound, args.insecure_plain_http)?;
     std::fs::create_dir_all(&args.data_dir).with_context(|| format!("{}", args.data_dir.display()))?;
     controller.ssh_seed = Some(crate::ssh_seed::load_or_create(&args.data_dir)?);
+    if args.store.reinit {
+        if let Some(aside) = ringleader_store::set_aside(&args.data_dir, "reinit").context("--reinit")? {
+            eprintln!("ringleader up: --reinit: starting empty; the old store is kept as {}", aside.display());
+        }
+    }
     let store = Store::open(&args.data_dir).context("opening the store")?;
     for o in others {
         store.apply(o).context("storing the cluster file's objects")?;
@@ -266,9 +278,11 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let kubeconfig = kubeconfig::path(&args.data_dir);
     Kubeconfig::single(&url, tls.as_ref().map(|(ca, _)| ca.as_str()), token.as_str())
         .write(&kubeconfig)
-        .context("writing the kubeconfig")?;
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(|| format!("writing the kubeconfig{}", disk_hint(&args.data_dir)))?;
     // Last: the CLI and tests wait for this file, so everything it points at is in place.
-    std::fs::write(server_file(&args.data_dir), &url).context("writing the server address")?;
+    write_if_changed(&server_file(&args.data_dir), url.as_bytes())
+        .with_context(|| format!("writing the server address{}", disk_hint(&args.data_dir)))?;
 
     let (tx, rx) = tokio::sync::watch::channel(false);
     let mut tasks: Vec<(&'static str, JoinHandle<Result<()>>)> = Vec::new();
@@ -307,6 +321,12 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         hot_reset_secs: args.hot_reset_secs,
         ..ManagerConfig::default()
     };
+    if args.store.backup_interval > 0 {
+        let dir = args.store.backup_dir.clone().unwrap_or_else(|| args.data_dir.join("backups"));
+        let every = Duration::from_secs(args.store.backup_interval);
+        let task = crate::backup::run_periodic(store.clone(), dir, args.store.backup_keep, every, rx.clone());
+        tasks.push(("backup", tokio::spawn(task)));
+    }
     let (mstore, mrx) = (store.clone(), rx.clone());
     let manager =
         tokio::spawn(async move { loud(ringleader_manager::run(mstore, mconfig, mrx).await.context(MANAGER)) });
@@ -395,6 +415,35 @@ fn seconds(value: f64, default: f64) -> Duration {
     Duration::from_secs_f64(v.clamp(0.0, 1e9))
 }
 
+/// What to do when the data directory's disk is full (an empty string when
+/// it is not): the store's objects are intact, `up` only lacks room for
+/// its own small files.
+fn disk_hint(data_dir: &Path) -> String {
+    let probe = data_dir.join(format!(".space-check.{}", std::process::id()));
+    let full = std::fs::write(&probe, [0u8; 1]).is_err_and(|e| e.kind() == std::io::ErrorKind::StorageFull);
+    let _ = std::fs::remove_file(&probe);
+    if full {
+        format!(" (the disk of {} is full: free space there and start again; the store is intact)", data_dir.display())
+    } else {
+        String::new()
+    }
+}
+
+/// Writes `path` through a temporary file and a rename (never half-written),
+/// and not at all when it already holds `contents`: a restart on a full
+/// disk needs no room for what it has.
+fn write_if_changed(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    if std::fs::read(path).is_ok_and(|old| old == contents) {
+        return Ok(());
+    }
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let written = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
 /// Where `up` writes its API address for the other commands.
 pub fn server_file(data_dir: &Path) -> PathBuf {
     data_dir.join("server")
@@ -402,8 +451,16 @@ pub fn server_file(data_dir: &Path) -> PathBuf {
 
 pub fn run(args: UpArgs) -> Result<()> {
     let rt = tokio::runtime::Runtime::new()?;
+    let result = serve(&rt, &args);
+    // A blocking call still waiting (a store write retried on a full disk)
+    // must not hold the exit: the runtime's drop would wait for it.
+    rt.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+fn serve(rt: &tokio::runtime::Runtime, args: &UpArgs) -> Result<()> {
     rt.block_on(async {
-        let mut plane = start(&args).await?;
+        let mut plane = start(args).await?;
         if args.no_agent {
             println!("ringleader up: API at {} (control plane only: nodes join with `ringleader agent`)", plane.url);
         } else {
@@ -423,7 +480,18 @@ pub fn run(args: UpArgs) -> Result<()> {
             }
             death = plane.first_death() => Some(death),
         };
-        let Some((name, why)) = died else { return plane.stop().await };
+        let Some((name, why)) = died else {
+            return match tokio::time::timeout(STOP_GRACE, plane.stop()).await {
+                Ok(r) => r,
+                Err(_) => {
+                    eprintln!(
+                        "ringleader up: the plane did not stop within {} s of the stop signal; exiting anyway",
+                        STOP_GRACE.as_secs()
+                    );
+                    Ok(())
+                }
+            };
+        };
         // Serving on without it would be a plane that accepts jobs and never
         // runs them: stop the rest (pods run on for the next `up`) and fail.
         eprintln!("ringleader up: the {name} stopped ({why}); stopping the plane");
@@ -454,6 +522,7 @@ mod tests {
             env: Default::default(),
             hot_reset_secs: None,
             history: Default::default(),
+            store: Default::default(),
         }
     }
 

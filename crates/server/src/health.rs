@@ -5,7 +5,7 @@
 //! out.
 //!
 //! The checks: `ping` (the server answers), `store` (a read comes back in
-//! time), each component registered in the [`Health`] registry (the
+//! time and the last write did not fail on SQLite or the disk), each component registered in the [`Health`] registry (the
 //! manager: its loop reports a heartbeat on each wake-up, and `up` marks it
 //! stopped when its task ends), and, for readiness only, `agents`: nodes
 //! whose agents stopped heartbeating are listed, but fail the check only
@@ -189,6 +189,11 @@ async fn run_checks(state: &ServerState, probe: Probe, excluded: &[String]) -> V
 }
 
 async fn store_check(state: &ServerState) -> Outcome {
+    // A store that reads but cannot write (a full disk) takes the API out
+    // of service: every create and update would fail.
+    if let Some(why) = state.store().write_error() {
+        return Err(format!("cannot write: {why}"));
+    }
     // An indexed read of a key that need not exist: it goes through SQLite.
     let key = ObjectKey::new("v1", "Namespace", "", "default");
     match tokio::time::timeout(STORE_TIMEOUT, state.blocking(move |store| store.get(&key))).await {

@@ -289,6 +289,12 @@ impl From<StoreError> for ApiError {
                 }
                 err
             }
+            // Nothing of the write was stored; deleting objects frees room.
+            StoreError::Io(_) if e.is_disk_full() => ApiError::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                "InternalError",
+                format!("{message}: nothing was written; delete objects or free disk space on the data directory"),
+            ),
             StoreError::Io(_) => ApiError::internal(message),
         }
     }

@@ -322,6 +322,17 @@ fn read_optional(path: &Path) -> Result<Option<String>, TlsError> {
 /// created with `mode` so a secret is never readable by others, not even
 /// for a moment.
 pub(crate) fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<(), TlsError> {
+    // Unchanged contents are not rewritten: a restart on a full disk must
+    // not fail on files it already has.
+    if std::fs::read(path).is_ok_and(|old| old == contents) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o777 == mode) {
+                return Ok(());
+            }
+        }
+    }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));

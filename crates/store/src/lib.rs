@@ -6,7 +6,10 @@
 //! (`synchronous=FULL`). See `docs/control-plane.md` for who writes what.
 //!
 //! The crate owns the file `<dir>/store.sqlite` and everything in it: the
-//! objects, the version counter and the event history that watches replay.
+//! objects, the version counter and the event history that watches replay;
+//! beside it `store.open`, `store.lock` and `store.reserve` (the `safety`
+//! module: a store that would lose data quietly is refused at open).
+//! [`backup`] and [`restore`] copy it online and put a copy back.
 //! One process should own a data directory: versions stay consistent if a
 //! second one writes, but its writes reach only its own watches.
 //!
@@ -23,18 +26,29 @@
 //!   long as the version asked for is within the retained history
 //!   ([`Options::history`] events).
 
+mod backup;
 mod clock;
+mod safety;
 mod sqlite;
 mod watch;
+
+pub use backup::{backup, restore};
+pub use safety::{set_aside, DB_FILE, SCHEMA_VERSION};
 
 /// RFC 7386 JSON merge patch (the `json-patch` crate's), as the store applies it.
 pub use json_patch::merge as merge_patch;
 pub use watch::Watch;
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How a full disk reads in a [`StoreError::Io`] message.
+const DISK_FULL: &str = "the disk is full";
+/// Least time between attempts to write the reserve file again once released.
+const RESERVE_RETRY: Duration = Duration::from_secs(10);
 
 /// Identity of an object. `namespace` is `""` for cluster-scoped objects.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -250,6 +264,13 @@ pub enum StoreError {
     Io(String),
 }
 
+impl StoreError {
+    /// A write failed for want of disk space (nothing of it was stored).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, StoreError::Io(m) if m.starts_with(DISK_FULL))
+    }
+}
+
 /// How a store is opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
@@ -270,13 +291,22 @@ pub struct Store {
     inner: Arc<Inner>,
 }
 
+// Fields drop in order: the readers close before the writer, so the
+// writer's is the last connection (SQLite then checkpoints and removes the
+// WAL), and the guard last, which removes the open marker only then.
 struct Inner {
+    readers: sqlite::Readers,
     /// Every write and watch registration holds this lock, which is what
     /// orders events and keeps history and live streams seamless.
     writer: Mutex<sqlite::Writer>,
-    readers: sqlite::Readers,
     /// The last committed version, readable without the lock.
     version: AtomicU64,
+    dir: PathBuf,
+    /// Why the last write failed on SQLite or the disk (`None` after a success).
+    write_error: Mutex<Option<String>>,
+    /// When the reserve file was released (`None`: in place, or never made).
+    reserve_released: Mutex<Option<Instant>>,
+    _guard: safety::OpenGuard,
 }
 
 /// The store holds every object, Secrets' and tokens' readers included:
@@ -297,19 +327,42 @@ impl Store {
         Store::open_with(dir, Options::default())
     }
 
-    /// [`Store::open`] with options.
+    /// [`Store::open`] with options. Refuses a store that would lose data
+    /// quietly (see the `safety` module): empty, unreadable or damaged,
+    /// missing its WAL after a crash, or of a newer schema.
     pub fn open_with(dir: &Path, options: Options) -> Result<Store, StoreError> {
-        let path = dir.join("store.sqlite");
-        private_files(dir, &path).map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))?;
-        let writer = sqlite::Writer::open(&path, options.history)?;
+        let files = safety::Files::of(dir);
+        safety::check_files(&files)?;
+        private_files(dir, &files.db).map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))?;
+        let guard = safety::OpenGuard::acquire(&files)?;
+        let writer = sqlite::Writer::open(&files.db, options.history)?;
         let version = writer.version()?;
+        guard.mark_open()?;
+        // Without room for it the store still opens: a full disk is for
+        // readiness and the write errors to report, not a reason to stop.
+        let reserved = safety::make_reserve(&files.reserve);
         Ok(Store {
             inner: Arc::new(Inner {
+                readers: sqlite::Readers::new(files.db.clone()),
                 writer: Mutex::new(writer),
-                readers: sqlite::Readers::new(path),
                 version: AtomicU64::new(version),
+                dir: dir.to_path_buf(),
+                write_error: Mutex::new(None),
+                reserve_released: Mutex::new((!reserved).then(Instant::now)),
+                _guard: guard,
             }),
         })
+    }
+
+    /// Why the last write failed on SQLite or the disk, `None` once a write
+    /// succeeded again (what readiness reports).
+    pub fn write_error(&self) -> Option<String> {
+        self.inner.write_error.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// An online backup of this store into `out` ([`backup`]).
+    pub fn backup_to(&self, out: &Path) -> Result<u64, StoreError> {
+        backup::backup(&self.inner.dir, out)
     }
 
     fn writer(&self) -> MutexGuard<'_, sqlite::Writer> {
@@ -369,9 +422,49 @@ impl Store {
             return Ok(Vec::new());
         }
         let mut writer = self.writer();
-        let (out, version) = writer.write(ops)?;
+        // Deletions are how space is freed through the API: when the disk is
+        // full they get the reserve file's room and are tried once more.
+        let retry = ops.iter().all(|op| matches!(op, Op::Delete { .. })).then(|| ops.clone());
+        let mut result = writer.write(ops);
+        if let (Err(e), Some(ops)) = (&result, retry) {
+            if e.is_disk_full() && self.release_reserve() {
+                result = writer.write(ops);
+            }
+        }
+        drop(writer);
+        let mut error = self.inner.write_error.lock().unwrap_or_else(PoisonError::into_inner);
+        match &result {
+            Ok(_) => *error = None,
+            Err(e @ StoreError::Io(_)) => *error = Some(e.to_string()),
+            Err(_) => {}
+        }
+        drop(error);
+        let (out, version) = result?;
         self.inner.version.store(version, Ordering::Release);
+        self.renew_reserve();
         Ok(out)
+    }
+
+    /// Frees the reserve file's room; `false` when it was not there.
+    fn release_reserve(&self) -> bool {
+        let reserve = safety::Files::of(&self.inner.dir).reserve;
+        let removed = std::fs::remove_file(&reserve).is_ok();
+        if removed {
+            *self.inner.reserve_released.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        }
+        removed
+    }
+
+    /// Writes the reserve file again once the disk has room (tried at most
+    /// every [`RESERVE_RETRY`], after a successful write).
+    fn renew_reserve(&self) {
+        let mut released = self.inner.reserve_released.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(at) = *released else { return };
+        if at.elapsed() < RESERVE_RETRY {
+            return;
+        }
+        let reserve = safety::Files::of(&self.inner.dir).reserve;
+        *released = if safety::make_reserve(&reserve) { None } else { Some(Instant::now()) };
     }
 
     /// [`Store::batch`] as a dry run (`dryRun=All`): every check runs and the

@@ -40,6 +40,9 @@ CREATE TABLE IF NOT EXISTS events (
 const KEY_WHERE: &str = "api_version = ?1 AND kind = ?2 AND namespace = ?3 AND name = ?4";
 
 pub(crate) fn io(e: rusqlite::Error) -> StoreError {
+    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+        return StoreError::Io(format!("{}: {e}", crate::DISK_FULL));
+    }
     StoreError::Io(e.to_string())
 }
 
@@ -340,8 +343,17 @@ pub(crate) struct Writer {
 
 impl Writer {
     pub fn open(path: &Path, history: u64) -> Result<Writer, StoreError> {
+        let unusable = |e: rusqlite::Error| match io(e) {
+            full if full.is_disk_full() => full,
+            StoreError::Io(m) => crate::safety::refusal(path, &format!("cannot be opened ({m})")),
+            other => other,
+        };
+        let conn = Connection::open(path).map_err(unusable)?;
+        // Before anything writes: a damaged file or a newer schema is left as it is.
+        crate::safety::check_database(&conn, path)?;
+        drop(conn);
         let conn = open_connection(path)?;
-        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).map_err(io)?;
+        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).map_err(unusable)?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(StoreError::Io(format!("{}: cannot use WAL (journal_mode is {mode})", path.display())));
         }
@@ -349,6 +361,11 @@ impl Writer {
         // survives a power cut, not just a process crash.
         conn.execute_batch("PRAGMA synchronous=FULL;").map_err(io)?;
         conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} COMMIT;")).map_err(io)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(io)?;
+        // Only when it changes: a restart on a full disk writes nothing.
+        if version != crate::safety::SCHEMA_VERSION {
+            conn.execute_batch(&format!("PRAGMA user_version = {}", crate::safety::SCHEMA_VERSION)).map_err(io)?;
+        }
         Ok(Writer { conn, watchers: Watchers::default(), history })
     }
 

@@ -7,3 +7,5 @@
 mod common;
 
 mod adopt;
+mod disk_full;
+mod store;

@@ -47,7 +47,11 @@ pub struct Plane {
 impl Plane {
     /// Starts `ringleader up` with the cluster and extra flags.
     pub fn start(cluster: &str, extra: &[&str]) -> Plane {
-        let dir = tempfile::tempdir().expect("tempdir");
+        Plane::start_in(tempfile::tempdir().expect("tempdir"), cluster, extra)
+    }
+
+    /// [`Plane::start`] in a directory given (its `data` may be a mount of its own).
+    pub fn start_in(dir: tempfile::TempDir, cluster: &str, extra: &[&str]) -> Plane {
         let file = dir.path().join("cluster.yaml");
         std::fs::write(&file, cluster).expect("cluster file");
         let mut args: Vec<String> = vec![
@@ -66,6 +70,11 @@ impl Plane {
         let mut plane = Plane { dir, child: None, client: Client::new("http://127.0.0.1:1", ""), rt, args };
         plane.spawn();
         plane
+    }
+
+    /// Adds flags for the next [`Plane::spawn`].
+    pub fn args_push(&mut self, arg: &str) {
+        self.args.push(arg.to_string());
     }
 
     pub fn data_dir(&self) -> PathBuf {
@@ -112,6 +121,31 @@ impl Plane {
             assert!(Instant::now() < deadline, "ringleader up did not come up");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Runs `up` as [`Plane::spawn`] does, for a start that must fail: its
+    /// stderr once it exited non-zero (panics if it serves or exits 0).
+    pub fn spawn_refused(&mut self) -> String {
+        let server_file = self.data_dir().join("server");
+        let _ = std::fs::remove_file(&server_file);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+            .args(&self.args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("ringleader up");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while child.try_wait().ok().flatten().is_none() {
+            if Instant::now() > deadline || server_file.exists() {
+                let _ = child.kill();
+                let out = child.wait_with_output().expect("wait");
+                panic!("ringleader up started when it should not: {}", String::from_utf8_lossy(&out.stderr));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().expect("wait");
+        assert!(!out.status.success(), "ringleader up exited 0 without serving");
+        String::from_utf8_lossy(&out.stderr).into_owned()
     }
 
     /// SIGKILLs the `up` process (a crash).
