@@ -8,7 +8,7 @@ use crate::config::{AgentConfig, Runtime, VirtualNode};
 use crate::hosts::Directory;
 use crate::node::{self, Faults};
 use crate::pod::{self, PodInfo};
-use crate::runtime::{isolate, process, sim};
+use crate::runtime::{cgroup, eviction, isolate, limits, process, sim};
 use crate::sandbox;
 use crate::status::{self, Exit};
 use crate::telemetry;
@@ -64,6 +64,8 @@ struct PodEntry {
     state: PodState,
     /// Files it takes from ConfigMaps: pod path → (ConfigMap, key).
     config_files: BTreeMap<String, (String, String)>,
+    /// Its ephemeral-storage limits and sandbox, when it has limits.
+    storage: Option<(eviction::StorageLimits, std::path::PathBuf)>,
 }
 
 enum TimerAction {
@@ -78,6 +80,8 @@ pub(crate) struct Exited {
     key: ObjectKey,
     uid: String,
     status: std::io::Result<std::process::ExitStatus>,
+    /// The OOM killer killed a process of the pod.
+    oom_killed: bool,
 }
 
 /// What the initial lists and watches give the loop.
@@ -107,6 +111,8 @@ pub(crate) struct Agent {
     store: Arc<dyn Cluster>,
     /// Pod sandboxes, when the process runtime uses them.
     sandboxing: Option<isolate::Sandboxing>,
+    /// Pods' cgroups, when sandboxes and cgroups work here.
+    cgroups: Option<cgroup::Cgroups>,
     /// CPU and memory last published per running pod, and per node.
     usage_pods: HashMap<ObjectKey, usage::Published>,
     usage_nodes: HashMap<String, usage::Published>,
@@ -160,6 +166,7 @@ impl Agent {
             exits_tx,
             store,
             sandboxing: None,
+            cgroups: None,
             usage_pods: HashMap::new(),
             usage_nodes: HashMap::new(),
             node_cpu_nanos: HashMap::new(),
@@ -172,6 +179,9 @@ impl Agent {
 
     /// With pods started in sandboxes (`None`: plain process groups).
     pub(crate) fn with_sandboxing(mut self, sandboxing: Option<isolate::Sandboxing>) -> Agent {
+        if sandboxing.is_some() {
+            self.cgroups = limits::cgroups(&self.cfg.pod_limits);
+        }
         self.sandboxing = sandboxing;
         self
     }
@@ -302,7 +312,10 @@ impl Agent {
                 Some(exit) = exits.recv() => self.on_exit(exit),
                 Some(now) = next_detected(&mut detected) => self.on_detected(&now),
                 _ = heartbeat.tick() => self.heartbeat(),
-                _ = usage_tick.tick() => self.sample_usage(),
+                _ = usage_tick.tick() => {
+                    self.sample_usage();
+                    self.evict_over_storage();
+                }
                 Some(reading) = next_reading(&mut readings) => self.on_telemetry(reading),
                 _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => self.fire_timers(),
             }
@@ -652,6 +665,9 @@ impl Agent {
             started,
             state,
             config_files: pod::config_files(obj).unwrap_or_default(),
+            storage: sandbox::sandbox_dir(&self.cfg.data_dir, node, &info.key.namespace, &info.key.name)
+                .ok()
+                .and_then(|dir| Some((eviction::limits_of(obj, &dir)?, dir))),
         };
         self.pods.insert(info.key.clone(), entry);
     }
@@ -843,7 +859,9 @@ impl Agent {
                     let mut child = child;
                     tokio::spawn(async move {
                         let status = child.wait().await;
-                        let _ = tx.send(Exited { key, uid, status });
+                        let oom_killed = child.oom_killed();
+                        drop(child);
+                        let _ = tx.send(Exited { key, uid, status, oom_killed });
                     });
                 }
                 Err((reason, message)) => self.fail_unstarted(info, obj, node, reason, message),
@@ -909,9 +927,14 @@ impl Agent {
         let env = command::process_env(&env, &agent_env);
         let argv = command::argv(&container.command, &container.args, &env).map_err(invalid)?;
         let log = dir.join(sandbox::LOG_FILE);
-        let mut launch = process::Launch { argv, env, cwd: seen(&cwd), log: log.clone() };
+        let log_max = self.cfg.pod_limits.log_max;
+        let mut launch = process::Launch { argv, env, cwd: seen(&cwd), log: log.clone(), log_max };
         let confined = match &self.sandboxing {
-            Some(s) => Some(isolate::confine(s, obj, &mut launch, &dir, info.hostname.as_deref().unwrap_or(name))?),
+            Some(s) => {
+                let mut c = isolate::confine(s, obj, &mut launch, &dir, info.hostname.as_deref().unwrap_or(name))?;
+                c.cgroup = limits::confine(self.cgroups.as_ref(), &self.cfg.pod_limits, obj, &info.uid, &mut c.spec)?;
+                Some(c)
+            }
             None => None,
         };
         let child = process::spawn_in(&launch, confined).map_err(|e| {
@@ -991,6 +1014,32 @@ impl Agent {
         }
     }
 
+    /// Evicts every running pod past its ephemeral-storage limits: killed,
+    /// Failed with reason `Evicted`, and an Event saying why.
+    fn evict_over_storage(&mut self) {
+        let mut evicted = Vec::new();
+        for (key, e) in &self.pods {
+            let (PodState::Running { pgid: Some(pgid) }, Some((limits, dir))) = (&e.state, &e.storage) else {
+                continue;
+            };
+            if let Some(message) = eviction::over(limits, dir) {
+                evicted.push((key.clone(), *pgid, message));
+            }
+        }
+        for (key, pgid, message) in evicted {
+            process::signal_group(pgid, libc::SIGKILL);
+            let Some(e) = self.pods.get_mut(&key) else { continue };
+            e.state = PodState::Finished { delete_sent: false };
+            let now = time::now();
+            tracing::warn!(pod = %key, %message, "pod evicted");
+            let patch = eviction::status(&e.container, e.started, now, &message);
+            let event = eviction::event(&key.namespace, &key.name, &e.uid, &e.node, &message, now);
+            let uid = e.uid.clone();
+            self.write_pod(&key, &uid, patch);
+            self.write(Write::Event(event));
+        }
+    }
+
     fn on_exit(&mut self, exit: Exited) {
         let Some(e) = self.pods.get_mut(&exit.key) else { return };
         if e.uid != exit.uid {
@@ -1001,7 +1050,7 @@ impl Agent {
                 // The leader is gone; stragglers of its group go with it.
                 process::signal_group(p, libc::SIGKILL);
                 let end = match exit.status {
-                    Ok(s) => process::exit_of(s),
+                    Ok(s) => limits::exit_with_oom(process::exit_of(s), exit.oom_killed),
                     Err(err) => Exit::agent(128, "Unknown", format!("waiting for the process failed: {err}")),
                 };
                 let patch = status::terminated(&e.container, "", e.started, time::now(), &end);

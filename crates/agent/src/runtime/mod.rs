@@ -1,7 +1,10 @@
 //! The two ways a pod runs: as a process group ([`process`]), sandboxed
 //! ([`isolate`], [`pod_init`]) or not, or as a timer ([`sim`]).
 
+pub mod cgroup;
+pub mod eviction;
 pub mod isolate;
+pub mod limits;
 pub mod pod_init;
 pub mod process;
 pub mod sim;

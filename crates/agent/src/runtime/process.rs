@@ -19,6 +19,8 @@ pub struct Launch {
     pub cwd: PathBuf,
     /// Log file (created or truncated).
     pub log: PathBuf,
+    /// Bytes of log kept before it rotates ([`super::limits::LogCap`]).
+    pub log_max: u64,
 }
 
 /// Suffix of the file beside a log holding when each of its lines began.
@@ -51,6 +53,8 @@ pub struct Confined {
     pub lease: isolate::Lease,
     /// Lines for the head of the log (volumes not mounted as asked).
     pub notes: Vec<String>,
+    /// The pod's cgroup, removed when the pod has been reaped.
+    pub cgroup: Option<super::cgroup::PodCgroup>,
 }
 
 /// [`spawn`], in a sandbox when `confined` is given: the process the agent
@@ -64,6 +68,7 @@ pub fn spawn_in(launch: &Launch, confined: Option<Confined>) -> std::io::Result<
     // One pipe for both streams keeps their order, as one file did.
     let (reader, writer) = std::io::pipe()?;
     let err = writer.try_clone()?;
+    let mut cgroup = None;
     let (mut cmd, stdin, lease) = match confined {
         None => (tokio::process::Command::new(program), Stdio::null(), None),
         Some(c) => {
@@ -74,6 +79,7 @@ pub fn spawn_in(launch: &Launch, confined: Option<Confined>) -> std::io::Result<
             }
             let mut cmd = tokio::process::Command::new(&c.init_program);
             cmd.arg(isolate::INIT_ARG);
+            cgroup = c.cgroup;
             (cmd, Stdio::from(spec_file(&c.spec)?), Some(c.lease))
         }
     };
@@ -93,13 +99,14 @@ pub fn spawn_in(launch: &Launch, confined: Option<Confined>) -> std::io::Result<
     // The write ends must close here, or the log never sees end of file.
     drop(cmd);
     let (done_tx, done) = tokio::sync::oneshot::channel();
+    let cap = super::limits::LogCap::new(&launch.log, launch.log_max);
     std::thread::Builder::new().name("pod-log".into()).spawn(move || {
-        if let Err(e) = record(reader, log, times) {
+        if let Err(e) = record(reader, log, times, cap) {
             tracing::warn!(error = %e, "recording a pod's log failed");
         }
         let _ = done_tx.send(());
     })?;
-    Ok(Running { child, done, _lease: lease })
+    Ok(Running { child, done, _lease: lease, cgroup })
 }
 
 /// The init's spec in an anonymous file (no size limit, nothing on disk,
@@ -131,6 +138,8 @@ pub struct Running {
     done: tokio::sync::oneshot::Receiver<()>,
     /// Held until the process is reaped (dropped with this).
     _lease: Option<isolate::Lease>,
+    /// Removed once dropped (after the reap).
+    cgroup: Option<super::cgroup::PodCgroup>,
 }
 
 impl Running {
@@ -145,11 +154,22 @@ impl Running {
         let _ = tokio::time::timeout(DRAIN, &mut self.done).await;
         Ok(status)
     }
+
+    /// Whether the OOM killer killed a process of the pod (read before
+    /// this is dropped, which removes the pod's cgroup).
+    pub fn oom_killed(&self) -> bool {
+        self.cgroup.as_ref().is_some_and(super::cgroup::PodCgroup::oom_killed)
+    }
 }
 
 /// Copies the pipe into the log until every writer closed it, stamping
 /// each line's start.
-fn record(mut pipe: std::io::PipeReader, mut log: std::fs::File, mut times: std::fs::File) -> std::io::Result<()> {
+fn record(
+    mut pipe: std::io::PipeReader,
+    mut log: std::fs::File,
+    mut times: std::fs::File,
+    mut cap: super::limits::LogCap,
+) -> std::io::Result<()> {
     let mut buf = vec![0u8; 16 << 10];
     let mut line_start = true;
     loop {
@@ -160,6 +180,16 @@ fn record(mut pipe: std::io::PipeReader, mut log: std::fs::File, mut times: std:
             Err(e) => return Err(e),
         };
         let chunk = &buf[..n];
+        if cap.rotate_before(n) {
+            match cap.rotate() {
+                Ok(pair) => {
+                    (log, times) = pair;
+                    // The line running on continues the new file: it gets a stamp there.
+                    line_start = true;
+                }
+                Err(e) => tracing::warn!(error = %e, "rotating a pod's log failed; it grows on"),
+            }
+        }
         let stamp = jiff::Timestamp::now().to_string();
         let mut stamps = String::new();
         for byte in chunk {
@@ -261,6 +291,7 @@ mod tests {
             env: vec![("RINGLEADER_POD".into(), "p".into()), ("RINGLEADER_NAMESPACE".into(), "ns".into())],
             cwd: tmp.path().to_path_buf(),
             log: tmp.path().join("log"),
+            log_max: 1 << 20,
         };
         let mut child = spawn(&launch).unwrap();
         let pgid = child.id().unwrap() as i32;
@@ -279,6 +310,7 @@ mod tests {
             env: vec![],
             cwd: tmp.path().to_path_buf(),
             log: tmp.path().join("log"),
+            log_max: 1 << 20,
         };
         let mut running = spawn(&launch)?;
         let exit = exit_of(running.wait().await?);
