@@ -139,7 +139,25 @@ impl Cgroups {
                 }
             }
         }
-        Ok(Cgroups { hierarchy, pids_limit })
+        let cgroups = Cgroups { hierarchy, pids_limit };
+        cgroups.sweep();
+        Ok(cgroups)
+    }
+
+    /// Removes the empty groups a stopped agent left (a group with
+    /// processes in it refuses removal, so a pod still running keeps its).
+    fn sweep(&self) {
+        let parents: Vec<PathBuf> = match &self.hierarchy {
+            Hierarchy::V2 { root } => vec![root.join(PARENT)],
+            Hierarchy::V1 { memory, pids, cpu } => [memory, pids, cpu].iter().map(|c| c.join(PARENT)).collect(),
+        };
+        for parent in parents {
+            for e in std::fs::read_dir(&parent).into_iter().flatten().flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    let _ = std::fs::remove_dir(e.path());
+                }
+            }
+        }
     }
 
     /// The hierarchy in use.
@@ -299,10 +317,10 @@ impl Drop for PodCgroup {
     /// The group goes with the pod, off the caller's thread (the kernel may
     /// take a moment to empty it).
     fn drop(&mut self) {
-        let group = PodCgroup { v2: self.v2, dirs: std::mem::take(&mut self.dirs) };
-        if group.dirs.is_empty() {
+        if self.dirs.is_empty() {
             return;
         }
+        let group = PodCgroup { v2: self.v2, dirs: std::mem::take(&mut self.dirs) };
         let spawned = std::thread::Builder::new().name("pod-cgroup".into()).spawn(move || {
             let mut group = group;
             group.remove_now();
