@@ -73,6 +73,8 @@ enum TimerAction {
     SimDone { key: ObjectKey, uid: String, at: f64 },
     /// The grace period of a deleted pod is over.
     GraceKill { key: ObjectKey, uid: String },
+    /// A deleted pod's sandbox and log have been kept long enough.
+    RemoveSandbox { key: ObjectKey, node: String },
 }
 
 /// A child process ended.
@@ -582,6 +584,10 @@ impl Agent {
             if self.pods.get(key).is_some_and(|e| e.uid == uid) {
                 if let Some(e) = self.pods.remove(key) {
                     forget(&e);
+                    if self.cfg.runtime == Runtime::Process {
+                        let action = TimerAction::RemoveSandbox { key: key.clone(), node: e.node.clone() };
+                        self.add_timer(self.cfg.pod_limits.deleted_retention, action);
+                    }
                 }
             }
             return;
@@ -1094,6 +1100,15 @@ impl Agent {
                     {
                         tracing::info!(pod = %key, "grace period over: SIGKILL");
                         process::signal_group(*pgid, libc::SIGKILL);
+                    }
+                }
+                Some(TimerAction::RemoveSandbox { key, node }) => {
+                    // A new pod of the name runs in that directory now.
+                    if self.pods.contains_key(&key) {
+                        continue;
+                    }
+                    if let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &node, &key.namespace, &key.name) {
+                        limits::remove_sandbox(&dir);
                     }
                 }
                 None => {}

@@ -46,6 +46,9 @@ pub struct PodLimitArgs {
     /// memory or ephemeral-storage limit, and the most any pod gets.
     #[arg(long, default_value = "1Gi")]
     pub pod_tmp_size: String,
+    /// Seconds the sandbox and log of a deleted pod are kept on the node.
+    #[arg(long, default_value_t = 600.0)]
+    pub deleted_pod_retention: f64,
 }
 
 impl Default for PodLimitArgs {
@@ -54,6 +57,7 @@ impl Default for PodLimitArgs {
             pod_pids_limit: ringleader_agent::runtime::cgroup::DEFAULT_PIDS_LIMIT,
             container_log_max_size: "10Mi".into(),
             pod_tmp_size: "1Gi".into(),
+            deleted_pod_retention: 600.0,
         }
     }
 }
@@ -72,6 +76,11 @@ impl PodLimitArgs {
         limits.pids = Some(self.pod_pids_limit).filter(|p| *p > 0);
         limits.log_max = size("container-log-max-size", &self.container_log_max_size)?;
         limits.tmp_size = size("pod-tmp-size", &self.pod_tmp_size)?;
+        let r = self.deleted_pod_retention;
+        if !(r.is_finite() && (0.0..=1e9).contains(&r)) {
+            anyhow::bail!("--deleted-pod-retention {r}: not a number of seconds from 0 to 1e9");
+        }
+        limits.deleted_retention = std::time::Duration::from_secs_f64(r);
         Ok(())
     }
 }

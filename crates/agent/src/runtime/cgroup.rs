@@ -180,10 +180,7 @@ impl Cgroups {
         for d in &group.dirs {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
-        group.apply(limits).map_err(|e| {
-            group.remove_now();
-            e
-        })?;
+        group.apply(limits).inspect_err(|_| group.remove_now())?;
         Ok(group)
     }
 }

@@ -13,6 +13,35 @@ pub const DEFAULT_TMP_SIZE: u64 = 1 << 30;
 /// Default cap of a pod's log (the kubelet's `containerLogMaxSize`).
 pub const DEFAULT_LOG_MAX: u64 = 10 << 20;
 
+/// Default time the sandbox and log of a deleted pod are kept (for a look
+/// at a job's logs after its cleanup deleted its pods).
+pub const DEFAULT_DELETED_RETENTION: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes a deleted pod's sandbox (files, log, emptyDirs). It is renamed
+/// aside at once, so a new pod of the same name starts on a fresh
+/// directory, and removed off the caller's thread.
+pub fn remove_sandbox(dir: &Path) {
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return };
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let aside = dir.with_file_name(format!(".removed-{name}-{nanos}"));
+    match std::fs::rename(dir, &aside) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            tracing::warn!(sandbox = %dir.display(), error = %e, "removing a deleted pod's sandbox failed");
+            return;
+        }
+    }
+    let spawned = std::thread::Builder::new().name("sandbox-rm".into()).spawn(move || {
+        if let Err(e) = std::fs::remove_dir_all(&aside) {
+            tracing::warn!(sandbox = %aside.display(), error = %e, "removing a deleted pod's sandbox failed");
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "removing a deleted pod's sandbox: no thread");
+    }
+}
+
 /// What a node enforces on every pod (`AgentConfig::pod_limits`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeLimits {
@@ -26,6 +55,8 @@ pub struct NodeLimits {
     pub log_max: u64,
     /// Where the cgroup hierarchies are mounted.
     pub cgroup_root: PathBuf,
+    /// How long the sandbox and log of a deleted pod are kept.
+    pub deleted_retention: std::time::Duration,
 }
 
 impl Default for NodeLimits {
@@ -35,6 +66,7 @@ impl Default for NodeLimits {
             tmp_size: DEFAULT_TMP_SIZE,
             log_max: DEFAULT_LOG_MAX,
             cgroup_root: PathBuf::from("/sys/fs/cgroup"),
+            deleted_retention: DEFAULT_DELETED_RETENTION,
         }
     }
 }
@@ -185,6 +217,28 @@ mod tests {
         let clean = exit_with_oom(Exit::from_wait(Some(0), None), true);
         assert_eq!(clean.reason, "Completed", "a pod that survived a kill of one of its processes succeeded");
         assert_eq!(exit_with_oom(Exit::from_wait(Some(1), None), false).reason, "Error");
+    }
+
+    #[test]
+    fn a_deleted_pods_sandbox_goes_without_following_links() -> std::io::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside)?;
+        std::fs::write(outside.join("keep"), "k")?;
+        let sb = tmp.path().join("pods/ns_p");
+        std::fs::create_dir_all(sb.join("volumes/v"))?;
+        std::fs::write(sb.join("log"), "l")?;
+        std::os::unix::fs::symlink(&outside, sb.join("link"))?;
+        remove_sandbox(&sb);
+        assert!(!sb.exists(), "a new pod of the name gets a fresh directory at once");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::fs::read_dir(tmp.path().join("pods"))?.next().is_some() {
+            assert!(std::time::Instant::now() < deadline, "sandbox not removed");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(outside.join("keep").exists());
+        remove_sandbox(&sb);
+        Ok(())
     }
 
     #[test]

@@ -37,7 +37,10 @@ fn pods_are_held_to_their_memory_pids_and_storage_limits() {
         eprintln!("SKIPPED: pods_are_held_to_their_memory_pids_and_storage_limits: {why}");
         return;
     }
-    let p = Plane::start(&cluster_yaml(193, &[("limits-1", "hgx-h100-8")]), &["--pod-pids-limit", "64"]);
+    let p = Plane::start(
+        &cluster_yaml(193, &[("limits-1", "hgx-h100-8")]),
+        &["--pod-pids-limit", "64", "--deleted-pod-retention", "1"],
+    );
     let pods = [
         // `tail` holds its one endless line in memory until the OOM killer ends it.
         job("oom", "memory: 32Mi", "head -c 400000000 /dev/zero | tail >/dev/null"),
@@ -106,4 +109,10 @@ fn pods_are_held_to_their_memory_pids_and_storage_limits() {
         let dirs = ["pids/", "memory/", "cpu/", ""].map(|c| format!("/sys/fs/cgroup/{c}ringleader/{uid}"));
         p.wait_for(10, &format!("the cgroup of {name}-0 removed"), |_| dirs.iter().all(|d| !Path::new(d).exists()));
     }
+
+    // A deleted pod's sandbox (and log) goes after the retention.
+    let sandbox = p.data_dir().join("nodes/limits-1/pods/default_neighbour-0");
+    assert!(sandbox.join("log").exists());
+    p.ctl(&["delete", "pod", "neighbour-0"]);
+    p.wait_for(20, "the deleted pod's sandbox removed", |_| !sandbox.exists());
 }
