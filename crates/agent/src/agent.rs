@@ -8,7 +8,7 @@ use crate::config::{AgentConfig, Runtime, VirtualNode};
 use crate::hosts::Directory;
 use crate::node::{self, Faults};
 use crate::pod::{self, PodInfo};
-use crate::runtime::{isolate, process, shim, sim};
+use crate::runtime::{cgroup, eviction, isolate, limits, process, shim, sim};
 use crate::sandbox;
 use crate::status::{self, Exit};
 use crate::telemetry;
@@ -66,6 +66,8 @@ struct PodEntry {
     detached: bool,
     /// Files it takes from ConfigMaps: pod path → (ConfigMap, key).
     config_files: BTreeMap<String, (String, String)>,
+    /// Its ephemeral-storage limits and sandbox, when it has limits.
+    storage: Option<(eviction::StorageLimits, std::path::PathBuf)>,
 }
 
 enum TimerAction {
@@ -73,6 +75,8 @@ enum TimerAction {
     SimDone { key: ObjectKey, uid: String, at: f64 },
     /// The grace period of a deleted pod is over.
     GraceKill { key: ObjectKey, uid: String },
+    /// A deleted pod's sandbox and log have been kept long enough.
+    RemoveSandbox { key: ObjectKey, node: String },
 }
 
 /// A child process ended.
@@ -80,6 +84,8 @@ pub(crate) struct Exited {
     key: ObjectKey,
     uid: String,
     status: std::io::Result<process::Ended>,
+    /// The OOM killer killed a process of the pod.
+    oom_killed: bool,
 }
 
 /// What the initial lists and watches give the loop.
@@ -111,6 +117,8 @@ pub(crate) struct Agent {
     sandboxing: Option<isolate::Sandboxing>,
     /// The program run as each pod's shim (`None`: pods are the agent's children).
     shim: Option<std::path::PathBuf>,
+    /// Pods' cgroups, when sandboxes and cgroups work here.
+    cgroups: Option<cgroup::Cgroups>,
     /// CPU and memory last published per running pod, and per node.
     usage_pods: HashMap<ObjectKey, usage::Published>,
     usage_nodes: HashMap<String, usage::Published>,
@@ -165,6 +173,7 @@ impl Agent {
             store,
             sandboxing: None,
             shim: None,
+            cgroups: None,
             usage_pods: HashMap::new(),
             usage_nodes: HashMap::new(),
             node_cpu_nanos: HashMap::new(),
@@ -177,6 +186,9 @@ impl Agent {
 
     /// With pods started in sandboxes (`None`: plain process groups).
     pub(crate) fn with_sandboxing(mut self, sandboxing: Option<isolate::Sandboxing>) -> Agent {
+        if sandboxing.is_some() {
+            self.cgroups = limits::cgroups(&self.cfg.pod_limits);
+        }
         self.sandboxing = sandboxing;
         self
     }
@@ -367,7 +379,10 @@ impl Agent {
                 Some(exit) = exits.recv() => self.on_exit(exit),
                 Some(now) = next_detected(&mut detected) => self.on_detected(&now),
                 _ = heartbeat.tick() => self.heartbeat(),
-                _ = usage_tick.tick() => self.sample_usage(),
+                _ = usage_tick.tick() => {
+                    self.sample_usage();
+                    self.evict_over_storage();
+                }
                 Some(reading) = next_reading(&mut readings) => self.on_telemetry(reading),
                 _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => self.fire_timers(),
             }
@@ -640,6 +655,10 @@ impl Agent {
                 if let Some(e) = self.pods.remove(key) {
                     forget(&e);
                     self.forget_state(key, &e);
+                    if self.cfg.runtime == Runtime::Process {
+                        let action = TimerAction::RemoveSandbox { key: key.clone(), node: e.node.clone() };
+                        self.add_timer(self.cfg.pod_limits.deleted_retention, action);
+                    }
                 }
             }
             return;
@@ -724,6 +743,9 @@ impl Agent {
             state,
             detached: false,
             config_files: pod::config_files(obj).unwrap_or_default(),
+            storage: sandbox::sandbox_dir(&self.cfg.data_dir, node, &info.key.namespace, &info.key.name)
+                .ok()
+                .and_then(|dir| Some((eviction::limits_of(obj, &dir)?, dir))),
         };
         self.pods.insert(info.key.clone(), entry);
     }
@@ -802,7 +824,7 @@ impl Agent {
             return false;
         };
         let started = pod::start_time(obj);
-        match process::adopt(&state, &info.uid, self.sandboxing.as_ref()) {
+        match process::adopt(&state, &info.uid, self.sandboxing.as_ref(), self.cgroups.as_ref()) {
             process::Left::Nothing | process::Left::Lost => false,
             process::Left::Ended(ended) => {
                 tracing::info!(pod = %info.key, code = ended.exit.code, "pod ended while no agent watched it");
@@ -860,7 +882,10 @@ impl Agent {
         let (key, uid) = (info.key.clone(), info.uid.clone());
         tokio::spawn(async move {
             let status = running.wait().await;
-            let _ = tx.send(Exited { key, uid, status });
+            // Read before the drop, which removes the pod's cgroup.
+            let oom_killed = running.oom_killed();
+            drop(running);
+            let _ = tx.send(Exited { key, uid, status, oom_killed });
         });
     }
 
@@ -1061,9 +1086,14 @@ impl Agent {
         let env = command::process_env(&env, &agent_env);
         let argv = command::argv(&container.command, &container.args, &env).map_err(invalid)?;
         let log = dir.join(sandbox::LOG_FILE);
-        let mut launch = process::Launch { argv, env, cwd: seen(&cwd), log: log.clone() };
+        let log_max = self.cfg.pod_limits.log_max;
+        let mut launch = process::Launch { argv, env, cwd: seen(&cwd), log: log.clone(), log_max };
         let confined = match &self.sandboxing {
-            Some(s) => Some(isolate::confine(s, obj, &mut launch, &dir, info.hostname.as_deref().unwrap_or(name))?),
+            Some(s) => {
+                let mut c = isolate::confine(s, obj, &mut launch, &dir, info.hostname.as_deref().unwrap_or(name))?;
+                c.cgroup = limits::confine(self.cgroups.as_ref(), &self.cfg.pod_limits, obj, &info.uid, &mut c.spec)?;
+                Some(c)
+            }
             None => None,
         };
         let target = match &self.shim {
@@ -1151,6 +1181,32 @@ impl Agent {
         }
     }
 
+    /// Evicts every running pod past its ephemeral-storage limits: killed,
+    /// Failed with reason `Evicted`, and an Event saying why.
+    fn evict_over_storage(&mut self) {
+        let mut evicted = Vec::new();
+        for (key, e) in &self.pods {
+            let (PodState::Running { pgid: Some(pgid) }, Some((limits, dir))) = (&e.state, &e.storage) else {
+                continue;
+            };
+            if let Some(message) = eviction::over(limits, dir) {
+                evicted.push((key.clone(), *pgid, message));
+            }
+        }
+        for (key, pgid, message) in evicted {
+            process::signal_group(pgid, libc::SIGKILL);
+            let Some(e) = self.pods.get_mut(&key) else { continue };
+            e.state = PodState::Finished { delete_sent: false };
+            let now = time::now();
+            tracing::warn!(pod = %key, %message, "pod evicted");
+            let patch = eviction::status(&e.container, e.started, now, &message);
+            let event = eviction::event(&key.namespace, &key.name, &e.uid, &e.node, &message, now);
+            let uid = e.uid.clone();
+            self.write_pod(&key, &uid, patch);
+            self.write(Write::Event(event));
+        }
+    }
+
     fn on_exit(&mut self, exit: Exited) {
         let Some(e) = self.pods.get_mut(&exit.key) else { return };
         if e.uid != exit.uid {
@@ -1161,7 +1217,9 @@ impl Agent {
                 // The leader is gone; stragglers of its group go with it.
                 process::signal_group(p, libc::SIGKILL);
                 let (end, at) = match exit.status {
-                    Ok(ended) => (ended.exit, ended.at.unwrap_or_else(time::now)),
+                    Ok(ended) => {
+                        (limits::exit_with_oom(ended.exit, exit.oom_killed), ended.at.unwrap_or_else(time::now))
+                    }
                     Err(err) => {
                         (Exit::agent(128, "Unknown", format!("waiting for the process failed: {err}")), time::now())
                     }
@@ -1207,6 +1265,15 @@ impl Agent {
                     {
                         tracing::info!(pod = %key, "grace period over: SIGKILL");
                         process::signal_group(*pgid, libc::SIGKILL);
+                    }
+                }
+                Some(TimerAction::RemoveSandbox { key, node }) => {
+                    // A new pod of the name runs in that directory now.
+                    if self.pods.contains_key(&key) {
+                        continue;
+                    }
+                    if let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &node, &key.namespace, &key.name) {
+                        limits::remove_sandbox(&dir);
                     }
                 }
                 None => {}

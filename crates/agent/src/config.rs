@@ -206,6 +206,8 @@ pub struct AgentConfig {
     pub pod_uid_base: u32,
     /// How many uids from `pod_uid_base` are the agent's.
     pub pod_uid_count: u32,
+    /// Limits on every pod (pids, `/tmp`, log size).
+    pub pod_limits: crate::runtime::limits::NodeLimits,
 }
 
 impl AgentConfig {
@@ -230,6 +232,7 @@ impl AgentConfig {
             init_program: None,
             pod_uid_base: crate::runtime::isolate::DEFAULT_UID_BASE,
             pod_uid_count: crate::runtime::isolate::DEFAULT_UID_COUNT,
+            pod_limits: crate::runtime::limits::NodeLimits::default(),
         }
     }
 

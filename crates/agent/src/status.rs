@@ -231,7 +231,7 @@ pub fn terminated(containers: &Containers, address: &str, started: Option<f64>, 
             status["podIPs"] = json!([{"ip": address}]);
         }
     }
-    if exit.code != 0 && !matches!(exit.reason.as_str(), "Error" | "Completed") {
+    if exit.code != 0 && !matches!(exit.reason.as_str(), "Error" | "Completed" | "OOMKilled") {
         // The agent's own reasons are pod-level facts too (`kubectl get` shows them).
         status["reason"] = json!(exit.reason);
         if let Some(m) = &exit.message {

@@ -58,6 +58,8 @@ pub struct AgentArgs {
     /// (no root): they can then read the agent's files and each other's.
     #[arg(long)]
     pub unsafe_process_runtime: bool,
+    #[command(flatten)]
+    pub pod_limits: crate::isolation::PodLimitArgs,
     /// Which API the kubeconfig names: `ringleader` (`ringleader up`'s),
     /// `kubernetes` (a kube-apiserver: the agent registers core v1 Nodes and
     /// runs the pods bound to them, in the manner of a virtual kubelet), or
@@ -216,6 +218,7 @@ async fn serve(args: AgentArgs) -> Result<()> {
         config.device_telemetry = crate::detect::follow_telemetry(&d, config.heartbeat_interval)?;
         config.detected_faults = Some(crate::detect::follow_health(d, nodes.iter().map(|n| n.name.clone()).collect())?);
     }
+    args.pod_limits.apply(&mut config)?;
     crate::isolation::configure(
         &mut config,
         crate::isolation::Host::Standalone { unsafe_runtime: args.unsafe_process_runtime },

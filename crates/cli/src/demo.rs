@@ -53,6 +53,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         hot_reset_secs: None,
         history: Default::default(),
         store: Default::default(),
+        pod_limits: Default::default(),
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

@@ -60,6 +60,8 @@ pub struct UpArgs {
     /// Seconds between heartbeats.
     #[arg(long, default_value_t = 10.0)]
     pub heartbeat_interval: f64,
+    #[command(flatten)]
+    pub pod_limits: crate::isolation::PodLimitArgs,
     /// Serve plain HTTP instead of HTTPS (loopback addresses only: the
     /// bearer token must not cross a network in clear).
     #[arg(long)]
@@ -351,6 +353,7 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         });
     }
     crate::isolation::configure(&mut aconfig, crate::isolation::Host::OneProcess, &[]);
+    args.pod_limits.apply(&mut aconfig)?;
     let astore = store.clone();
     tasks.push((
         "agent",
@@ -515,6 +518,7 @@ mod tests {
             heartbeat_timeout: 40.0,
             node_lost_toleration: 300.0,
             heartbeat_interval: 10.0,
+            pod_limits: Default::default(),
             insecure_plain_http: plain,
             tls_san: Vec::new(),
             no_agent: false,

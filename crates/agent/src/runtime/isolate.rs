@@ -131,6 +131,14 @@ pub struct Spec {
     pub hidden: Vec<Hidden>,
     /// Volumes, parents before children.
     pub binds: Vec<Bind>,
+    /// `cgroup.procs` files of the pod's cgroup ([`super::cgroup`]): the
+    /// init joins them before anything of the pod runs.
+    #[serde(default)]
+    pub cgroup_procs: Vec<PathBuf>,
+    /// Size of the pod's `/tmp` and `/dev/shm` tmpfs in bytes
+    /// ([`super::limits::tmp_size`]).
+    #[serde(default)]
+    pub tmp_size: Option<u64>,
 }
 
 /// The uids of running pods; a uid is reused only after its pod's init has
@@ -325,8 +333,10 @@ pub fn confine(
         gid: lease.uid,
         hidden: sandboxing.hidden_now(),
         binds,
+        cgroup_procs: Vec::new(),
+        tmp_size: None,
     };
-    Ok(super::process::Confined { init_program: sandboxing.init_program.clone(), spec, lease, notes })
+    Ok(super::process::Confined { init_program: sandboxing.init_program.clone(), spec, lease, notes, cgroup: None })
 }
 
 /// Whether `path` is `hidden` or lies under it.

@@ -2,7 +2,10 @@
 //! [`shim`], sandboxed ([`isolate`], [`pod_init`]) or not, or as a timer
 //! ([`sim`]).
 
+pub mod cgroup;
+pub mod eviction;
 pub mod isolate;
+pub mod limits;
 pub mod pod_init;
 pub mod process;
 pub mod shim;

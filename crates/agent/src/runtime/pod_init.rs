@@ -247,6 +247,10 @@ fn init() -> i32 {
         return fail(&std::io::Error::last_os_error());
     }
     let (status_r, status_w) = (fds[0], fds[1]);
+    // Before any fork: every process of the pod starts inside its limits.
+    if let Err(e) = super::limits::join_cgroup(&spec.cgroup_procs) {
+        return fail(&e);
+    }
     if let Err(e) = unshare_all() {
         return fail(&e);
     }
@@ -374,9 +378,11 @@ fn build(spec: &Spec) -> std::io::Result<()> {
     setattr(libc::AT_FDCWD, Path::new("/"), libc::AT_RECURSIVE as libc::c_uint, MOUNT_ATTR_RDONLY, 0)?;
     let fresh = libc::MS_NOSUID | libc::MS_NODEV;
     mount("proc", Path::new("/proc"), "proc", fresh | libc::MS_NOEXEC, "")?;
-    mount("tmpfs", Path::new("/tmp"), "tmpfs", fresh, "mode=1777")?;
+    // Sized by the pod's limits: a tmpfs left at the kernel's default takes half the host's memory.
+    let tmp_options = super::limits::tmpfs_options(spec.tmp_size);
+    mount("tmpfs", Path::new("/tmp"), "tmpfs", fresh, &tmp_options)?;
     if Path::new("/dev/shm").is_dir() {
-        mount("tmpfs", Path::new("/dev/shm"), "tmpfs", fresh | libc::MS_NOEXEC, "mode=1777")?;
+        mount("tmpfs", Path::new("/dev/shm"), "tmpfs", fresh | libc::MS_NOEXEC, &tmp_options)?;
     }
     // Hidden paths under the cover are gone with it.
     let hidden: Vec<_> = spec.hidden.iter().filter(|h| !h.path.starts_with(&view.cover)).collect();

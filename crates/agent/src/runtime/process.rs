@@ -20,6 +20,8 @@ pub struct Launch {
     pub cwd: PathBuf,
     /// Log file (created or truncated).
     pub log: PathBuf,
+    /// Bytes of log kept before it rotates ([`super::limits::LogCap`]).
+    pub log_max: u64,
 }
 
 /// Suffix of the file beside a log holding when each of its lines began.
@@ -64,6 +66,8 @@ pub struct Confined {
     pub lease: isolate::Lease,
     /// Lines for the head of the log (volumes not mounted as asked).
     pub notes: Vec<String>,
+    /// The pod's cgroup, removed when the pod has been reaped.
+    pub cgroup: Option<super::cgroup::PodCgroup>,
 }
 
 /// [`spawn`], in a sandbox when `confined` is given: the process the agent
@@ -84,12 +88,14 @@ pub fn spawn_in(launch: &Launch, confined: Option<Confined>, shim: Option<&ShimT
     // One pipe for both streams keeps their order, as one file did.
     let (reader, writer) = std::io::pipe()?;
     let err = writer.try_clone()?;
+    let mut cgroup = None;
     let (mut cmd, stdin, lease) = match confined {
         None => (tokio::process::Command::new(program), Stdio::null(), None),
         Some(c) => {
             note(&mut log, &mut times, &c.notes)?;
             let mut cmd = tokio::process::Command::new(&c.init_program);
             cmd.arg(isolate::INIT_ARG);
+            cgroup = c.cgroup;
             (cmd, Stdio::from(spec_file(&c.spec)?), Some(c.lease))
         }
     };
@@ -109,13 +115,14 @@ pub fn spawn_in(launch: &Launch, confined: Option<Confined>, shim: Option<&ShimT
     // The write ends must close here, or the log never sees end of file.
     drop(cmd);
     let (done_tx, done) = tokio::sync::oneshot::channel();
+    let cap = super::limits::LogCap::new(&launch.log, launch.log_max);
     std::thread::Builder::new().name("pod-log".into()).spawn(move || {
-        if let Err(e) = record(reader, log, times) {
+        if let Err(e) = record(reader, log, times, cap) {
             tracing::warn!(error = %e, "recording a pod's log failed");
         }
         let _ = done_tx.send(());
     })?;
-    Ok(Running { how: How::Attached { child, done }, _lease: lease })
+    Ok(Running { how: How::Attached { child, done }, _lease: lease, cgroup, ended: false })
 }
 
 /// Lines for the head of the log, stamped.
@@ -137,11 +144,12 @@ fn spawn_shimmed(launch: &Launch, confined: Option<Confined>, target: &ShimTarge
         _ => {}
     }
     std::fs::create_dir_all(&target.state)?;
-    let (argv, cwd, init, lease) = match confined {
-        None => (launch.argv.clone(), launch.cwd.clone(), None, None),
+    let (argv, cwd, init, lease, cgroup) = match confined {
+        None => (launch.argv.clone(), launch.cwd.clone(), None, None, None),
         Some(c) => {
             let argv = vec![c.init_program.to_string_lossy().into_owned(), isolate::INIT_ARG.to_string()];
-            (argv, PathBuf::from("/"), Some(c.spec), Some(c.lease))
+            // The pod init joins the cgroup before it forks the pod.
+            (argv, PathBuf::from("/"), Some(c.spec), Some(c.lease), c.cgroup)
         }
     };
     let spec = shim::ShimSpec {
@@ -150,6 +158,7 @@ fn spawn_shimmed(launch: &Launch, confined: Option<Confined>, target: &ShimTarge
         env: launch.env.clone(),
         cwd,
         log: launch.log.clone(),
+        log_max: launch.log_max,
         state: target.state.clone(),
         init,
     };
@@ -180,6 +189,8 @@ fn spawn_shimmed(launch: &Launch, confined: Option<Confined>, target: &ShimTarge
         (Some(pid), Some(record)) if record.pod.pid == pid => Ok(Running {
             how: How::Shim { record, state: target.state.clone(), uid: target.uid.clone() },
             _lease: lease,
+            cgroup,
+            ended: false,
         }),
         _ => Err(std::io::Error::other(format!("the pod's shim did not start it ({:?})", line))),
     }
@@ -201,8 +212,14 @@ pub enum Left {
 }
 
 /// Re-attaches to the pod with `uid` a previous agent started with its
-/// state in `state`. A sandboxed pod takes back its uid from `sandboxing`.
-pub fn adopt(state: &Path, uid: &str, sandboxing: Option<&isolate::Sandboxing>) -> Left {
+/// state in `state`. A sandboxed pod takes back its uid from `sandboxing`
+/// and its cgroup from `cgroups`.
+pub fn adopt(
+    state: &Path,
+    uid: &str,
+    sandboxing: Option<&isolate::Sandboxing>,
+    cgroups: Option<&super::cgroup::Cgroups>,
+) -> Left {
     let Some(record) = shim::read_pod(state, uid) else { return Left::Nothing };
     if let Some(e) = shim::read_exit(state, uid) {
         return Left::Ended(Ended::of(&e));
@@ -212,9 +229,12 @@ pub fn adopt(state: &Path, uid: &str, sandboxing: Option<&isolate::Sandboxing>) 
         return shim::read_exit(state, uid).map_or(Left::Lost, |e| Left::Ended(Ended::of(&e)));
     }
     let lease = record.sandbox_uid.and_then(|u| sandboxing.and_then(|s| s.reserve(u)));
+    let cgroup = cgroups.and_then(|c| c.open(uid));
     Left::Running(Running {
         how: How::Shim { record, state: state.to_path_buf(), uid: uid.to_string() },
         _lease: lease,
+        cgroup,
+        ended: false,
     })
 }
 
@@ -268,6 +288,21 @@ pub struct Running {
     how: How,
     /// Held until the process is reaped (dropped with this).
     _lease: Option<isolate::Lease>,
+    /// Removed once dropped after the pod ended; kept for the next agent
+    /// when a pod under its shim is dropped still running (agent stopping).
+    cgroup: Option<super::cgroup::PodCgroup>,
+    /// [`Running::wait`] saw the end.
+    ended: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.ended && self.detached() {
+            if let Some(group) = self.cgroup.take() {
+                group.keep();
+            }
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -306,17 +341,27 @@ impl Running {
             How::Attached { child, done } => {
                 let status = child.wait().await?;
                 let _ = tokio::time::timeout(DRAIN, done).await;
+                self.ended = true;
                 Ok(Ended { exit: exit_of(status), at: None })
             }
             How::Shim { record, state, uid } => {
                 // The shim records the end, then ends.
                 shim::ended(record.shim, POLL).await;
                 match shim::read_exit(state, uid) {
-                    Some(e) => Ok(Ended::of(&e)),
+                    Some(e) => {
+                        self.ended = true;
+                        Ok(Ended::of(&e))
+                    }
                     None => Err(std::io::Error::other("the pod's shim ended without recording the pod's end")),
                 }
             }
         }
+    }
+
+    /// Whether the OOM killer killed a process of the pod (read before
+    /// this is dropped, which removes the pod's cgroup).
+    pub fn oom_killed(&self) -> bool {
+        self.cgroup.as_ref().is_some_and(super::cgroup::PodCgroup::oom_killed)
     }
 }
 
@@ -326,6 +371,7 @@ pub(crate) fn record(
     mut pipe: std::io::PipeReader,
     mut log: std::fs::File,
     mut times: std::fs::File,
+    mut cap: super::limits::LogCap,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; 16 << 10];
     let mut line_start = true;
@@ -337,6 +383,16 @@ pub(crate) fn record(
             Err(e) => return Err(e),
         };
         let chunk = &buf[..n];
+        if cap.rotate_before(n) {
+            match cap.rotate() {
+                Ok(pair) => {
+                    (log, times) = pair;
+                    // The line running on continues the new file: it gets a stamp there.
+                    line_start = true;
+                }
+                Err(e) => tracing::warn!(error = %e, "rotating a pod's log failed; it grows on"),
+            }
+        }
         let stamp = jiff::Timestamp::now().to_string();
         let mut stamps = String::new();
         for byte in chunk {
@@ -438,6 +494,7 @@ mod tests {
             env: vec![("RINGLEADER_POD".into(), "p".into()), ("RINGLEADER_NAMESPACE".into(), "ns".into())],
             cwd: tmp.path().to_path_buf(),
             log: tmp.path().join("log"),
+            log_max: 1 << 20,
         };
         let mut child = spawn(&launch).unwrap();
         let pgid = child.id().unwrap() as i32;
@@ -456,6 +513,7 @@ mod tests {
             env: vec![],
             cwd: tmp.path().to_path_buf(),
             log: tmp.path().join("log"),
+            log_max: 1 << 20,
         };
         let mut running = spawn(&launch)?;
         let exit = running.wait().await?.exit;

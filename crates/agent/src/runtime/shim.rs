@@ -53,10 +53,17 @@ pub struct ShimSpec {
     pub cwd: PathBuf,
     /// The log; the shim appends (the agent created it).
     pub log: PathBuf,
+    /// The size past which the log is rotated.
+    #[serde(default = "default_log_max")]
+    pub log_max: u64,
     /// The pod's state directory (created, empty, by the agent).
     pub state: PathBuf,
     /// A sandboxed pod: `argv` runs the pod init, which reads this on stdin.
     pub init: Option<isolate::Spec>,
+}
+
+fn default_log_max() -> u64 {
+    super::limits::DEFAULT_LOG_MAX
 }
 
 /// A process as it was when recorded: a pid and its start time since boot
@@ -328,8 +335,9 @@ fn supervise(spec: &ShimSpec) -> std::io::Result<()> {
     }
     tell_agent(&format!("pid {pid}"));
     let (done_tx, done) = std::sync::mpsc::channel();
+    let cap = super::limits::LogCap::new(&spec.log, spec.log_max);
     std::thread::spawn(move || {
-        let _ = record(reader, log, times);
+        let _ = record(reader, log, times, cap);
         let _ = done_tx.send(());
     });
     let status = loop {

@@ -9,3 +9,4 @@ mod common;
 mod adopt;
 mod disk_full;
 mod store;
+mod limits;

@@ -1,0 +1,261 @@
+//! The node's limits on its pods, and how a sandboxed start takes them on:
+//! the pod's cgroup ([`super::cgroup`]), the size of its `/tmp`, and how
+//! an end by the OOM killer reads in its status.
+
+use super::cgroup::{self, Cgroups, PodCgroup};
+use crate::status::Exit;
+use std::path::{Path, PathBuf};
+
+/// Default size of a pod's `/tmp` (and `/dev/shm`) when it sets neither a
+/// memory nor an ephemeral-storage limit.
+pub const DEFAULT_TMP_SIZE: u64 = 1 << 30;
+
+/// Default cap of a pod's log (the kubelet's `containerLogMaxSize`).
+pub const DEFAULT_LOG_MAX: u64 = 10 << 20;
+
+/// Default time the sandbox and log of a deleted pod are kept (for a look
+/// at a job's logs after its cleanup deleted its pods).
+pub const DEFAULT_DELETED_RETENTION: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes a deleted pod's sandbox (files, log, emptyDirs). It is renamed
+/// aside at once, so a new pod of the same name starts on a fresh
+/// directory, and removed off the caller's thread.
+pub fn remove_sandbox(dir: &Path) {
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return };
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let aside = dir.with_file_name(format!(".removed-{name}-{nanos}"));
+    match std::fs::rename(dir, &aside) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => {
+            tracing::warn!(sandbox = %dir.display(), error = %e, "removing a deleted pod's sandbox failed");
+            return;
+        }
+    }
+    let spawned = std::thread::Builder::new().name("sandbox-rm".into()).spawn(move || {
+        if let Err(e) = std::fs::remove_dir_all(&aside) {
+            tracing::warn!(sandbox = %aside.display(), error = %e, "removing a deleted pod's sandbox failed");
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "removing a deleted pod's sandbox: no thread");
+    }
+}
+
+/// What a node enforces on every pod (`AgentConfig::pod_limits`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeLimits {
+    /// Processes and threads per pod (the kubelet's `podPidsLimit`);
+    /// `None`: unlimited.
+    pub pids: Option<u64>,
+    /// Size of `/tmp` and `/dev/shm` of a pod without memory or
+    /// ephemeral-storage limits, and the most any pod gets.
+    pub tmp_size: u64,
+    /// Bytes of a pod's log before it is rotated (one older file is kept).
+    pub log_max: u64,
+    /// Where the cgroup hierarchies are mounted.
+    pub cgroup_root: PathBuf,
+    /// How long the sandbox and log of a deleted pod are kept.
+    pub deleted_retention: std::time::Duration,
+}
+
+impl Default for NodeLimits {
+    fn default() -> NodeLimits {
+        NodeLimits {
+            pids: Some(cgroup::DEFAULT_PIDS_LIMIT),
+            tmp_size: DEFAULT_TMP_SIZE,
+            log_max: DEFAULT_LOG_MAX,
+            cgroup_root: PathBuf::from("/sys/fs/cgroup"),
+            deleted_retention: DEFAULT_DELETED_RETENTION,
+        }
+    }
+}
+
+/// The cgroups of a sandboxing agent, or `None` with one warning: pods then
+/// run without cpu, memory and pids limits (an unprivileged demo still runs).
+pub fn cgroups(limits: &NodeLimits) -> Option<Cgroups> {
+    match Cgroups::new(&limits.cgroup_root, limits.pids) {
+        Ok(c) => {
+            tracing::info!(hierarchy = ?c.hierarchy(), pids_limit = ?limits.pids, "pods are limited by cgroups (cpu, memory, pids)");
+            Some(c)
+        }
+        Err(reason) => {
+            tracing::warn!(%reason, "pod cgroups are not available here: pods run without cpu, memory and pids limits");
+            None
+        }
+    }
+}
+
+/// Bytes of the first container's limit `resource`, if set.
+pub fn limit_bytes(pod: &serde_json::Value, resource: &str) -> Option<u64> {
+    pod.pointer("/spec/containers/0/resources/limits")
+        .and_then(|l| l.get(resource))
+        .and_then(ringleader_api::quantity::of_json)
+        .map(|m| u64::try_from(m.div_ceil(1000)).unwrap_or(u64::MAX))
+}
+
+/// Size of the pod's `/tmp`: the smaller of its memory and ephemeral-storage
+/// limits (what it writes there is memory, charged to its cgroup, and local
+/// storage), never more than the node's `tmp_size`.
+pub fn tmp_size(pod: &serde_json::Value, node: &NodeLimits) -> u64 {
+    [limit_bytes(pod, "memory"), limit_bytes(pod, "ephemeral-storage")]
+        .into_iter()
+        .flatten()
+        .fold(node.tmp_size, u64::min)
+        .max(1 << 20)
+}
+
+/// Mount options of a pod's tmpfs of `size` bytes (`None`: the kernel's default).
+pub fn tmpfs_options(size: Option<u64>) -> String {
+    match size {
+        Some(s) => format!("mode=1777,size={s}"),
+        None => "mode=1777".to_string(),
+    }
+}
+
+/// Moves the calling process into the cgroup of each `cgroup.procs` file
+/// (the pod init, before it forks anything).
+pub fn join_cgroup(procs: &[PathBuf]) -> std::io::Result<()> {
+    for p in procs {
+        std::fs::write(p, "0")
+            .map_err(|e| std::io::Error::new(e.kind(), format!("joining the pod's cgroup {}: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+/// The cgroup of a sandboxed pod starting, made and named in `spec`, with
+/// its `/tmp` sized. `Err` is a reason and message for the pod's status.
+pub fn confine(
+    cgroups: Option<&Cgroups>,
+    node: &NodeLimits,
+    pod: &serde_json::Value,
+    uid: &str,
+    spec: &mut super::isolate::Spec,
+) -> Result<Option<PodCgroup>, (&'static str, String)> {
+    spec.tmp_size = Some(tmp_size(pod, node));
+    let Some(c) = cgroups else { return Ok(None) };
+    let group = c.create(uid, &cgroup::limits_of(pod, c.pids_limit)).map_err(|m| ("CgroupError", m))?;
+    spec.cgroup_procs = group.procs_files();
+    Ok(Some(group))
+}
+
+/// How a pod's end reads once its cgroup says whether the OOM killer
+/// struck: `OOMKilled`, exit code 137, as the kubelet reports it.
+pub fn exit_with_oom(exit: Exit, oom_killed: bool) -> Exit {
+    if oom_killed && exit.code != 0 {
+        return Exit { code: 137, reason: "OOMKilled".into(), message: None };
+    }
+    exit
+}
+
+/// Keeps a pod's log under `max` bytes: past it the log moves to `<log>.1`
+/// (replacing the older one), its stamps with it, and a fresh pair starts,
+/// as the kubelet rotates container logs.
+#[derive(Debug)]
+pub struct LogCap {
+    path: PathBuf,
+    max: u64,
+    written: u64,
+}
+
+impl LogCap {
+    /// A cap of `max` bytes for the log at `path`.
+    pub fn new(path: &Path, max: u64) -> LogCap {
+        LogCap { path: path.to_path_buf(), max: max.max(4096), written: 0 }
+    }
+
+    /// Counts `n` bytes about to be written; true when the log must rotate first.
+    pub fn rotate_before(&mut self, n: usize) -> bool {
+        let n = n as u64;
+        if self.written > 0 && self.written.saturating_add(n) > self.max {
+            self.written = n;
+            return true;
+        }
+        self.written = self.written.saturating_add(n);
+        false
+    }
+
+    /// Moves the log and its stamps aside and opens fresh ones.
+    pub fn rotate(&self) -> std::io::Result<(std::fs::File, std::fs::File)> {
+        let times = super::process::times_path(&self.path);
+        let aside = |p: &Path| {
+            let mut name = p.as_os_str().to_os_string();
+            name.push(".1");
+            PathBuf::from(name)
+        };
+        std::fs::rename(&self.path, aside(&self.path))?;
+        std::fs::rename(&times, aside(&times))?;
+        let open = |p: &Path| std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(p);
+        Ok((open(&self.path)?, open(&times)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(limits: serde_json::Value) -> serde_json::Value {
+        json!({"spec": {"containers": [{"resources": {"limits": limits}}]}})
+    }
+
+    #[test]
+    fn tmp_is_sized_by_the_smaller_limit_and_capped() {
+        let node = NodeLimits::default();
+        assert_eq!(tmp_size(&pod(json!({})), &node), DEFAULT_TMP_SIZE);
+        assert_eq!(tmp_size(&pod(json!({"memory": "64Mi"})), &node), 64 << 20);
+        assert_eq!(tmp_size(&pod(json!({"memory": "64Mi", "ephemeral-storage": "16Mi"})), &node), 16 << 20);
+        assert_eq!(tmp_size(&pod(json!({"memory": "512Gi"})), &node), DEFAULT_TMP_SIZE);
+        assert_eq!(tmp_size(&pod(json!({"memory": "1"})), &node), 1 << 20, "a tmpfs of at least 1 MiB");
+        assert_eq!(tmpfs_options(Some(4096)), "mode=1777,size=4096");
+    }
+
+    #[test]
+    fn oom_kills_read_as_the_kubelet_writes_them() {
+        let killed = exit_with_oom(Exit::from_wait(None, Some(9)), true);
+        assert_eq!((killed.code, killed.reason.as_str(), killed.phase()), (137, "OOMKilled", "Failed"));
+        let clean = exit_with_oom(Exit::from_wait(Some(0), None), true);
+        assert_eq!(clean.reason, "Completed", "a pod that survived a kill of one of its processes succeeded");
+        assert_eq!(exit_with_oom(Exit::from_wait(Some(1), None), false).reason, "Error");
+    }
+
+    #[test]
+    fn a_deleted_pods_sandbox_goes_without_following_links() -> std::io::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside)?;
+        std::fs::write(outside.join("keep"), "k")?;
+        let sb = tmp.path().join("pods/ns_p");
+        std::fs::create_dir_all(sb.join("volumes/v"))?;
+        std::fs::write(sb.join("log"), "l")?;
+        std::os::unix::fs::symlink(&outside, sb.join("link"))?;
+        remove_sandbox(&sb);
+        assert!(!sb.exists(), "a new pod of the name gets a fresh directory at once");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::fs::read_dir(tmp.path().join("pods"))?.next().is_some() {
+            assert!(std::time::Instant::now() < deadline, "sandbox not removed");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(outside.join("keep").exists());
+        remove_sandbox(&sb);
+        Ok(())
+    }
+
+    #[test]
+    fn logs_rotate_past_their_cap() -> std::io::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let log = tmp.path().join("log");
+        std::fs::write(&log, "old")?;
+        std::fs::write(super::super::process::times_path(&log), "t")?;
+        let mut cap = LogCap::new(&log, 4096);
+        assert!(!cap.rotate_before(4000));
+        assert!(!cap.rotate_before(96));
+        assert!(cap.rotate_before(1));
+        let (mut l, _) = cap.rotate()?;
+        std::io::Write::write_all(&mut l, b"new")?;
+        assert_eq!(std::fs::read_to_string(&log)?, "new");
+        assert_eq!(std::fs::read_to_string(tmp.path().join("log.1"))?, "old");
+        assert_eq!(std::fs::read_to_string(tmp.path().join("log.times.1"))?, "t");
+        Ok(())
+    }
+}
