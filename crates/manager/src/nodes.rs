@@ -1,10 +1,13 @@
 //! Node lifecycle: a node whose agent stopped heartbeating is marked
 //! NotReady, which the job controller's fault handling and the scheduler
-//! (which leaves NotReady nodes out) act upon.
+//! (which leaves NotReady nodes out) act upon. Only nodes a ringleader
+//! agent registered are judged: a kubelet's Node is ready as its own
+//! `Ready` condition says.
 
 use crate::cache::{at, Cache};
 use crate::events::{self, Recorder};
 use crate::ManagerError;
+use ringleader_scheduler::k8s_node::is_kubelet_node;
 use ringleader_store::{Backend, Op};
 use serde_json::{json, Value};
 
@@ -13,6 +16,9 @@ use serde_json::{json, Value};
 pub fn mark_not_ready(store: &dyn Backend, cache: &mut Cache, timeout: f64, now: f64) -> Result<bool, ManagerError> {
     let ops: Vec<Op> = cache
         .of_kind("ringleader.io/v1alpha1", "Node")
+        // A kubelet's Node is judged by the node lifecycle controller from
+        // its Lease: its Ready condition is read, never written here.
+        .filter(|n| !is_kubelet_node(&n.object))
         .filter(|n| at(&n.object, &["status", "ready"]).and_then(Value::as_bool) == Some(true))
         .filter(|n| {
             at(&n.object, &["status", "lastHeartbeat"]).and_then(Value::as_f64).is_some_and(|t| now - t > timeout)
