@@ -278,6 +278,31 @@ mod tests {
     }
 
     #[test]
+    fn a_kubelet_node_without_devices_is_left_out_but_never_marked() {
+        use ringleader_scheduler::k8s_node::KUBELET_NODE_ANNOTATION;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = ringleader_store::Store::open(dir.path()).expect("open");
+        let mut kubelet = node(json!({}));
+        kubelet["metadata"]["annotations"] = json!({KUBELET_NODE_ANNOTATION: "true"});
+        let mut ours = node(json!({}));
+        ours["metadata"]["name"] = json!("ours");
+        for o in [kubelet, ours] {
+            store.create(o).expect("create");
+        }
+        let mut cache = Cache::default();
+        cache.load(store.list(&ringleader_store::Selector::all()).expect("list").0);
+        let mut findings = Findings::default();
+        check_cluster(&cache, &mut findings);
+        let key = |name: &str| ObjectKey::new("ringleader.io/v1alpha1", "Node", "", name);
+        assert!(findings.is_invalid(&key("n")) && findings.is_invalid(&key("ours")), "both left out of placement");
+        let before = store.get(&key("n")).expect("get").map(|s| s.resource_version);
+        write(&store, &mut cache, &findings, 1000.0).expect("write");
+        assert_eq!(store.get(&key("n")).expect("get").map(|s| s.resource_version), before, "never written");
+        let ours = store.get(&key("ours")).expect("get").map(|s| s.object).unwrap_or_default();
+        assert_eq!(current(&ours).map(|(status, _)| status), Some("False"), "ours is marked: {ours}");
+    }
+
+    #[test]
     fn pod_annotations_that_do_not_parse_are_named() {
         let pod = |annotations: Value| json!({"metadata": {"name": "p", "annotations": annotations}});
         assert_eq!(pod_problem(&pod(json!({}))), None);
