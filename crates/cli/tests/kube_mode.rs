@@ -34,7 +34,8 @@ impl Proc {
         let child = Command::new(env!("CARGO_BIN_EXE_ringleader"))
             .args(args)
             .env("KUBECONFIG", env.kubeconfig())
-            .env("RUST_LOG", std::env::var("KM_LOG").unwrap_or("warn".into()))
+            // RINGLEADER_TEST_LOG: the processes' RUST_LOG when debugging a test.
+            .env("RUST_LOG", std::env::var("RINGLEADER_TEST_LOG").unwrap_or("warn".into()))
             .stdin(Stdio::null())
             .stdout(file)
             .stderr(err)
