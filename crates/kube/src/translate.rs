@@ -247,6 +247,10 @@ pub fn node_to_kube(node: &Value) -> Value {
     let mut out = ringleader_server::node_view::project(node);
     let spec = node.get("spec").cloned().unwrap_or_else(|| json!({}));
     if let Some(a) = annotations_mut(&mut out) {
+        // Marks of the manager's view, never the Node's (an agent
+        // registering on a kubelet's Node is read with them).
+        a.remove(KUBELET_NODE_ANNOTATION);
+        a.remove(HARDWARE_PROBLEM_ANNOTATION);
         a.insert(NODE_SPEC_ANNOTATION.into(), json!(spec.to_string()));
         a.insert(UNHEALTHY_DEVICES_ANNOTATION.into(), json!(ids(node.pointer("/status/unhealthyDevices"))));
         a.insert(

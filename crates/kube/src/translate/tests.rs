@@ -219,6 +219,14 @@ fn a_kubelet_node_as_read_from_a_list_is_modelled_and_marked_as_its_kubelet_s() 
     assert!(is_foreign_node(&cpu_only));
     let why = cpu_only["metadata"]["annotations"][HARDWARE_PROBLEM_ANNOTATION].as_str().unwrap_or_default();
     assert!(!why.is_empty(), "{cpu_only:#}");
+    // An agent registering on it: the view's marks do not reach the Node.
+    let mut registered = cpu_only.clone();
+    registered["spec"] = json!({"profile": "hgx-h100-8"});
+    let written = node_to_kube(&registered);
+    let annotations = written["metadata"]["annotations"].as_object().cloned().unwrap_or_default();
+    assert!(!annotations.contains_key(KUBELET_NODE_ANNOTATION), "{annotations:?}");
+    assert!(!annotations.contains_key(HARDWARE_PROBLEM_ANNOTATION), "{annotations:?}");
+    assert!(!is_foreign_node(&node_from_kube(&written, &[])));
     // An agent's Node is ringleader's, whatever its annotations claim.
     let mut kube = node_to_kube(&agent_node());
     kube["metadata"]["annotations"][KUBELET_NODE_ANNOTATION] = json!("true");
