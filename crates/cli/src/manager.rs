@@ -74,9 +74,35 @@ pub struct ManagerArgs {
     pub metrics_cert_dir: Option<PathBuf>,
 }
 
+/// How long a stop signal waits for the pass in progress before the
+/// process ends without it: kube-apiserver holds every write made so far,
+/// and the next leader starts over from what it holds (as after a crash).
+const STOP_GRACE: Duration = Duration::from_millis(1500);
+
 pub fn run(args: ManagerArgs) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    rt.block_on(serve(args))
+    let result = rt.block_on(serve(args));
+    // Dropping the runtime would wait for every blocking call in flight.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    result
+}
+
+/// Turns `stop` true on SIGTERM or Ctrl-C, from a task of its own: the
+/// manager's pass runs blocking calls, during which the task that awaits
+/// the manager is not polled. A pass that does not end within
+/// [`STOP_GRACE`] is abandoned with the process.
+fn stop_on_signal(stop: Arc<tokio::sync::watch::Sender<bool>>) {
+    tokio::spawn(async move {
+        if let Err(e) = crate::agent::stop_signal().await {
+            tracing::error!("{e:#}: the manager stops only when killed");
+            return;
+        }
+        tracing::info!("stop signal received: stopping the manager");
+        let _ = stop.send(true);
+        tokio::time::sleep(STOP_GRACE).await;
+        eprintln!("ringleader manager: stopped, the pass in progress abandoned");
+        std::process::exit(0);
+    });
 }
 
 fn identity(args: &ManagerArgs) -> String {
@@ -93,6 +119,8 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     let metrics_address =
         endpoint::parse_bind_address(&args.metrics_bind_address).map_err(|e| anyhow!("--metrics-bind-address {e}"))?;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let stop_tx = Arc::new(stop_tx);
+    stop_on_signal(stop_tx.clone());
     let metrics = Metrics::for_manager();
     metrics.set_leader(&args.lease_name, false);
     // Held while the manager runs: the endpoint's certificate lives in it.
@@ -172,12 +200,17 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     println!("ringleader manager {}: waiting to lead (Lease {}/{})", lease.identity, lease.namespace, lease.name);
     tokio::select! {
         r = leading.wait_for(|l| *l) => { r.context("leader election ended")?; }
-        s = crate::agent::stop_signal() => { s?; let _ = stop_tx.send(true); return Ok(()); }
+        _ = signalled(stop_rx.clone()) => return Ok(()),
     }
     println!(
         "ringleader manager {}: leading; scheduling pods with schedulerName {}",
         lease.identity, args.scheduler_name
     );
+
+    // Only the leader writes: a standby replica creates nothing.
+    if ringleader_kube::setup::ensure_default_queue(&client).await? {
+        println!("created Queue default (weight 1), as Volcano's controller does");
+    }
 
     let (latencies, sessions, objects) = (metrics.clone(), metrics.clone(), metrics);
     let mut config = ManagerConfig {
@@ -197,7 +230,7 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     config.controller.env.use_addresses = true;
     let cluster = KubeCluster::new(client, tokio::runtime::Handle::current(), &args.scheduler_name)
         .with_parallel_writes(args.write_parallelism);
-    let (manager_stop_tx, manager_stop) = tokio::sync::watch::channel(false);
+    let manager_stop = stop_rx.clone();
     let lost = async {
         let _ = leading.wait_for(|l| !*l).await;
     };
@@ -214,10 +247,13 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     let result = tokio::select! {
         r = work => r,
         _ = lost => Err(anyhow::anyhow!("lost the Lease {}/{}: another replica leads now", lease.namespace, lease.name)),
-        s = crate::agent::stop_signal() => s,
+        _ = signalled(stop_rx.clone()) => Ok(()),
     };
-    let _ = manager_stop_tx.send(true);
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(Duration::from_secs(3), election).await;
     result
+}
+
+async fn signalled(mut stop: tokio::sync::watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
 }

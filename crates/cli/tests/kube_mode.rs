@@ -34,7 +34,8 @@ impl Proc {
         let child = Command::new(env!("CARGO_BIN_EXE_ringleader"))
             .args(args)
             .env("KUBECONFIG", env.kubeconfig())
-            .env("RUST_LOG", "warn")
+            // RINGLEADER_TEST_LOG: the processes' RUST_LOG when debugging a test.
+            .env("RUST_LOG", std::env::var("RINGLEADER_TEST_LOG").unwrap_or("warn".into()))
             .stdin(Stdio::null())
             .stdout(file)
             .stderr(err)
@@ -625,4 +626,146 @@ fn a_node_no_agent_registered_is_scheduled_from_mindcluster_s_device_info() {
         "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
     ]);
     assert_eq!(ready.trim(), "True");
+}
+
+/// A kubelet-style Node: Ready, eight Ascend 910 chips in its capacity (as
+/// the device plugin publishes them) unless `cpu_only`, no ringleader agent.
+fn kubelet_node(name: &str, address: &str, cpu_only: bool) -> (Value, Value) {
+    let node = serde_json::json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}},
+    });
+    let now = ringleader_api::time::rfc3339(ringleader_api::time::now());
+    let mut resources = serde_json::json!({"cpu": "192", "memory": "1536Gi", "pods": "110"});
+    if !cpu_only {
+        resources["huawei.com/Ascend910"] = "8".into();
+    }
+    let status = serde_json::json!({"status": {
+        "capacity": resources, "allocatable": resources,
+        "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
+        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                        "message": "kubelet is posting ready status", "lastHeartbeatTime": now,
+                        "lastTransitionTime": now}],
+    }});
+    (node, status)
+}
+
+/// Issue 27: Nodes that have a kubelet are another component's truth. With
+/// 200 of them and a 5 s heartbeat timeout, the manager writes none of them
+/// in 15 s (same resourceVersion, no ringleader annotation, no condition of
+/// its own) and they stay Ready; it places a gang on them all the same,
+/// creates the `default` Queue itself, and stops on SIGTERM within 2 s.
+/// A few CPU-only Nodes beside them offer nothing the scheduler models:
+/// they are left out, not marked as broken objects of ringleader's.
+#[test]
+fn nodes_with_a_kubelet_are_read_never_written_and_a_gang_lands_on_them() {
+    let Some(env) = Env::start("nodes_with_a_kubelet_are_read_never_written_and_a_gang_lands_on_them") else {
+        return;
+    };
+    use k8s_openapi::api::core::v1::Node;
+    use kube::api::{Patch, PatchParams, PostParams};
+    const NODES: usize = 200;
+    const CPU_ONLY: usize = 4;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    let client = rt.block_on(env.client()).expect("kube client");
+    let api: Api<Node> = Api::all(client);
+    rt.block_on(async {
+        let writes = (0..NODES + CPU_ONLY).map(|i| {
+            let api = api.clone();
+            async move {
+                let (node, status) = kubelet_node(&format!("k{i:03}"), &format!("127.0.5.{}", i + 1), i >= NODES);
+                let node: Node = serde_json::from_value(node).expect("node");
+                api.create(&PostParams::default(), &node).await.expect("create Node");
+                // A kubelet writes its Node's status through /status.
+                let name = node.metadata.name.clone().unwrap_or_default();
+                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status)).await.expect("Node status");
+            }
+        });
+        futures_util::stream::iter(writes).buffer_unordered(16).collect::<Vec<_>>().await;
+    });
+    let versions = |api: &Api<Node>| -> BTreeMap<String, (String, Value)> {
+        let list = rt.block_on(api.list(&Default::default())).expect("list Nodes");
+        list.items
+            .into_iter()
+            .map(|n| {
+                let v = serde_json::to_value(&n).unwrap_or_default();
+                (n.metadata.name.unwrap_or_default(), (n.metadata.resource_version.unwrap_or_default(), v))
+            })
+            .collect()
+    };
+    let before = versions(&api);
+    assert_eq!(before.len(), NODES + CPU_ONLY);
+    assert!(!env.try_kubectl(&["get", "queue", "default"]).0, "no default Queue before the manager");
+
+    let mut mgr = manager(&env, "manager", &["--heartbeat-timeout", "5"]);
+    wait_until(60, "the manager leads", || mgr.output().contains("leading"), || mgr.output());
+    // Three heartbeat timeouts: a manager that judged these Nodes by
+    // ringleader's heartbeat would have marked them all by now.
+    std::thread::sleep(Duration::from_secs(15));
+    let after = versions(&api);
+    for (name, (version, node)) in &after {
+        let (old, _) = &before[name];
+        assert_eq!(version, old, "Node {name} was written: {node:#}\n{}", mgr.output());
+        let annotations = node["metadata"]["annotations"].as_object().cloned().unwrap_or_default();
+        assert!(!annotations.keys().any(|k| k.starts_with("ringleader.io/")), "{name}: {annotations:?}");
+        let conditions = node["status"]["conditions"].as_array().cloned().unwrap_or_default();
+        assert_eq!(conditions.len(), 1, "{name}: only the kubelet's Ready condition: {conditions:?}");
+        assert_eq!(conditions[0]["status"], "True", "{name} stays Ready: {conditions:?}");
+        assert_eq!(conditions[0]["reason"], "KubeletReady", "{name}: {conditions:?}");
+    }
+    assert_eq!(ready_nodes(&env), NODES + CPU_ONLY);
+    // No warning per Node: it is a kubelet's, not a broken object of ours.
+    assert!(!mgr.output().contains("cannot model"), "{}", mgr.output());
+    // The manager made the default Queue, as Volcano's controller does.
+    let queue = json(&env, &["get", "queue", "default"]);
+    assert_eq!(queue["spec"]["weight"], 1, "{queue}");
+
+    let job = "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: on-kubelets, namespace: default}\n\
+               spec:\n  minAvailable: 2\n  schedulerName: volcano\n  tasks:\n  - name: w\n    replicas: 2\n\
+               \x20   template:\n      spec:\n        containers:\n        - name: c\n          image: mindspore\n\
+               \x20         command: [\"sleep\", \"60\"]\n          resources: {limits: {huawei.com/Ascend910: 8}}\n";
+    let path = env.scratch.path().join("job.yaml");
+    std::fs::write(&path, job).expect("write");
+    env.kubectl(&["apply", "-f", &path.to_string_lossy()]);
+    let mut placed = BTreeSet::new();
+    wait_until(
+        60,
+        "both pods of the gang bound to kubelet Nodes",
+        || {
+            let pods = json(&env, &["get", "pods"]);
+            placed = pods["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()).map(str::to_string))
+                .collect();
+            placed.len() == 2
+        },
+        || {
+            format!(
+                "{}\n{}\n{}",
+                env.try_kubectl(&["get", "pods", "-o", "wide"]).1,
+                env.try_kubectl(&["get", "events"]).1,
+                mgr.output()
+            )
+        },
+    );
+    assert!(placed.iter().all(|n| before.contains_key(n) && n.as_str() < "k200"), "{placed:?}");
+    // Binding pods onto them is no write to the Nodes either.
+    let bound = versions(&api);
+    for name in &placed {
+        assert_eq!(bound[name].0, before[name].0, "Node {name} was written when pods were bound onto it");
+    }
+
+    let signalled = Instant::now();
+    unsafe { libc::kill(mgr.child.id() as i32, libc::SIGTERM) };
+    let mut exited = None;
+    while signalled.elapsed() < Duration::from_secs(10) && exited.is_none() {
+        exited = mgr.child.try_wait().expect("wait for the manager");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = signalled.elapsed();
+    eprintln!("manager stopped {took:?} after SIGTERM");
+    assert!(exited.is_some() && took < Duration::from_secs(5), "stopped after {took:?}: {}", mgr.output());
+    mgr.kill();
 }

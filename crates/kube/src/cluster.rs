@@ -289,6 +289,22 @@ impl KubeCluster {
         }
         let known: Vec<ConfigMap> = self.device_info.lock().map(|d| d.values().cloned().collect()).unwrap_or_default();
         let mut view = translate::node_from_kube(&current, &known);
+        if translate::is_foreign_node(&view) {
+            match translate::foreign_node_write(patch) {
+                // What a user asked of ringleader (a ResourceGroup's label).
+                Ok(Some(labels)) => {
+                    let mut body = labels;
+                    body["metadata"]["resourceVersion"] = json!(current_version.to_string());
+                    let out = self
+                        .call(http::Method::PATCH, kind.object("", &key.name, None), Some((body, MERGE)))
+                        .await
+                        .map_err(|e| with_key(e, key))?;
+                    return self.stored(kind, out);
+                }
+                Ok(None) => {}
+                Err(why) => return Err(StoreError::Invalid(format!("{key}: {why}"))),
+            }
+        }
         json_patch::merge(&mut view, patch);
         let wanted = translate::node_to_kube(&view);
         let (main, status) = translate::node_diff(&current, &wanted);

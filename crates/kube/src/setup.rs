@@ -163,3 +163,35 @@ pub async fn install_rbac(client: &kube::Client, objects: &[Value]) -> Result<Ve
     }
     Ok(created)
 }
+
+/// The Queue a job that names none goes to (`spec.queue` unset means
+/// `default`), as Volcano's controller creates it: weight 1, reclaimable.
+pub fn default_queue() -> Value {
+    serde_json::json!({
+        "apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+        "metadata": {"name": "default"},
+        "spec": {"weight": 1, "reclaimable": true},
+    })
+}
+
+/// Creates the `default` Queue where none exists, as Volcano's controller
+/// does, so that `kubectl get queue default` and tools that check a job's
+/// queue (vcctl, Volcano's admission) find it. Returns whether it was
+/// created; `Ok(false)` also when the cluster serves no Queue kind (CRDs
+/// not installed): the scheduler then takes `default` as implicit.
+pub async fn ensure_default_queue(client: &kube::Client) -> Result<bool, SetupError> {
+    let queue = default_queue();
+    let body = serde_json::to_vec(&queue)
+        .map_err(|e| SetupError::Kubeconfig { path: "(default Queue)".into(), why: e.to_string() })?;
+    let request = http::Request::post("/apis/scheduling.volcano.sh/v1beta1/queues")
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(body)
+        .map_err(|e| SetupError::Kubeconfig { path: "(default Queue)".into(), why: e.to_string() })?;
+    match client.request_text(request).await {
+        Ok(_) => Ok(true),
+        // 409: it exists (kept as an administrator may have edited it);
+        // 404: no Queue kind served.
+        Err(kube::Error::Api(s)) if s.code == 409 || s.code == 404 => Ok(false),
+        Err(source) => Err(SetupError::Api { what: "creating Queue default".into(), source }),
+    }
+}

@@ -21,7 +21,10 @@
 use crate::kinds::Kind;
 use k8s_openapi::api::core::v1::ConfigMap;
 use ringleader_api::time::{parse_rfc3339, rfc3339};
-use ringleader_scheduler::k8s_node::{NETWORK_UNHEALTHY_DEVICES_ANNOTATION, UNHEALTHY_DEVICES_ANNOTATION};
+use ringleader_scheduler::k8s_node::{
+    is_kubelet_node, HARDWARE_PROBLEM_ANNOTATION, KUBELET_NODE_ANNOTATION, NETWORK_UNHEALTHY_DEVICES_ANNOTATION,
+    UNHEALTHY_DEVICES_ANNOTATION,
+};
 use serde_json::{json, Map, Value};
 
 /// Pod annotation: the env of each container, set at release (JSON array of
@@ -244,6 +247,10 @@ pub fn node_to_kube(node: &Value) -> Value {
     let mut out = ringleader_server::node_view::project(node);
     let spec = node.get("spec").cloned().unwrap_or_else(|| json!({}));
     if let Some(a) = annotations_mut(&mut out) {
+        // Marks of the manager's view, never the Node's (an agent
+        // registering on a kubelet's Node is read with them).
+        a.remove(KUBELET_NODE_ANNOTATION);
+        a.remove(HARDWARE_PROBLEM_ANNOTATION);
         a.insert(NODE_SPEC_ANNOTATION.into(), json!(spec.to_string()));
         a.insert(UNHEALTHY_DEVICES_ANNOTATION.into(), json!(ids(node.pointer("/status/unhealthyDevices"))));
         a.insert(
@@ -272,15 +279,31 @@ pub fn node_to_kube(node: &Value) -> Value {
 pub fn node_from_kube(node: &Value, device_info: &[ConfigMap]) -> Value {
     let registered = annotation(node, NODE_SPEC_ANNOTATION).and_then(|s| serde_json::from_str::<Value>(s).ok());
     let ours = registered.is_some();
-    let (spec, published) = match registered {
-        Some(spec) => (spec, None),
-        None => foreign(node, device_info),
+    let (spec, published, problem) = match registered {
+        Some(spec) => (spec, None, None),
+        None => match foreign(node, device_info) {
+            Ok((spec, health)) => (spec, Some(health), None),
+            Err(why) => (json!({}), None, Some(why)),
+        },
     };
     let mut metadata = Map::new();
     for field in ["name", "uid", "resourceVersion", "creationTimestamp", "labels", "annotations", "deletionTimestamp"] {
         if let Some(v) = node.pointer(&format!("/metadata/{field}")).filter(|v| !v.is_null()) {
             metadata.insert(field.into(), v.clone());
         }
+    }
+    // Marks the view, never the Node: whoever writes Nodes asks this mark.
+    if ours {
+        if let Some(a) = metadata.get_mut("annotations").and_then(Value::as_object_mut) {
+            a.remove(KUBELET_NODE_ANNOTATION);
+            a.remove(HARDWARE_PROBLEM_ANNOTATION);
+        }
+    } else if let Some(a) = metadata.entry("annotations").or_insert_with(|| json!({})).as_object_mut() {
+        a.insert(KUBELET_NODE_ANNOTATION.into(), json!("true"));
+        match problem {
+            Some(why) => a.insert(HARDWARE_PROBLEM_ANNOTATION.into(), json!(why)),
+            None => a.remove(HARDWARE_PROBLEM_ANNOTATION),
+        };
     }
     let conditions = node.pointer("/status/conditions").and_then(Value::as_array).cloned().unwrap_or_default();
     let ready = conditions.iter().find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"));
@@ -330,14 +353,21 @@ type Health = (Value, Value);
 /// topo -m` / `npu-smi info` text from ringleader's annotations, else the
 /// built-in profile MindCluster's device info, ACK's labels or the capacity
 /// name; the InternalIP. Empty when nothing describes an accelerator the
-/// scheduler models (the node then offers no devices).
-fn foreign(node: &Value, device_info: &[ConfigMap]) -> (Value, Option<Health>) {
+/// scheduler models (the node then offers no devices): the error says why.
+fn foreign(node: &Value, device_info: &[ConfigMap]) -> Result<(Value, Health), String> {
     use ringleader_scheduler::k8s_node::{
         node_hardware, HardwareSource, NPU_SMI_INFO_ANNOTATION, NVIDIA_SMI_TOPO_ANNOTATION,
     };
     let mut spec = json!({});
-    let typed: Option<k8s_openapi::api::core::v1::Node> = serde_json::from_value(node.clone()).ok();
-    let Some(hw) = typed.and_then(|n| node_hardware(&n, device_info).ok()) else { return (spec, None) };
+    // As listed (no apiVersion) or already renamed to ringleader's kind.
+    let mut core = node.clone();
+    if let Some(o) = core.as_object_mut() {
+        o.insert("apiVersion".into(), json!("v1"));
+        o.insert("kind".into(), json!("Node"));
+    }
+    let typed: k8s_openapi::api::core::v1::Node =
+        serde_json::from_value(core).map_err(|e| format!("not a core v1 Node: {e}"))?;
+    let hw = node_hardware(&typed, device_info).map_err(|e| e.to_string())?;
     match hw.source {
         HardwareSource::Annotation(a) if a == NVIDIA_SMI_TOPO_ANNOTATION => {
             spec["topologyText"] = json!(annotation(node, a).unwrap_or_default())
@@ -351,7 +381,38 @@ fn foreign(node: &Value, device_info: &[ConfigMap]) -> (Value, Option<Health>) {
     if let Some(address) = &hw.address {
         spec["address"] = json!(address);
     }
-    (spec, Some((json!(hw.unhealthy), json!(hw.network_unhealthy))))
+    Ok((spec, (json!(hw.unhealthy), json!(hw.network_unhealthy))))
+}
+
+/// Whether the view of a Node (from [`node_from_kube`]) is a Node no
+/// ringleader agent registered: its kubelet's, written by nobody here.
+pub fn is_foreign_node(view: &Value) -> bool {
+    is_kubelet_node(view)
+}
+
+/// What of `patch` may reach a Node no ringleader agent registered: a
+/// registration (a `spec`: an agent taking the Node over) goes the usual
+/// way (`None`); a change of labels alone (a ResourceGroup claiming the
+/// node, which a user asked for) is the merge patch returned; anything
+/// else (conditions, annotations, health, heartbeats) is refused: that
+/// Node's status is its kubelet's and the node lifecycle controller's.
+pub fn foreign_node_write(patch: &Value) -> Result<Option<Value>, String> {
+    let refuse = || {
+        format!(
+            "{patch}: the Node has no ringleader agent ({NODE_SPEC_ANNOTATION} unset): its status and \
+             annotations belong to its kubelet, ringleader does not write them"
+        )
+    };
+    let Some(fields) = patch.as_object() else { return Err(refuse()) };
+    if fields.contains_key("spec") {
+        return Ok(None);
+    }
+    let labels_only = fields.len() == 1
+        && fields.get("metadata").and_then(Value::as_object).is_some_and(|m| m.len() == 1 && m.contains_key("labels"));
+    if labels_only {
+        return Ok(Some(json!({"metadata": {"labels": patch["metadata"]["labels"].clone()}})));
+    }
+    Err(refuse())
 }
 
 /// The status patch of a heartbeat: the Ready condition only (a strategic

@@ -13,6 +13,7 @@ use crate::pods;
 use crate::ManagerError;
 use ringleader_controller::fault::DeviceRef;
 use ringleader_controller::hotreset::HotReset;
+use ringleader_scheduler::k8s_node::is_kubelet_node;
 use ringleader_store::{Backend, Op};
 use ringleader_topology::profile::GroupKind;
 use serde_json::{json, Value};
@@ -51,7 +52,8 @@ pub fn pass(store: &dyn Backend, cache: &mut Cache, reset_secs: u64, now: f64) -
     let mut faulty = BTreeSet::new();
     let mut ring_map = BTreeMap::new();
     let mut resetting = BTreeMap::new();
-    for n in cache.of_kind("ringleader.io/v1alpha1", "Node") {
+    // A kubelet's Node is not ours to reset chips on, nor to annotate.
+    for n in cache.of_kind("ringleader.io/v1alpha1", "Node").filter(|n| !is_kubelet_node(&n.object)) {
         let Some(name) = str_at(&n.object, &["metadata", "name"]).map(str::to_string) else { continue };
         let progress: BTreeMap<u32, u64> = n
             .object

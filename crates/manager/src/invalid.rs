@@ -7,6 +7,9 @@
 //! the Event's count goes up if it breaks again the same way). Such objects
 //! come from older versions or direct store writes: the API server refuses
 //! them on write. Once an object is modelled again its condition turns True.
+//! A Node no ringleader agent registered (a kubelet's, in Kubernetes mode)
+//! is never marked: it is left out of placement when it offers no device
+//! the scheduler models, with one summary log line for all of them.
 
 use crate::cache::{annotation, at, Cache};
 use crate::events::{self, EventType, Recorder};
@@ -15,9 +18,11 @@ use crate::pods::{PlanRef, DEVICES, PLAN};
 use crate::ManagerError;
 use ringleader_api::time::rfc3339;
 use ringleader_api::Resource;
+use ringleader_scheduler::k8s_node::{is_kubelet_node, HARDWARE_PROBLEM_ANNOTATION};
 use ringleader_store::{Backend, ObjectKey, Op, Stored};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Condition type the manager keeps on objects it has checked.
@@ -39,6 +44,10 @@ pub struct Findings {
     pub invalid: BTreeMap<ObjectKey, String>,
     /// Checked and modelled.
     valid: BTreeSet<ObjectKey>,
+    /// Of the skipped, Nodes another component keeps (a kubelet's): left
+    /// out of scheduling like the others, but never written nor warned
+    /// about one by one — a kubelet Node without accelerators is normal.
+    foreign: BTreeSet<ObjectKey>,
 }
 
 impl Findings {
@@ -73,13 +82,33 @@ fn join(errs: &[ringleader_api::FieldError]) -> String {
     errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }
 
+/// How many kubelet Nodes offered no device the scheduler models when it
+/// was last said: the summary is logged when that number changes, not on
+/// every pass nor once per Node.
+static UNMODELLED_SAID: AtomicUsize = AtomicUsize::new(usize::MAX);
+
 /// Checks every Node, Queue and PriorityClass (there are few of them).
 pub fn check_cluster(cache: &Cache, findings: &mut Findings) {
+    let (mut unmodelled, mut example) = (0, None);
     for n in cache.of_kind("ringleader.io/v1alpha1", "Node") {
         match node_problem(&n.object) {
+            Some(why) if is_kubelet_node(&n.object) => {
+                unmodelled += 1;
+                let published = annotation(&n.object, HARDWARE_PROBLEM_ANNOTATION).unwrap_or(&why);
+                example.get_or_insert_with(|| format!("{}: {published}", n.key.name));
+                findings.skip(&n.key, why);
+                findings.foreign.insert(n.key.clone());
+            }
             Some(why) => findings.skip(&n.key, why),
             None => findings.checked(&n.key),
         }
+    }
+    if UNMODELLED_SAID.swap(unmodelled, Ordering::Relaxed) != unmodelled && unmodelled > 0 {
+        tracing::info!(
+            nodes = unmodelled,
+            example = example.unwrap_or_default(),
+            "Nodes without a ringleader agent offer no device the scheduler models; they are left out of placement"
+        );
     }
     for (api, kind) in SCHEDULING_KINDS {
         for o in cache.of_kind(api, kind) {
@@ -193,7 +222,7 @@ pub fn write(store: &dyn Backend, cache: &mut Cache, findings: &Findings, now: f
     let stamp = rfc3339(now);
     let mut ops = Vec::new();
     let mut recorded = Recorder::new(events::CONTROLLER);
-    for (key, why) in &findings.invalid {
+    for (key, why) in findings.invalid.iter().filter(|(k, _)| !findings.foreign.contains(*k)) {
         let Some(o) = cache.get(key) else { continue };
         if current(&o.object) == Some(("False", why.as_str())) {
             continue;
@@ -206,7 +235,7 @@ pub fn write(store: &dyn Backend, cache: &mut Cache, findings: &Findings, now: f
         ops.push(condition_op(o, condition));
     }
     for key in findings.valid.iter().filter(|k| !findings.is_invalid(k)) {
-        let Some(o) = cache.get(key) else { continue };
+        let Some(o) = cache.get(key).filter(|o| !is_kubelet_node(&o.object)) else { continue };
         if current(&o.object).is_none_or(|(status, _)| status != "False") {
             continue;
         }
@@ -246,6 +275,31 @@ mod tests {
         assert!(range.starts_with("status.unhealthyDevices"), "{range}");
         let typed = node_problem(&node(json!("oops"))).unwrap_or_default();
         assert!(typed.starts_with("spec"), "{typed}");
+    }
+
+    #[test]
+    fn a_kubelet_node_without_devices_is_left_out_but_never_marked() {
+        use ringleader_scheduler::k8s_node::KUBELET_NODE_ANNOTATION;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = ringleader_store::Store::open(dir.path()).expect("open");
+        let mut kubelet = node(json!({}));
+        kubelet["metadata"]["annotations"] = json!({KUBELET_NODE_ANNOTATION: "true"});
+        let mut ours = node(json!({}));
+        ours["metadata"]["name"] = json!("ours");
+        for o in [kubelet, ours] {
+            store.create(o).expect("create");
+        }
+        let mut cache = Cache::default();
+        cache.load(store.list(&ringleader_store::Selector::all()).expect("list").0);
+        let mut findings = Findings::default();
+        check_cluster(&cache, &mut findings);
+        let key = |name: &str| ObjectKey::new("ringleader.io/v1alpha1", "Node", "", name);
+        assert!(findings.is_invalid(&key("n")) && findings.is_invalid(&key("ours")), "both left out of placement");
+        let before = store.get(&key("n")).expect("get").map(|s| s.resource_version);
+        write(&store, &mut cache, &findings, 1000.0).expect("write");
+        assert_eq!(store.get(&key("n")).expect("get").map(|s| s.resource_version), before, "never written");
+        let ours = store.get(&key("ours")).expect("get").map(|s| s.object).unwrap_or_default();
+        assert_eq!(current(&ours).map(|(status, _)| status), Some("False"), "ours is marked: {ours}");
     }
 
     #[test]

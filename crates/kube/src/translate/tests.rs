@@ -200,3 +200,52 @@ fn a_node_no_agent_registered_is_read_from_what_the_cluster_publishes() {
     let cpu_only = node_from_kube(&json!({"metadata": {"name": "c1"}}), &[]);
     assert_eq!(cpu_only["spec"], json!({}));
 }
+
+#[test]
+fn a_kubelet_node_as_read_from_a_list_is_modelled_and_marked_as_its_kubelet_s() {
+    // What a list of kube-apiserver carries: no apiVersion and kind per item;
+    // `from_kube` names ringleader's kind before reading it.
+    let listed = json!({
+        "metadata": {"name": "k001", "resourceVersion": "9", "labels": {"kubernetes.io/hostname": "k001"}},
+        "status": {"capacity": {"huawei.com/Ascend910": "8"},
+                   "addresses": [{"type": "InternalIP", "address": "127.0.5.1"}],
+                   "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": "2026-11-25T00:00:00Z"}]}});
+    let view = from_kube(&kind("ringleader.io/v1alpha1", "Node").expect("kind"), listed, &[]);
+    assert!(view["spec"]["profile"].is_string(), "{view:#}");
+    assert!(is_foreign_node(&view));
+    assert!(view["metadata"]["annotations"].get(HARDWARE_PROBLEM_ANNOTATION).is_none(), "{view:#}");
+    // Nothing modelled: it says why, and is still the kubelet's.
+    let cpu_only = node_from_kube(&json!({"metadata": {"name": "c1"}}), &[]);
+    assert!(is_foreign_node(&cpu_only));
+    let why = cpu_only["metadata"]["annotations"][HARDWARE_PROBLEM_ANNOTATION].as_str().unwrap_or_default();
+    assert!(!why.is_empty(), "{cpu_only:#}");
+    // An agent registering on it: the view's marks do not reach the Node.
+    let mut registered = cpu_only.clone();
+    registered["spec"] = json!({"profile": "hgx-h100-8"});
+    let written = node_to_kube(&registered);
+    let annotations = written["metadata"]["annotations"].as_object().cloned().unwrap_or_default();
+    assert!(!annotations.contains_key(KUBELET_NODE_ANNOTATION), "{annotations:?}");
+    assert!(!annotations.contains_key(HARDWARE_PROBLEM_ANNOTATION), "{annotations:?}");
+    assert!(!is_foreign_node(&node_from_kube(&written, &[])));
+    // An agent's Node is ringleader's, whatever its annotations claim.
+    let mut kube = node_to_kube(&agent_node());
+    kube["metadata"]["annotations"][KUBELET_NODE_ANNOTATION] = json!("true");
+    assert!(!is_foreign_node(&node_from_kube(&kube, &[])));
+}
+
+#[test]
+fn only_labels_or_a_registration_reach_a_node_no_agent_registered() {
+    assert_eq!(foreign_node_write(&json!({"spec": {"profile": "hgx-h100-8"}})), Ok(None));
+    let labels = json!({"metadata": {"labels": {"ringleader.io/resource-group": "g"}}});
+    assert_eq!(foreign_node_write(&labels), Ok(Some(labels.clone())));
+    for refused in [
+        json!({"status": {"conditions": [{"type": "Valid", "status": "False"}]}}),
+        json!({"status": {"ready": false}}),
+        json!({"metadata": {"annotations": {"ringleader.io/hot-reset": "{}"}}}),
+        json!({"metadata": {"labels": {"a": "b"}, "annotations": {}}}),
+        json!("oops"),
+    ] {
+        let why = foreign_node_write(&refused).expect_err("refused");
+        assert!(why.contains("kubelet") && why.contains(NODE_SPEC_ANNOTATION), "{why}");
+    }
+}

@@ -63,6 +63,28 @@ pub const NPU_SMI_INFO_ANNOTATION: &str = "ringleader.io/npu-smi-info";
 pub const UNHEALTHY_DEVICES_ANNOTATION: &str = "ringleader.io/unhealthy-devices";
 /// Node annotation: comma-separated physical device IDs whose network is unhealthy.
 pub const NETWORK_UNHEALTHY_DEVICES_ANNOTATION: &str = "ringleader.io/network-unhealthy-devices";
+/// Annotation the Kubernetes-mode manager's view of a Node carries when no
+/// ringleader agent registered it (it has a kubelet, or nothing we know):
+/// only set when reading, never written to the API. Such a Node belongs to
+/// its kubelet and the node lifecycle controller; ringleader reads it and
+/// writes nothing to it (see [`is_kubelet_node`]).
+pub const KUBELET_NODE_ANNOTATION: &str = "ringleader.io/kubelet-node";
+
+/// Annotation of the same view: why the Node's hardware could not be read
+/// from what the cluster publishes (a node without accelerators, or a
+/// malformed source), so the manager can say it once for all such Nodes.
+pub const HARDWARE_PROBLEM_ANNOTATION: &str = "ringleader.io/hardware-problem";
+
+/// Whether a ringleader-shaped Node (the manager's view) is another
+/// component's: its readiness is its own `Ready` condition, not a heartbeat
+/// ringleader judges, and the manager never writes it. The one predicate
+/// every write path to a Node asks.
+pub fn is_kubelet_node(node: &serde_json::Value) -> bool {
+    node.pointer("/metadata/annotations")
+        .and_then(|a| a.get(KUBELET_NODE_ANNOTATION))
+        .and_then(serde_json::Value::as_str)
+        == Some("true")
+}
 
 /// Which source gave the hardware profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
