@@ -16,6 +16,7 @@ pub mod error;
 pub mod kinds;
 pub mod model;
 pub mod path;
+pub mod protected;
 pub mod quantity;
 pub mod roles;
 pub mod time;

@@ -65,7 +65,9 @@ fn up_exits_non_zero_naming_the_component_when_the_manager_dies() {
             let url = url.trim().to_string();
             if let Ok(c) = Client::from_data_dir(&url, &data) {
                 let ready = rt.block_on(async {
-                    let r = http.get(format!("{url}/readyz?verbose")).send().await.ok()?;
+                    // The details are the admin's (issue 29).
+                    let token = std::fs::read_to_string(data.join("token")).ok()?;
+                    let r = http.get(format!("{url}/readyz?verbose")).bearer_auth(token.trim()).send().await.ok()?;
                     (r.status() == 200).then_some(r.text().await.ok()?)
                 });
                 if let Some(body) = ready {

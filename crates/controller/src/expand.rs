@@ -19,6 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use ringleader_api::kinds::volcano::PodGroupSpec;
 use ringleader_api::kinds::PodGroup;
 use ringleader_api::model::{Job, JobKind, Role};
+use ringleader_api::protected::annotation_owner;
 use std::collections::BTreeMap;
 
 /// Kubeflow label: job name.
@@ -254,6 +255,9 @@ fn plan_pod(
         JobKind::Deployment => {}
     }
     set(&mut annotations, GROUP_NAME, pod_group_name(job));
+    // The server refuses these in templates; a job stored before it did, or
+    // written to the store directly, still must not bind its pods itself.
+    annotations.retain(|k, _| annotation_owner(k).is_none());
     meta.name = Some(name.clone());
     meta.namespace = Some(job.namespace.clone());
     meta.labels = Some(labels);
@@ -263,6 +267,7 @@ fn plan_pod(
         _ => (Some(name.clone()), Some(job.name.clone())),
     };
     if let Some(spec) = template.spec.as_mut() {
+        spec.node_name = None;
         spec.hostname = hostname.clone();
         spec.subdomain = subdomain.clone();
     }

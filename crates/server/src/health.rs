@@ -18,11 +18,16 @@
 //! The registry is in memory and shared by `up` between the server and the
 //! manager (one process): a heartbeat costs a lock, not a store write and
 //! a watch event to every client as a Lease object would.
-//! Messages name components and nodes, never object contents or secrets:
-//! the paths are served without a token, as Kubernetes does.
+//! Messages name components and nodes, never object contents or secrets.
+//! The paths are served without a token, as Kubernetes does, but only the
+//! status and a plain `ok` (or `<probe> check failed`): the lines (how many
+//! nodes heartbeat, which component failed) go to callers RBAC allows `get`
+//! on the probe's URL (`system:monitoring`, the admin).
 
+use crate::authz::{self, Attributes};
+use crate::identity::Identity;
 use crate::ServerState;
-use axum::extract::{RawQuery, State};
+use axum::extract::{Extension, RawQuery, State};
 use axum::http::header::{CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -135,19 +140,46 @@ impl Probe {
 type Outcome = Result<Option<String>, String>;
 
 /// `GET /livez`.
-pub async fn livez(State(state): State<ServerState>, RawQuery(query): RawQuery) -> Response {
-    answer(&state, Probe::Live, query.as_deref().unwrap_or_default()).await
+pub async fn livez(
+    State(state): State<ServerState>,
+    identity: Option<Extension<Identity>>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    answer(&state, identity.map(|e| e.0), Probe::Live, query.as_deref().unwrap_or_default()).await
 }
 
 /// `GET /readyz`.
-pub async fn readyz(State(state): State<ServerState>, RawQuery(query): RawQuery) -> Response {
-    answer(&state, Probe::Ready, query.as_deref().unwrap_or_default()).await
+pub async fn readyz(
+    State(state): State<ServerState>,
+    identity: Option<Extension<Identity>>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    answer(&state, identity.map(|e| e.0), Probe::Ready, query.as_deref().unwrap_or_default()).await
 }
 
-async fn answer(state: &ServerState, probe: Probe, query: &str) -> Response {
+/// Whether `identity` may read a probe's details: `get` on its URL, as
+/// kube-apiserver's `system:monitoring` (the admin holds it through `*`).
+async fn may_see_details(state: &ServerState, identity: Option<&Identity>, probe: Probe) -> bool {
+    let Some(identity) = identity else { return false };
+    let a = Attributes { verb: "get".into(), path: format!("/{}", probe.name()), ..Attributes::default() };
+    authz::decide(state, identity, &a).await.is_ok_and(|d| d.allowed)
+}
+
+async fn answer(state: &ServerState, identity: Option<Identity>, probe: Probe, query: &str) -> Response {
     let (verbose, excluded) = parse_query(query);
     let checks = run_checks(state, probe, &excluded).await;
-    let (status, body) = render(probe, &checks, verbose, &excluded);
+    let failed = checks.iter().any(|(_, o)| matches!(o, Some(Err(_))));
+    let detailed = (verbose || failed) && may_see_details(state, identity.as_ref(), probe).await;
+    let (status, body) = if detailed || !(verbose || failed) {
+        render(probe, &checks, verbose, &excluded)
+    } else if failed {
+        // Which check failed, and why, names nodes and components: only the
+        // status says it to anyone (the server log has the rest).
+        let (status, _) = render(probe, &checks, verbose, &excluded);
+        (status, format!("{} check failed\n", probe.name()))
+    } else {
+        (StatusCode::OK, "ok".to_string())
+    };
     (status, [(CONTENT_TYPE, "text/plain; charset=utf-8"), (X_CONTENT_TYPE_OPTIONS, "nosniff")], body).into_response()
 }
 

@@ -1,11 +1,18 @@
 //! Checks on the object a write would leave, by who writes it (the URL
 //! alone, which [`crate::authz`] decides on, does not say what changes):
 //!
-//! - **Binding is the scheduler's**: only [`SCHEDULER_USER`] may set or
-//!   change a Pod's `spec.nodeName` or the annotations the scheduler writes
-//!   when it binds ([`BINDING_ANNOTATIONS`], and any `huawei.com/Ascend…`).
-//!   Anyone else, the admin included, gets 403 naming the field: a pod
-//!   created already bound would run on devices the scheduler gave another.
+//! - **Protected fields** ([`ringleader_api::protected`], one list for every
+//!   path): a Pod's `spec.nodeName` and binding annotations
+//!   (`BINDING_ANNOTATIONS` there, any `huawei.com/Ascend…`) only
+//!   [`SCHEDULER_USER`] may set or change; the agent's own annotations
+//!   (`ringleader.io/pid`, `…/log-path`, the usage samples) only the agent of
+//!   the pod's node (or the scheduler). Anyone else, the admin included, gets
+//!   403 naming the field: a pod created already bound would run on devices
+//!   the scheduler gave another. In the pod templates of any other kind (a
+//!   map whose `spec` has `containers`, found by walking the object, so every
+//!   workload kind served is covered) none of them may be set at all, by
+//!   anyone: the pods made of the template would carry them. Every write
+//!   path (create, update, each patch type, apply, bulk apply) comes here.
 //! - **Agents write status**: a node identity's writes of Pods and Nodes
 //!   may change `status` (and on pods the agent's own annotations), nothing
 //!   else; the Node it creates must be its own.
@@ -17,7 +24,7 @@
 //!   escalation check.
 
 use crate::authz::{self, Attributes};
-use crate::identity::{Identity, MASTERS_GROUP, SCHEDULER_USER};
+use crate::identity::{Identity, MASTERS_GROUP, NODE_USER_PREFIX, SCHEDULER_USER};
 use crate::rbac::{self, Rule};
 use crate::resources::{ResourceType, NODES, PODS};
 use crate::status::{ApiError, Cause};
@@ -26,25 +33,7 @@ use axum::http::StatusCode;
 use ringleader_store::ObjectKey;
 use serde_json::Value;
 
-/// Pod annotations only the scheduler writes (at binding, or eviction).
-pub const BINDING_ANNOTATIONS: &[&str] = &[
-    crate::metrics::DEVICES_ANNOTATION,
-    "ringleader.io/scheduled-at",
-    ringleader_scheduler::place::PREDICATE_TIME,
-    ringleader_scheduler::place::VISIBLE_DEVICES,
-    ringleader_scheduler::place::GPU_MILLI,
-    ringleader_scheduler::place::handshake::ACK_MEM_IDX,
-    ringleader_scheduler::place::handshake::HAMI_TO_ALLOCATE,
-    ringleader_scheduler::place::handshake::HAMI_ALLOCATED,
-    ringleader_scheduler::place::handshake::ASCEND_910_CONFIGURATION,
-    ringleader_api::ascend::NPU_CORE,
-    // The rendezvous ports the manager chose: a port edited away would look free to the next job.
-    "ringleader.io/ports",
-];
-
-/// Pod annotations an agent writes besides status (and the CPU and memory
-/// samples of `resource_metrics`).
-const AGENT_ANNOTATIONS: &[&str] = &["ringleader.io/log-path", "ringleader.io/pid"];
+use ringleader_api::protected::{annotation_owner, binds, Owner, AGENT_ANNOTATIONS, NODE_NAME};
 
 /// What the object was before the write.
 pub(crate) enum Before<'a> {
@@ -56,33 +45,73 @@ pub(crate) enum Before<'a> {
     Lookup,
 }
 
-fn is_binding_annotation(key: &str) -> bool {
-    BINDING_ANNOTATIONS.contains(&key) || key.starts_with(ringleader_api::ascend::POD_DEVICE_ANNOTATION_PREFIX)
-}
-
 fn annotations(object: Option<&Value>) -> serde_json::Map<String, Value> {
     object.and_then(|o| o.pointer("/metadata/annotations")).and_then(Value::as_object).cloned().unwrap_or_default()
 }
 
-/// The scheduler-only fields `after` sets or changes relative to `before`.
-pub fn binding_changes(before: Option<&Value>, after: &Value) -> Vec<String> {
+/// The protected fields of a pod that `after` sets or changes relative to
+/// `before`, with who owns each.
+pub(crate) fn protected_changes(before: Option<&Value>, after: &Value) -> Vec<(String, Owner)> {
     let mut fields = Vec::new();
-    let node = |o: Option<&Value>| {
-        o.and_then(|o| o.pointer("/spec/nodeName")).filter(|v| !v.is_null() && v.as_str() != Some("")).cloned()
-    };
+    let node = |o: Option<&Value>| o.and_then(|o| o.pointer("/spec/nodeName")).filter(|v| binds(Some(v))).cloned();
     if node(before) != node(Some(after)) {
-        fields.push("spec.nodeName".to_string());
+        fields.push((format!("spec.{NODE_NAME}"), Owner::Scheduler));
     }
     let (was, now) = (annotations(before), annotations(Some(after)));
-    let mut keys: Vec<&String> = was.keys().chain(now.keys()).filter(|k| is_binding_annotation(k)).collect();
+    let mut keys: Vec<&String> = was.keys().chain(now.keys()).filter(|k| annotation_owner(k).is_some()).collect();
     keys.sort();
     keys.dedup();
     for k in keys {
-        if was.get(k) != now.get(k) {
-            fields.push(format!("metadata.annotations[{k:?}]"));
+        if let (true, Some(owner)) = (was.get(k) != now.get(k), annotation_owner(k)) {
+            fields.push((ringleader_api::path::key("metadata.annotations", k), owner));
         }
     }
     fields
+}
+
+/// How deep the walk for pod templates goes (a job's sit at depth 4 or 5).
+const MAX_TEMPLATE_DEPTH: usize = 16;
+
+/// The protected fields set in the pod templates anywhere in an object of
+/// any kind but Pod (a template is a map whose `spec` has `containers`; a
+/// bare pod spec counts too): whatever a template says, the pods made of it
+/// would carry, so nobody may put them there.
+pub(crate) fn template_fields(object: &Value) -> Vec<(String, Owner)> {
+    fn walk(value: &Value, field: &str, depth: usize, out: &mut Vec<(String, Owner)>) {
+        if depth > MAX_TEMPLATE_DEPTH {
+            return;
+        }
+        match value {
+            Value::Object(map) => {
+                if map.get("containers").is_some_and(Value::is_array) && binds(map.get(NODE_NAME)) {
+                    out.push((ringleader_api::path::key(field, NODE_NAME), Owner::Scheduler));
+                }
+                if map.get("spec").and_then(|s| s.get("containers")).is_some_and(Value::is_array) {
+                    let at = ringleader_api::path::key(&ringleader_api::path::key(field, "metadata"), "annotations");
+                    for k in annotations(Some(value)).keys() {
+                        if let Some(owner) = annotation_owner(k) {
+                            out.push((ringleader_api::path::key(&at, k), owner));
+                        }
+                    }
+                }
+                for (k, v) in map {
+                    if depth == 0 && (k == "metadata" || k == "status") {
+                        continue;
+                    }
+                    walk(v, &ringleader_api::path::key(field, k), depth + 1, out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    walk(v, &ringleader_api::path::index(field, i), depth + 1, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(object, "", 0, &mut out);
+    out
 }
 
 /// What an agent registers of its Node's spec (its hardware, address and
@@ -111,7 +140,7 @@ fn beyond_status(rt: &ResourceType, object: Option<&Value>) -> Value {
             }
             if rt == PODS {
                 if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
-                    for k in AGENT_ANNOTATIONS.iter().chain(crate::resource_metrics::USAGE_ANNOTATIONS) {
+                    for k in AGENT_ANNOTATIONS {
                         ann.remove(*k);
                     }
                     if ann.is_empty() {
@@ -136,6 +165,60 @@ fn refuse(id: &Identity, verb: &str, rt: &ResourceType, object: &Value, fields: 
     e
 }
 
+/// 403 naming each protected field and who may set it (`context` says why
+/// nobody here may).
+fn refuse_fields(
+    id: &Identity,
+    verb: &str,
+    rt: &ResourceType,
+    object: &Value,
+    fields: &[(String, Owner)],
+    context: &str,
+) -> ApiError {
+    let names: Vec<String> = fields.iter().map(|(f, _)| f.clone()).collect();
+    let mut owners: Vec<Owner> = fields.iter().map(|(_, o)| *o).collect();
+    owners.dedup();
+    let who: Vec<String> = owners.iter().map(|o| owner_text(*o)).collect();
+    let why = format!("{context}{}", who.join("; "));
+    let mut e = refuse(id, verb, rt, object, &names, &why);
+    for (cause, (_, owner)) in e.causes.iter_mut().zip(fields) {
+        cause.message = format!("{context}{}", owner_text(*owner));
+    }
+    e
+}
+
+fn owner_text(owner: Owner) -> String {
+    match owner {
+        Owner::Scheduler => format!("{} ({SCHEDULER_USER})", owner.described()),
+        Owner::Agent => format!("{} ({NODE_USER_PREFIX}<node>)", owner.described()),
+    }
+}
+
+/// A pod's scheduler-owned fields are the scheduler's; its agent-owned
+/// annotations the agent's of the node it is bound to (or the scheduler's,
+/// which clears them when it evicts).
+fn pod_fields(
+    id: &Identity,
+    verb: &str,
+    rt: &ResourceType,
+    before: Option<&Value>,
+    after: &Value,
+) -> Result<(), ApiError> {
+    let bound_to = before.unwrap_or(after).pointer("/spec/nodeName").and_then(Value::as_str).filter(|n| !n.is_empty());
+    let owning_agent = id.node_name().is_some_and(|n| Some(n) == bound_to);
+    let refused: Vec<(String, Owner)> = protected_changes(before, after)
+        .into_iter()
+        .filter(|(_, owner)| match owner {
+            Owner::Scheduler => !id.is_scheduler(),
+            Owner::Agent => !(id.is_scheduler() || owning_agent),
+        })
+        .collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    Err(refuse_fields(id, verb, rt, after, &refused, ""))
+}
+
 /// Runs every check of this module on a write of `after` by `id`
 /// (`verb`: create, update or patch).
 pub(crate) async fn admit(
@@ -148,6 +231,14 @@ pub(crate) async fn admit(
 ) -> Result<(), ApiError> {
     let anonymous = Identity::new("system:anonymous", Vec::<String>::new());
     let id = id.unwrap_or(&anonymous);
+    if rt != PODS {
+        // Whatever a template says, the pods made of it carry: nobody, the
+        // admin included, may put a protected field there.
+        let fields = template_fields(after);
+        if !fields.is_empty() {
+            return Err(refuse_fields(id, verb, rt, after, &fields, "pod templates may not set it: "));
+        }
+    }
     let training_job = rt.group == "platform.ringleader.io" && rt.kind == "TrainingJob";
     let concerned =
         rt == PODS || rt == NODES || rt.group == rbac::GROUP || training_job || rt == crate::resources::RESOURCE_GROUPS;
@@ -164,12 +255,8 @@ pub(crate) async fn admit(
             fetched.as_ref().map(|s| &s.object)
         }
     };
-    if rt == PODS && !id.is_scheduler() {
-        let fields = binding_changes(before, after);
-        if !fields.is_empty() {
-            let why = format!("only the scheduler ({SCHEDULER_USER}) binds pods to nodes and devices");
-            return Err(refuse(id, verb, rt, after, &fields, &why));
-        }
+    if rt == PODS {
+        pod_fields(id, verb, rt, before, after)?;
     }
     if let Some(node) = id.node_name() {
         if rt == NODES && before.is_none() {
@@ -454,6 +541,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The scheduler-only fields `after` sets or changes relative to `before`.
+    fn binding_changes(before: Option<&Value>, after: &Value) -> Vec<String> {
+        protected_changes(before, after).into_iter().filter(|(_, o)| *o == Owner::Scheduler).map(|(f, _)| f).collect()
+    }
+
     #[test]
     fn binding_fields_are_found_whether_set_or_changed() {
         let unbound = json!({"metadata": {"annotations": {"a": "1"}}, "spec": {}});
@@ -475,6 +567,60 @@ mod tests {
         let mut moved = bound.clone();
         moved["metadata"]["annotations"]["ringleader.io/devices"] = json!("1");
         assert_eq!(binding_changes(Some(&bound), &moved), vec!["metadata.annotations[\"ringleader.io/devices\"]"]);
+    }
+
+    #[test]
+    fn the_one_list_holds_what_scheduler_and_agent_write() {
+        use ringleader_scheduler::place::{handshake, GPU_MILLI, PREDICATE_TIME, VISIBLE_DEVICES};
+        let scheduler = [
+            crate::metrics::DEVICES_ANNOTATION,
+            PREDICATE_TIME,
+            VISIBLE_DEVICES,
+            GPU_MILLI,
+            handshake::ACK_MEM_IDX,
+            handshake::HAMI_TO_ALLOCATE,
+            handshake::HAMI_ALLOCATED,
+            handshake::ASCEND_910_CONFIGURATION,
+        ];
+        for key in scheduler {
+            assert_eq!(annotation_owner(key), Some(Owner::Scheduler), "{key}");
+        }
+        for key in crate::resource_metrics::USAGE_ANNOTATIONS.iter().chain(&[crate::logs::LOG_PATH_ANNOTATION]) {
+            assert_eq!(annotation_owner(key), Some(Owner::Agent), "{key}");
+        }
+    }
+
+    #[test]
+    fn protected_fields_are_found_in_templates_anywhere() {
+        let job = json!({"metadata": {"annotations": {"ringleader.io/devices": "0"}},
+            "spec": {"template": {"metadata": {"annotations": {"ringleader.io/pid": "1", "mine": "x"}},
+                                  "spec": {"nodeName": "n1", "containers": []}}}});
+        let found: Vec<String> = template_fields(&job).into_iter().map(|(f, _)| f).collect();
+        assert_eq!(found, ["spec.template.metadata.annotations[\"ringleader.io/pid\"]", "spec.template.spec.nodeName"]);
+        let vcjob = json!({"spec": {"tasks": [{"template": {"spec": {"containers": []}}},
+            {"template": {"metadata": {"annotations": {"huawei.com/Ascend910": "Ascend910-0"}}, "spec": {"nodeName": "", "containers": []}}}]}});
+        let found: Vec<(String, Owner)> = template_fields(&vcjob);
+        assert_eq!(
+            found,
+            [("spec.tasks[1].template.metadata.annotations[\"huawei.com/Ascend910\"]".to_string(), Owner::Scheduler)]
+        );
+        // A PodTemplate's template sits at the top level.
+        let pod_template = json!({"template": {"spec": {"nodeName": "n1", "containers": []}}});
+        assert_eq!(template_fields(&pod_template).len(), 1);
+        let plain = json!({"spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}});
+        assert!(template_fields(&plain).is_empty());
+    }
+
+    #[test]
+    fn agent_annotations_are_owned_by_the_agent() {
+        let pod = json!({"metadata": {"annotations": {}}, "spec": {"nodeName": "n1"}});
+        let mut started = pod.clone();
+        started["metadata"]["annotations"]["ringleader.io/pid"] = json!("42");
+        assert_eq!(
+            protected_changes(Some(&pod), &started),
+            [("metadata.annotations[\"ringleader.io/pid\"]".to_string(), Owner::Agent)]
+        );
+        assert!(binding_changes(Some(&pod), &started).is_empty());
     }
 
     #[test]

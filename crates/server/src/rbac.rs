@@ -222,9 +222,10 @@ fn cluster_binding(name: &str, role: &str, subject_kind: &str, subject: &str) ->
 ///   (bind them with a RoleBinding): `view` reads workloads, pods, their
 ///   logs, ConfigMaps and Events; `edit` also writes workloads, pods and
 ///   ConfigMaps; `admin` also manages Roles and RoleBindings;
-/// - `system:discovery` (discovery, OpenAPI, version, health) and
+/// - `system:discovery` (discovery, OpenAPI, version) and
 ///   `system:basic-user` (SelfSubjectAccessReviews), bound to every
-///   authenticated user; `system:monitoring` (`/metrics`), bound to group
+///   authenticated user; `system:monitoring` (`/metrics`, the probes'
+///   details), bound to group
 ///   `system:monitoring`;
 /// - `system:node` for agents (group `system:nodes`; which node's objects
 ///   each may touch is narrowed in [`crate::authz`]) and
@@ -249,19 +250,7 @@ pub fn builtin_objects() -> Vec<Value> {
     admin.push(rule(&[GROUP], &["roles", "rolebindings"], &[READ, WRITE].concat()));
     let groups: BTreeSet<&str> = RESOURCES.iter().map(|r| r.group).filter(|g| *g != GROUP).collect();
     let groups: Vec<&str> = groups.into_iter().collect();
-    let discovery_urls = [
-        "/api",
-        "/api/*",
-        "/apis",
-        "/apis/*",
-        "/version",
-        "/version/",
-        "/openapi",
-        "/openapi/*",
-        "/healthz",
-        "/livez",
-        "/readyz",
-    ];
+    let discovery_urls = ["/api", "/api/*", "/apis", "/apis/*", "/version", "/version/", "/openapi", "/openapi/*"];
     vec![
         cluster_role(
             "cluster-admin",
@@ -275,7 +264,12 @@ pub fn builtin_objects() -> Vec<Value> {
             "system:basic-user",
             vec![rule(&["authorization.k8s.io"], &["selfsubjectaccessreviews"], &["create"])],
         ),
-        cluster_role("system:monitoring", vec![json!({"nonResourceURLs": ["/metrics"], "verbs": ["get"]})]),
+        // The probes answer `ok` to anyone; their details (which checks, how
+        // many nodes heartbeat) are for monitoring, as kube-apiserver's role.
+        cluster_role(
+            "system:monitoring",
+            vec![json!({"nonResourceURLs": ["/metrics", "/healthz", "/livez", "/readyz"], "verbs": ["get"]})],
+        ),
         cluster_role(
             "system:node",
             vec![

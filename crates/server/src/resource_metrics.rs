@@ -35,6 +35,7 @@ const AT: &str = "ringleader.io/usage-at";
 const PREV_CPU_NANOS: &str = "ringleader.io/usage-prev-cpu-nanos";
 const PREV_AT: &str = "ringleader.io/usage-prev-at";
 /// All of them: a node agent may write these on the pods bound to it.
+#[cfg(test)]
 pub(crate) const USAGE_ANNOTATIONS: &[&str] = &[CPU_NANOS, MEMORY_BYTES, AT, PREV_CPU_NANOS, PREV_AT];
 
 /// `NodeMetrics`.

@@ -1,4 +1,5 @@
-//! `/livez` and `/readyz` over HTTP, without a token, in kube-apiserver's
+//! `/livez` and `/readyz` over HTTP, open to anyone but detailed only to
+//! the admin (issue 29), in kube-apiserver's
 //! wording: `ok` or 500 listing every check, `?verbose`, `?exclude=`; the
 //! manager's heartbeat (starting, beating, stale, stopped) and the agents'
 //! (stale nodes listed, failing only when none is left).
@@ -13,6 +14,7 @@ type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 struct Server {
     url: String,
     store: Store,
+    token: String,
     _dir: tempfile::TempDir,
     _stop: tokio::sync::oneshot::Sender<()>,
 }
@@ -20,7 +22,8 @@ struct Server {
 async fn start(health: Option<Health>) -> Result<Server, Box<dyn std::error::Error + Send + Sync>> {
     let dir = tempfile::tempdir()?;
     let store = Store::open(&dir.path().join("store"))?;
-    let mut state = ServerState::new(store.clone(), Token::load_or_create(dir.path())?, Metrics::new());
+    let token = Token::load_or_create(dir.path())?;
+    let mut state = ServerState::new(store.clone(), token.clone(), Metrics::new());
     if let Some(h) = health {
         state = state.with_health(h);
     }
@@ -30,11 +33,17 @@ async fn start(health: Option<Health>) -> Result<Server, Box<dyn std::error::Err
     tokio::spawn(serve(listener, state, async move {
         let _ = rx.await;
     }));
-    Ok(Server { url, store, _dir: dir, _stop: tx })
+    Ok(Server { url, store, token: token.as_str().to_string(), _dir: dir, _stop: tx })
+}
+
+/// Status and body of a GET by the admin (whom the details are for).
+async fn get(s: &Server, path: &str) -> Result<(u16, String), Box<dyn std::error::Error + Send + Sync>> {
+    let r = reqwest::Client::new().get(format!("{}{path}", s.url)).bearer_auth(&s.token).send().await?;
+    Ok((r.status().as_u16(), r.text().await?))
 }
 
 /// Status and body of a GET without a token.
-async fn get(s: &Server, path: &str) -> Result<(u16, String), Box<dyn std::error::Error + Send + Sync>> {
+async fn get_anonymous(s: &Server, path: &str) -> Result<(u16, String), Box<dyn std::error::Error + Send + Sync>> {
     let r = reqwest::get(format!("{}{path}", s.url)).await?;
     Ok((r.status().as_u16(), r.text().await?))
 }
@@ -72,9 +81,13 @@ async fn the_manager_is_live_while_starting_ready_once_it_beats_and_failed_when_
     let (code, body) = get(&s, "/readyz").await?;
     assert_eq!(code, 500);
     assert_eq!(body, "[+]ping ok\n[+]store ok\n[-]manager failed: starting: no heartbeat yet\nreadyz check failed\n");
+    // Anyone else learns the status only.
+    assert_eq!(get_anonymous(&s, "/readyz?verbose").await?, (500, "readyz check failed\n".to_string()));
 
     manager.beat();
     assert_eq!(get(&s, "/readyz").await?, (200, "ok".to_string()));
+    assert_eq!(get_anonymous(&s, "/readyz?verbose").await?, (200, "ok".to_string()));
+    assert_eq!(get_anonymous(&s, "/livez?verbose").await?, (200, "ok".to_string()));
     assert_eq!(
         get(&s, "/readyz?verbose").await?,
         (200, "[+]ping ok\n[+]store ok\n[+]manager ok\nreadyz check passed\n".to_string())

@@ -5,3 +5,4 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod templates;
