@@ -226,6 +226,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         env: Default::default(),
         hot_reset_secs: None,
         history: Default::default(),
+        conn: Default::default(),
     };
     let plane = up::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
     let client = plane.client()?;

@@ -52,6 +52,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         env: Default::default(),
         hot_reset_secs: None,
         history: Default::default(),
+        conn: Default::default(),
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

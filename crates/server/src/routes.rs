@@ -128,9 +128,13 @@ async fn api(State(state): State<ServerState>, request: Request) -> Response {
     let query: HashMap<String, String> =
         axum::extract::Query::<HashMap<String, String>>::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
     let format = OutputFormat::of(&parts.headers, &query);
-    let bytes = match read_body(body, MAX_BODY).await {
-        Ok(b) => b,
-        Err(e) => return e.into_response(),
+    // A body trickled in slower than this holds a connection and its
+    // buffer; the head already had its own timeout.
+    let within = state.conn_limits().body_timeout;
+    let bytes = match tokio::time::timeout(within, read_body(body, MAX_BODY)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => return e.into_response(),
+        Err(_) => return ApiError::body_timeout(within).into_response(),
     };
     let identity = parts.extensions.get::<crate::Identity>().cloned();
     let req = Req { method: parts.method, path, query, headers: parts.headers, body: bytes, format, identity };
@@ -718,16 +722,26 @@ async fn patch(
         let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
             return Err(StoreError::NotFound(key).into());
         };
+        // Merge and strategic results are at most the object plus the
+        // patch (they copy nothing), so only a JSON patch needs a budget.
         let patched = match kind {
-            PatchType::Json => patches::json_patch(&current.object, &body),
-            PatchType::Strategic => patches::strategic_merge(&current.object, &body),
+            PatchType::Json => patches::json_patch(&current.object, &body, admission::MAX_OBJECT_BYTES),
+            PatchType::Strategic => {
+                patches::strategic_merge(&current.object, &body).map_err(patches::PatchError::Invalid)
+            }
             _ => Ok(patches::merge_patch(&current.object, &body)),
         };
-        let mut patched = patched.map_err(|e| {
-            let mut err = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e.clone());
-            err.causes.push(Cause { field: "patch".into(), message: e, reason: "FieldValueInvalid".into() });
-            err.with_object(rt.kind, &key.name)
+        let mut patched = patched.map_err(|e| match e {
+            patches::PatchError::TooLarge(size) => admission::too_large(rt, &key.name, size),
+            patches::PatchError::Invalid(e) => {
+                let mut err = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e.clone());
+                err.causes.push(Cause { field: "patch".into(), message: e, reason: "FieldValueInvalid".into() });
+                err.with_object(rt.kind, &key.name)
+            }
         })?;
+        if kind == PatchType::Json {
+            immutable_identity(rt, &key.name, &current.object, &patched)?;
+        }
         // Identity is not the patch's to change: put it back, as the store does.
         for pointer in ["/apiVersion", "/kind", "/metadata/name", "/metadata/namespace"] {
             if let (Some(slot), Some(was)) = (patched.pointer_mut(pointer), current.object.pointer(pointer)) {
@@ -762,6 +776,27 @@ async fn patch(
         }
     }
     Err(ApiError::conflict(&resource, &key.name))
+}
+
+/// 422 when a JSON patch changed (or removed) a field that names the
+/// object: kube-apiserver refuses these rather than ignoring them.
+fn immutable_identity(rt: &ResourceType, name: &str, before: &Value, after: &Value) -> Result<(), ApiError> {
+    const IDENTITY: [(&str, &str); 5] = [
+        ("/apiVersion", "apiVersion"),
+        ("/kind", "kind"),
+        ("/metadata/name", "metadata.name"),
+        ("/metadata/namespace", "metadata.namespace"),
+        ("/metadata/uid", "metadata.uid"),
+    ];
+    let errors: Vec<ringleader_api::FieldError> = IDENTITY
+        .iter()
+        .filter(|(pointer, _)| before.pointer(pointer) != after.pointer(pointer))
+        .map(|(pointer, field)| {
+            let value = after.pointer(pointer).map_or_else(|| "null".to_string(), Value::to_string);
+            ringleader_api::FieldError::new(*field, value, "field is immutable")
+        })
+        .collect();
+    refuse_errors(rt, &json!({"metadata": {"name": name}}), errors)
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {

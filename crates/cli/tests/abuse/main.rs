@@ -5,3 +5,6 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod patch_bomb;
+mod ranges;
+mod requests;
