@@ -8,3 +8,4 @@ mod common;
 mod patch_bomb;
 mod ranges;
 mod requests;
+mod slow_clients;
