@@ -417,6 +417,9 @@ fn list_body(
             metadata.insert("remainingItemCount".into(), json!(remaining));
         }
     }
+    if format == OutputFormat::Json {
+        return Ok(json_list(rt, metadata, page.items));
+    }
     let items: Vec<Value> = page.items.into_iter().map(|s| s.object).collect();
     let list = json!({
         "apiVersion": rt.api_version,
@@ -425,6 +428,30 @@ fn list_body(
         "items": items,
     });
     format.encode(list)
+}
+
+/// A JSON list encoded one item at a time, each item's tree freed once its
+/// bytes are written: the list is never held as one tree and one buffer at
+/// once, and no buffer of the whole body is regrown (each item is a chunk).
+fn json_list(rt: &ResourceType, metadata: Map<String, Value>, items: Vec<Stored>) -> Encoded {
+    let head = json!({"apiVersion": rt.api_version, "kind": format!("{}List", rt.kind), "metadata": metadata});
+    let mut head = head.to_string();
+    // `{…}` becomes `{…,"items":[`: the head is an object serde wrote.
+    head.pop();
+    head.push_str(",\"items\":[");
+    let mut chunks = Vec::with_capacity(items.len() + 2);
+    chunks.push(Bytes::from(head));
+    for (i, item) in items.into_iter().enumerate() {
+        let mut buf = Vec::new();
+        if i > 0 {
+            buf.push(b',');
+        }
+        // Writing a Value to memory cannot fail.
+        let _ = serde_json::to_writer(&mut buf, &item.object);
+        chunks.push(Bytes::from(buf));
+    }
+    chunks.push(Bytes::from_static(b"]}"));
+    Encoded { content_type: "application/json", body: Chunks::Many(chunks) }
 }
 
 /// Whether a body is JSON or YAML.
@@ -948,7 +975,7 @@ impl OutputFormat {
     pub(crate) fn encode(self, value: Value) -> Result<Encoded, ApiError> {
         let json = |v: &Value| {
             serde_json::to_vec(v)
-                .map(|body| Encoded { content_type: "application/json", body })
+                .map(|body| Encoded { content_type: "application/json", body: Chunks::One(body) })
                 .map_err(|e| ApiError::internal(format!("cannot render JSON: {e}")))
         };
         match self {
@@ -958,7 +985,7 @@ impl OutputFormat {
                 None => Err(ApiError::bad_field("includeObject", "must be one of None, Metadata, Object")),
             },
             OutputFormat::Yaml => serde_yaml_ng::to_string(&value)
-                .map(|text| Encoded { content_type: "application/yaml", body: text.into_bytes() })
+                .map(|text| Encoded { content_type: "application/yaml", body: Chunks::One(text.into_bytes()) })
                 .map_err(|e| ApiError::internal(format!("cannot render YAML: {e}"))),
         }
     }
@@ -984,12 +1011,27 @@ impl OutputFormat {
 /// A response body already encoded (see [`OutputFormat::encode`]).
 pub(crate) struct Encoded {
     content_type: &'static str,
-    body: Vec<u8>,
+    body: Chunks,
+}
+
+/// A body as one buffer or as the pieces it was written in.
+pub(crate) enum Chunks {
+    One(Vec<u8>),
+    Many(Vec<Bytes>),
 }
 
 impl Encoded {
     fn into_response(self, code: StatusCode) -> Response {
-        (code, [(CONTENT_TYPE, self.content_type)], self.body).into_response()
+        match self.body {
+            Chunks::One(body) => (code, [(CONTENT_TYPE, self.content_type)], body).into_response(),
+            Chunks::Many(chunks) => {
+                let len: usize = chunks.iter().map(Bytes::len).sum();
+                let body = stream_body(futures_util::stream::iter(chunks.into_iter().map(Ok)));
+                let mut response = (code, [(CONTENT_TYPE, self.content_type)], body).into_response();
+                response.headers_mut().insert(axum::http::header::CONTENT_LENGTH, len.into());
+                response
+            }
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod patch_bomb;
+mod peak_memory;
 mod ranges;
 mod requests;
 mod slow_clients;
