@@ -112,9 +112,9 @@ fn half_open_connections_are_capped_and_timed_out_while_others_answer() {
         let mut closed = 0;
         for tcp in flood.iter_mut() {
             let mut buf = [0u8; 64];
-            match tokio::time::timeout(Duration::from_millis(20), tcp.read(&mut buf)).await {
-                Ok(Ok(0) | Err(_)) => closed += 1,
-                _ => {}
+            let read = tokio::time::timeout(Duration::from_millis(20), tcp.read(&mut buf)).await;
+            if matches!(read, Ok(Ok(0) | Err(_))) {
+                closed += 1;
             }
         }
         closed
