@@ -6,6 +6,7 @@
 //! `$setElementOrder/<list>`, `$deleteFromPrimitiveList/<list>`) apply.
 
 use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// What a PATCH body is, from its Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,7 +215,8 @@ fn merge_map(
         if let Some(list) = k.strip_prefix(DELETE_FROM) {
             let Value::Array(gone) = v else { return Err(format!("{path}: must be a list")) };
             if let Some(Value::Array(items)) = original.get_mut(list) {
-                items.retain(|i| !gone.contains(i));
+                let gone: HashSet<String> = gone.iter().map(Value::to_string).collect();
+                items.retain(|i| !gone.contains(&i.to_string()));
             }
             continue;
         }
@@ -265,16 +267,27 @@ fn merge_list(original: Vec<Value>, patch: &[Value], strategy: ListStrategy, at:
     match strategy {
         ListStrategy::Atomic => Ok(patch.iter().map(strip_value).collect()),
         ListStrategy::Set => {
+            // Membership by the value's JSON text: a linear `contains` per
+            // patch element made 100,000 finalizers 5·10^9 comparisons.
+            let mut seen: HashSet<String> = original.iter().map(Value::to_string).collect();
             let mut out = original;
             for v in patch {
-                if !out.contains(v) {
+                if seen.insert(v.to_string()) {
                     out.push(v.clone());
                 }
             }
             Ok(out)
         }
         ListStrategy::Key(key) => {
-            let mut out = original;
+            // Elements by merge key (JSON text of the key's value), first
+            // occurrence first; removed ones leave a hole filled at the end.
+            let mut out: Vec<Option<Value>> = original.into_iter().map(Some).collect();
+            let mut index: HashMap<String, VecDeque<usize>> = HashMap::new();
+            for (pos, item) in out.iter().enumerate() {
+                if let Some(id) = item.as_ref().and_then(|o| o.get(key)) {
+                    index.entry(id.to_string()).or_default().push_back(pos);
+                }
+            }
             for (i, item) in patch.iter().enumerate() {
                 let Value::Object(pm) = item else {
                     return Err(format!("{at}[{i}]: must be an object with {key:?}"));
@@ -282,29 +295,34 @@ fn merge_list(original: Vec<Value>, patch: &[Value], strategy: ListStrategy, at:
                 let Some(id) = pm.get(key) else {
                     return Err(format!("{at}[{i}]: map: {:?} does not contain declared merge key: {key}", item));
                 };
-                let found = out.iter().position(|o| o.get(key) == Some(id));
+                let id = id.to_string();
+                let found = index.get(&id).and_then(|q| q.front().copied());
                 let deleting = pm.get(PATCH).and_then(Value::as_str) == Some("delete");
                 match (found, deleting) {
                     (Some(pos), true) => {
-                        out.remove(pos);
+                        out[pos] = None;
+                        index.get_mut(&id).map(VecDeque::pop_front);
                     }
                     (None, true) => {}
                     (Some(pos), false) => {
                         let base = match out[pos].take() {
-                            Value::Object(o) => o,
+                            Some(Value::Object(o)) => o,
                             _ => Map::new(),
                         };
                         match merge_map(base, pm, &format!("{at}[{i}]"))? {
-                            Some(m) => out[pos] = Value::Object(m),
+                            Some(m) => out[pos] = Some(Value::Object(m)),
                             None => {
-                                out.remove(pos);
+                                index.get_mut(&id).map(VecDeque::pop_front);
                             }
                         }
                     }
-                    (None, false) => out.push(Value::Object(strip(pm))),
+                    (None, false) => {
+                        index.entry(id).or_default().push_back(out.len());
+                        out.push(Some(Value::Object(strip(pm))));
+                    }
                 }
             }
-            Ok(out)
+            Ok(out.into_iter().flatten().collect())
         }
     }
 }
@@ -318,11 +336,12 @@ fn reorder(items: &mut [Value], order: &[Value], strategy: ListStrategy) {
             _ => v.clone(),
         }
     };
-    let rank = |v: &Value| {
-        let want = id(v);
-        order.iter().position(|o| id(o) == want).unwrap_or(order.len())
-    };
-    items.sort_by_key(|v| rank(v));
+    // First position of each id in the order, looked up once per item.
+    let mut ranks: HashMap<String, usize> = HashMap::new();
+    for (pos, o) in order.iter().enumerate() {
+        ranks.entry(id(o).to_string()).or_insert(pos);
+    }
+    items.sort_by_cached_key(|v| ranks.get(&id(v).to_string()).copied().unwrap_or(order.len()));
 }
 
 /// A patch value as plain data: directives removed at every depth.
