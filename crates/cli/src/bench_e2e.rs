@@ -228,6 +228,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         history: Default::default(),
         store: Default::default(),
         pod_limits: Default::default(),
+        conn: Default::default(),
     };
     let plane = up::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
     let client = plane.client()?;

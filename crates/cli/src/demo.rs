@@ -54,6 +54,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         history: Default::default(),
         store: Default::default(),
         pod_limits: Default::default(),
+        conn: Default::default(),
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

@@ -94,6 +94,62 @@ pub struct UpArgs {
     /// `--reinit` and periodic backups.
     #[command(flatten)]
     pub store: crate::backup::StoreFlags,
+    /// Request read timeouts and connection caps.
+    #[command(flatten)]
+    pub conn: ConnFlags,
+}
+
+/// How long a client may take to send a request and how many connections it
+/// may hold (watches and `logs -f` answers are not timed).
+#[derive(Args, Clone, Debug)]
+pub struct ConnFlags {
+    /// Seconds a connection may take to send a request's head (and a TLS
+    /// handshake) before it is closed.
+    #[arg(long = "request-header-timeout", value_name = "SECONDS", default_value_t = 30.0)]
+    pub header_timeout: f64,
+    /// Seconds a request's body may take to arrive (408 after).
+    #[arg(long = "request-body-timeout", value_name = "SECONDS", default_value_t = 60.0)]
+    pub body_timeout: f64,
+    /// Open connections one client address may hold; more are closed at once.
+    #[arg(long = "max-connections-per-client", value_name = "N", default_value_t = 256)]
+    pub per_client: usize,
+    /// Open connections in all.
+    #[arg(long = "max-connections", value_name = "N", default_value_t = 8192)]
+    pub total: usize,
+}
+
+impl Default for ConnFlags {
+    fn default() -> Self {
+        let c = ringleader_server::conn_limits::ConnLimits::default();
+        ConnFlags {
+            header_timeout: c.header_timeout.as_secs_f64(),
+            body_timeout: c.body_timeout.as_secs_f64(),
+            per_client: c.per_client,
+            total: c.total,
+        }
+    }
+}
+
+impl ConnFlags {
+    /// The limits, or an error naming the flag out of range.
+    fn limits(&self) -> Result<ringleader_server::conn_limits::ConnLimits> {
+        let secs = |flag: &str, v: f64| {
+            if v.is_finite() && (0.1..=86_400.0).contains(&v) {
+                Ok(Duration::from_secs_f64(v))
+            } else {
+                Err(anyhow::anyhow!("--{flag} {v}: must be seconds from 0.1 to 86400"))
+            }
+        };
+        for (flag, n) in [("max-connections-per-client", self.per_client), ("max-connections", self.total)] {
+            anyhow::ensure!(n > 0, "--{flag} 0: must be at least 1");
+        }
+        Ok(ringleader_server::conn_limits::ConnLimits {
+            header_timeout: secs("request-header-timeout", self.header_timeout)?,
+            body_timeout: secs("request-body-timeout", self.body_timeout)?,
+            per_client: self.per_client,
+            total: self.total,
+        })
+    }
 }
 
 /// How the embedded history (charts, `ringleader top`) samples and how much it keeps.
@@ -293,7 +349,8 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let manager_health = health.component(MANAGER, MANAGER_STALE_AFTER);
     let state = ServerState::new(store.clone(), token.clone(), metrics.clone())
         .with_data_dir(&args.data_dir)
-        .with_health(health.clone());
+        .with_health(health.clone())
+        .with_conn_limits(args.conn.limits()?);
     let mut srx = rx.clone();
     let ca_pem = tls.as_ref().map(|(ca, _)| ca.clone());
     let server = tokio::spawn(async move {
@@ -527,6 +584,7 @@ mod tests {
             hot_reset_secs: None,
             history: Default::default(),
             store: Default::default(),
+            conn: Default::default(),
         }
     }
 

@@ -78,7 +78,12 @@ pub(crate) fn check_size(rt: &ResourceType, object: &Value) -> Result<(), ApiErr
         return Ok(());
     }
     let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-    Err(ApiError::new(
+    Err(too_large(rt, name, size))
+}
+
+/// 413 RequestEntityTooLarge for an object of `size` bytes (at least).
+pub(crate) fn too_large(rt: &ResourceType, name: &str, size: usize) -> ApiError {
+    ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
         "RequestEntityTooLarge",
         format!(
@@ -87,7 +92,7 @@ pub(crate) fn check_size(rt: &ResourceType, object: &Value) -> Result<(), ApiErr
             shown(name)
         ),
     )
-    .with_object(&qualified_kind(rt), name))
+    .with_object(&qualified_kind(rt), name)
 }
 
 /// `Kind.group`, as 422 errors name a kind.

@@ -20,6 +20,7 @@ pub mod audit;
 pub mod auth;
 pub mod authz;
 pub mod client;
+pub mod conn_limits;
 mod console;
 pub mod crds;
 pub mod delegated;
@@ -85,6 +86,8 @@ pub struct ServerState {
     health: health::Health,
     /// What the server presents to agents when it proxies a pod's log.
     proxy_token: Token,
+    /// Time to send a request, and open connections allowed.
+    conn_limits: conn_limits::ConnLimits,
 }
 
 impl ServerState {
@@ -102,6 +105,7 @@ impl ServerState {
             closing,
             close: Arc::new(close),
             bookmark_period: watch::DEFAULT_BOOKMARK_PERIOD,
+            conn_limits: conn_limits::ConnLimits::default(),
             data_dir: None,
             health: health::Health::default(),
         }
@@ -141,6 +145,16 @@ impl ServerState {
     pub fn with_bookmark_period(mut self, period: std::time::Duration) -> ServerState {
         self.bookmark_period = period;
         self
+    }
+
+    /// Sets the request read timeouts and connection caps.
+    pub fn with_conn_limits(mut self, limits: conn_limits::ConnLimits) -> ServerState {
+        self.conn_limits = limits;
+        self
+    }
+
+    pub(crate) fn conn_limits(&self) -> conn_limits::ConnLimits {
+        self.conn_limits
     }
 
     pub(crate) fn bookmark_period(&self) -> std::time::Duration {
@@ -254,11 +268,19 @@ pub async fn serve_tls(
     // TCP_NODELAY: without it a response's last TLS record waits for the
     // client's delayed ACK (about 40 ms a page; kubectl paging 50,000 pods
     // took 19 s instead of under 2).
-    let served = axum_server::Server::from_listener(listener)
-        .acceptor(tls_acceptor(tls))
+    let limits = state.conn_limits();
+    let acceptor =
+        axum_server::tls_rustls::RustlsAcceptor::new(axum_server::tls_rustls::RustlsConfig::from_config(tls))
+            .handshake_timeout(limits.header_timeout)
+            .acceptor(conn_limits::CappedAcceptor::new(conn_limits::Counter::new(limits)));
+    let mut server = axum_server::Server::from_listener(listener)
+        .acceptor(acceptor)
         .handle(handle)
-        .serve(router(state).into_make_service())
-        .await;
+        // A connection that never sends a request is closed, however slowly
+        // it trickles bytes; hyper's own timer then bounds each later head.
+        .first_request_timeout(limits.header_timeout);
+    server.http_builder().http1().header_read_timeout(limits.header_timeout);
+    let served = server.serve(router(state).into_make_service()).await;
     signal.abort();
     served
 }

@@ -94,6 +94,17 @@ fn invalid_option(field: &str, message: String) -> ApiError {
     e
 }
 
+/// A `resourceVersion` parameter: a decimal the store can hold (SQLite's
+/// signed 64 bits), else 400 as kube-apiserver answers an unparsable one.
+pub(crate) fn parse_version(v: &str) -> Result<u64, ApiError> {
+    v.parse::<u64>().ok().filter(|n| i64::try_from(*n).is_ok()).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "resourceVersion: Invalid value: {v:?}: must be a resource version (an integer from 0 to {})",
+            i64::MAX
+        ))
+    })
+}
+
 impl ListParams {
     /// Reads the list parameters of a query for a resource.
     pub fn parse(query: &HashMap<String, String>, api_version: &str, kind: &str) -> Result<ListParams, ApiError> {
@@ -109,9 +120,7 @@ impl ListParams {
         let after = get("continue").map(|c| decode_continue(c, api_version, kind)).transpose()?;
         let version = match get("resourceVersion") {
             None => None,
-            Some(v) => Some(v.parse::<u64>().map_err(|_| {
-                ApiError::bad_request(format!("resourceVersion: Invalid value: {v:?}: must be a resource version"))
-            })?),
+            Some(v) => Some(parse_version(v)?),
         };
         let exact = match get("resourceVersionMatch") {
             None => false,

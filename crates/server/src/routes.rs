@@ -128,9 +128,13 @@ async fn api(State(state): State<ServerState>, request: Request) -> Response {
     let query: HashMap<String, String> =
         axum::extract::Query::<HashMap<String, String>>::try_from_uri(&parts.uri).map(|q| q.0).unwrap_or_default();
     let format = OutputFormat::of(&parts.headers, &query);
-    let bytes = match read_body(body, MAX_BODY).await {
-        Ok(b) => b,
-        Err(e) => return e.into_response(),
+    // A body trickled in slower than this holds a connection and its
+    // buffer; the head already had its own timeout.
+    let within = state.conn_limits().body_timeout;
+    let bytes = match tokio::time::timeout(within, read_body(body, MAX_BODY)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => return e.into_response(),
+        Err(_) => return ApiError::body_timeout(within).into_response(),
     };
     let identity = parts.extensions.get::<crate::Identity>().cloned();
     let req = Req { method: parts.method, path, query, headers: parts.headers, body: bytes, format, identity };
@@ -413,6 +417,9 @@ fn list_body(
             metadata.insert("remainingItemCount".into(), json!(remaining));
         }
     }
+    if format == OutputFormat::Json {
+        return Ok(json_list(rt, metadata, page.items));
+    }
     let items: Vec<Value> = page.items.into_iter().map(|s| s.object).collect();
     let list = json!({
         "apiVersion": rt.api_version,
@@ -421,6 +428,35 @@ fn list_body(
         "items": items,
     });
     format.encode(list)
+}
+
+/// A JSON list encoded one item at a time, each item's tree freed once its
+/// bytes are written: the list is never held as one tree and one buffer at
+/// once, and no buffer of the whole body is regrown (each item is a chunk).
+fn json_list(rt: &ResourceType, metadata: Map<String, Value>, items: Vec<Stored>) -> Encoded {
+    let head = json!({"apiVersion": rt.api_version, "kind": format!("{}List", rt.kind), "metadata": metadata});
+    let mut head = head.to_string();
+    // `{…}` becomes `{…,"items":[`: the head is an object serde wrote.
+    head.pop();
+    head.push_str(",\"items\":[");
+    // Small items share a chunk: one per item would be one TLS record and
+    // one body poll per pod in a 50,000-pod list.
+    const CHUNK: usize = 64 << 10;
+    let mut chunks = Vec::new();
+    let mut buf = head.into_bytes();
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        // Writing a Value to memory cannot fail.
+        let _ = serde_json::to_writer(&mut buf, &item.object);
+        if buf.len() >= CHUNK {
+            chunks.push(Bytes::from(std::mem::take(&mut buf)));
+        }
+    }
+    buf.extend_from_slice(b"]}");
+    chunks.push(Bytes::from(buf));
+    Encoded { content_type: "application/json", body: Chunks::Many(chunks) }
 }
 
 /// Whether a body is JSON or YAML.
@@ -718,16 +754,26 @@ async fn patch(
         let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
             return Err(StoreError::NotFound(key).into());
         };
+        // Merge and strategic results are at most the object plus the
+        // patch (they copy nothing), so only a JSON patch needs a budget.
         let patched = match kind {
-            PatchType::Json => patches::json_patch(&current.object, &body),
-            PatchType::Strategic => patches::strategic_merge(&current.object, &body),
+            PatchType::Json => patches::json_patch(&current.object, &body, admission::MAX_OBJECT_BYTES),
+            PatchType::Strategic => {
+                patches::strategic_merge(&current.object, &body).map_err(patches::PatchError::Invalid)
+            }
             _ => Ok(patches::merge_patch(&current.object, &body)),
         };
-        let mut patched = patched.map_err(|e| {
-            let mut err = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e.clone());
-            err.causes.push(Cause { field: "patch".into(), message: e, reason: "FieldValueInvalid".into() });
-            err.with_object(rt.kind, &key.name)
+        let mut patched = patched.map_err(|e| match e {
+            patches::PatchError::TooLarge(size) => admission::too_large(rt, &key.name, size),
+            patches::PatchError::Invalid(e) => {
+                let mut err = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e.clone());
+                err.causes.push(Cause { field: "patch".into(), message: e, reason: "FieldValueInvalid".into() });
+                err.with_object(rt.kind, &key.name)
+            }
         })?;
+        if kind == PatchType::Json {
+            immutable_identity(rt, &key.name, &current.object, &patched)?;
+        }
         // Identity is not the patch's to change: put it back, as the store does.
         for pointer in ["/apiVersion", "/kind", "/metadata/name", "/metadata/namespace"] {
             if let (Some(slot), Some(was)) = (patched.pointer_mut(pointer), current.object.pointer(pointer)) {
@@ -762,6 +808,27 @@ async fn patch(
         }
     }
     Err(ApiError::conflict(&resource, &key.name))
+}
+
+/// 422 when a JSON patch changed (or removed) a field that names the
+/// object: kube-apiserver refuses these rather than ignoring them.
+fn immutable_identity(rt: &ResourceType, name: &str, before: &Value, after: &Value) -> Result<(), ApiError> {
+    const IDENTITY: [(&str, &str); 5] = [
+        ("/apiVersion", "apiVersion"),
+        ("/kind", "kind"),
+        ("/metadata/name", "metadata.name"),
+        ("/metadata/namespace", "metadata.namespace"),
+        ("/metadata/uid", "metadata.uid"),
+    ];
+    let errors: Vec<ringleader_api::FieldError> = IDENTITY
+        .iter()
+        .filter(|(pointer, _)| before.pointer(pointer) != after.pointer(pointer))
+        .map(|(pointer, field)| {
+            let value = after.pointer(pointer).map_or_else(|| "null".to_string(), Value::to_string);
+            ringleader_api::FieldError::new(*field, value, "field is immutable")
+        })
+        .collect();
+    refuse_errors(rt, &json!({"metadata": {"name": name}}), errors)
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
@@ -913,7 +980,7 @@ impl OutputFormat {
     pub(crate) fn encode(self, value: Value) -> Result<Encoded, ApiError> {
         let json = |v: &Value| {
             serde_json::to_vec(v)
-                .map(|body| Encoded { content_type: "application/json", body })
+                .map(|body| Encoded { content_type: "application/json", body: Chunks::One(body) })
                 .map_err(|e| ApiError::internal(format!("cannot render JSON: {e}")))
         };
         match self {
@@ -923,7 +990,7 @@ impl OutputFormat {
                 None => Err(ApiError::bad_field("includeObject", "must be one of None, Metadata, Object")),
             },
             OutputFormat::Yaml => serde_yaml_ng::to_string(&value)
-                .map(|text| Encoded { content_type: "application/yaml", body: text.into_bytes() })
+                .map(|text| Encoded { content_type: "application/yaml", body: Chunks::One(text.into_bytes()) })
                 .map_err(|e| ApiError::internal(format!("cannot render YAML: {e}"))),
         }
     }
@@ -949,12 +1016,27 @@ impl OutputFormat {
 /// A response body already encoded (see [`OutputFormat::encode`]).
 pub(crate) struct Encoded {
     content_type: &'static str,
-    body: Vec<u8>,
+    body: Chunks,
+}
+
+/// A body as one buffer or as the pieces it was written in.
+pub(crate) enum Chunks {
+    One(Vec<u8>),
+    Many(Vec<Bytes>),
 }
 
 impl Encoded {
     fn into_response(self, code: StatusCode) -> Response {
-        (code, [(CONTENT_TYPE, self.content_type)], self.body).into_response()
+        match self.body {
+            Chunks::One(body) => (code, [(CONTENT_TYPE, self.content_type)], body).into_response(),
+            Chunks::Many(chunks) => {
+                let len: usize = chunks.iter().map(Bytes::len).sum();
+                let body = stream_body(futures_util::stream::iter(chunks.into_iter().map(Ok)));
+                let mut response = (code, [(CONTENT_TYPE, self.content_type)], body).into_response();
+                response.headers_mut().insert(axum::http::header::CONTENT_LENGTH, len.into());
+                response
+            }
+        }
     }
 }
 

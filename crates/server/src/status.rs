@@ -83,6 +83,15 @@ impl ApiError {
         )
     }
 
+    /// 408 Timeout for a request body not received in time.
+    pub fn body_timeout(within: std::time::Duration) -> ApiError {
+        ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "Timeout",
+            format!("the request body was not received within {} s", within.as_secs_f64()),
+        )
+    }
+
     /// 415 UnsupportedMediaType for a patch type the resource does not take.
     pub fn unsupported_patch(content_type: &str, accepted: &[&str]) -> ApiError {
         let _ = content_type;

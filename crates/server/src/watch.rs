@@ -62,7 +62,7 @@ impl Options {
             }
         };
         Ok(Options {
-            from: number("resourceVersion")?.filter(|v| *v > 0),
+            from: get("resourceVersion").map(crate::paging::parse_version).transpose()?.filter(|v| *v > 0),
             timeout: number("timeoutSeconds")?.map(Duration::from_secs),
             bookmarks: flag("allowWatchBookmarks")?.unwrap_or(false),
             initial_events: flag("sendInitialEvents")?,

@@ -6,3 +6,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod templates;
+mod patch_bomb;
+mod peak_memory;
+mod ranges;
+mod requests;
+mod slow_clients;
