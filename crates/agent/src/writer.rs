@@ -59,7 +59,8 @@ pub struct Counters {
 /// Most writes in one transaction.
 const MAX_BATCH: usize = 1000;
 
-/// Runs until every sender is dropped and all queued writes are flushed.
+/// Runs until every sender is dropped and all queued writes are flushed (or,
+/// once every sender is dropped, the cluster refused them [`STOPPING_TRIES`] more times).
 pub async fn run(
     store: Arc<dyn Cluster>,
     mut rx: mpsc::UnboundedReceiver<Write>,
@@ -79,6 +80,7 @@ pub async fn run(
             let full = writes.len() >= MAX_BATCH;
             let mut chunk = std::mem::take(&mut writes);
             let mut wait = RETRY_FIRST;
+            let mut stopping_tries = 0;
             loop {
                 let (store, counters) = (store.clone(), counters.clone());
                 match tokio::task::spawn_blocking(move || flush(store.as_ref(), chunk, &counters)).await {
@@ -87,6 +89,20 @@ pub async fn run(
                     // from its API server): the same writes again, in order,
                     // once it can. Heartbeats queued meanwhile are merged.
                     Ok(Some(unsent)) => {
+                        // Every sender gone: the agent is stopping. Its pods
+                        // run on and the next agent reports them again, so a
+                        // store that cannot take writes (a full disk, a lost
+                        // API server) must not hold the stop.
+                        if rx.is_closed() {
+                            stopping_tries += 1;
+                            if stopping_tries > STOPPING_TRIES {
+                                tracing::warn!(
+                                    writes = unsent.len(),
+                                    "agent stopping: writes the cluster could not take are dropped"
+                                );
+                                return;
+                            }
+                        }
                         tracing::warn!(writes = unsent.len(), retry_in = ?wait, "cannot reach the cluster; holding writes");
                         tokio::time::sleep(wait).await;
                         wait = (wait * 2).min(RETRY_MOST);
@@ -113,6 +129,9 @@ pub async fn run(
         }
     }
 }
+
+/// Tries left for held writes once the agent is stopping (about 1.4 s of waits).
+const STOPPING_TRIES: u32 = 3;
 
 /// How long writes wait after the cluster could not be reached (doubling up to the most).
 const RETRY_FIRST: Duration = Duration::from_millis(200);

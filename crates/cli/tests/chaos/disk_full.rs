@@ -52,8 +52,10 @@ fn big_config_map(i: usize) -> String {
 
 fn readyz(plane: &Plane) -> (u16, String) {
     let url = format!("{}/readyz?verbose", plane.client.base());
+    // The details are the admin's; anyone else reads only whether it is ready.
+    let token = std::fs::read_to_string(plane.data_dir().join("token")).unwrap_or_default();
     plane.rt.block_on(async {
-        match plane.client.http().get(&url).send().await {
+        match plane.client.http().get(&url).bearer_auth(token.trim()).send().await {
             Ok(r) => {
                 let code = r.status().as_u16();
                 (code, r.text().await.unwrap_or_default())
