@@ -101,11 +101,9 @@ pub async fn serve_tls(
         shutdown.await;
         stopper.graceful_shutdown(Some(Duration::from_secs(1)));
     });
-    let served = axum_server::Server::from_listener(listener)
-        .acceptor(crate::tls_acceptor(tls))
-        .handle(handle)
-        .serve(router.into_make_service())
-        .await;
+    // Pods reach this port too: a slow or numerous client is bounded as on the API's.
+    let server = crate::bounded_tls_server(listener, tls, crate::conn_limits::ConnLimits::default(), handle);
+    let served = server.serve(router.into_make_service()).await;
     signal.abort();
     served
 }

@@ -239,12 +239,28 @@ pub async fn serve(
         .await
 }
 
-/// The TLS acceptor of `tls`, with TCP_NODELAY on every connection.
-pub(crate) fn tls_acceptor(
+/// A TLS server on `listener` bounded as `limits` say: connections capped
+/// per client address and in all before any handshake (TCP_NODELAY on each:
+/// without it a response's last TLS record waits for the client's delayed
+/// ACK — about 40 ms a page; kubectl paging 50,000 pods took 19 s instead of
+/// under 2), the handshake and each request head timed. A connection that
+/// never sends a request is closed however slowly it trickles bytes.
+pub(crate) fn bounded_tls_server(
+    listener: tokio::net::TcpListener,
     tls: Arc<rustls::ServerConfig>,
-) -> axum_server::tls_rustls::RustlsAcceptor<axum_server::accept::NoDelayAcceptor> {
-    axum_server::tls_rustls::RustlsAcceptor::new(axum_server::tls_rustls::RustlsConfig::from_config(tls))
-        .acceptor(axum_server::accept::NoDelayAcceptor::new())
+    limits: conn_limits::ConnLimits,
+    handle: axum_server::Handle<std::net::SocketAddr>,
+) -> axum_server::Server<std::net::SocketAddr, axum_server::tls_rustls::RustlsAcceptor<conn_limits::CappedAcceptor>> {
+    let acceptor =
+        axum_server::tls_rustls::RustlsAcceptor::new(axum_server::tls_rustls::RustlsConfig::from_config(tls))
+            .handshake_timeout(limits.header_timeout)
+            .acceptor(conn_limits::CappedAcceptor::new(conn_limits::Counter::new(limits)));
+    let mut server = axum_server::Server::from_listener(listener)
+        .acceptor(acceptor)
+        .handle(handle)
+        .first_request_timeout(limits.header_timeout);
+    server.http_builder().http1().header_read_timeout(limits.header_timeout);
+    server
 }
 
 /// [`serve`] over TLS: the same routes and the same graceful shutdown, with
@@ -265,21 +281,7 @@ pub async fn serve_tls(
         closer.close_streams();
         stopper.graceful_shutdown(None);
     });
-    // TCP_NODELAY: without it a response's last TLS record waits for the
-    // client's delayed ACK (about 40 ms a page; kubectl paging 50,000 pods
-    // took 19 s instead of under 2).
-    let limits = state.conn_limits();
-    let acceptor =
-        axum_server::tls_rustls::RustlsAcceptor::new(axum_server::tls_rustls::RustlsConfig::from_config(tls))
-            .handshake_timeout(limits.header_timeout)
-            .acceptor(conn_limits::CappedAcceptor::new(conn_limits::Counter::new(limits)));
-    let mut server = axum_server::Server::from_listener(listener)
-        .acceptor(acceptor)
-        .handle(handle)
-        // A connection that never sends a request is closed, however slowly
-        // it trickles bytes; hyper's own timer then bounds each later head.
-        .first_request_timeout(limits.header_timeout);
-    server.http_builder().http1().header_read_timeout(limits.header_timeout);
+    let server = bounded_tls_server(listener, tls, state.conn_limits(), handle);
     let served = server.serve(router(state).into_make_service()).await;
     signal.abort();
     served
