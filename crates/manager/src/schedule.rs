@@ -13,6 +13,7 @@ use ringleader_api::time::{parse_rfc3339, rfc3339};
 use ringleader_api::{Job, Resource};
 use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::vnpu::held_use;
+use ringleader_scheduler::place::GANG_DEVICE_PODS;
 use ringleader_scheduler::session::{self, PodGroupPhase, Snapshot};
 use ringleader_scheduler::workload::{Running, RunningPod};
 use ringleader_store::{Backend, ObjectKey, Op, Stored};
@@ -79,6 +80,12 @@ pub fn schedule(
             list.sort_by_key(|p| pods::observe(&p.object).map(|o| o.index).unwrap_or(0));
         }
         let mut model = job.state.effective_job();
+        // The gang at its full size: a pod replaced alone, or an elastic job
+        // shrunk to one pod, is still part of a distributed job (the shrunk
+        // one grows back), so neither may take a chip whose network is down.
+        let full = &job.state.job;
+        let gang_device_pods: u32 = full.roles.iter().filter(|r| r.device.is_some()).map(|r| r.replicas).sum();
+        model.annotations.insert(GANG_DEVICE_PODS.to_string(), gang_device_pods.to_string());
         model.roles.retain(|r| by_role.contains_key(&r.name));
         let mut total = 0;
         for r in &mut model.roles {

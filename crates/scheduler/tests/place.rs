@@ -137,3 +137,16 @@ fn small_gpu_pods_of_one_job_share_a_node_and_plan_keeps_state_between_jobs() {
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].job, "default/late");
 }
+
+#[test]
+fn a_lone_pod_of_a_gang_never_takes_a_network_faulty_chip() {
+    let bad = node("bad", "atlas-800-910", "t1", "{networkUnhealthyDevices: [0]}");
+    let mut lone = jobs(&npu_job("one", 1, 1, 8, "module")).remove(0);
+    // A one-pod job may use a chip whose network is down.
+    assert_eq!(place_job(&mut cluster(&bad), &lone, 0).unwrap()[0].node, "bad");
+    // As the part still to place of a two-pod gang it may not.
+    lone.annotations.insert(ringleader_scheduler::place::GANG_DEVICE_PODS.to_string(), "2".to_string());
+    assert!(place_job(&mut cluster(&bad), &lone, 0).is_err());
+    let mut both = cluster(&(bad + &node("good", "atlas-800-910", "t1", "{}")));
+    assert_eq!(place_job(&mut both, &lone, 0).unwrap()[0].node, "good");
+}

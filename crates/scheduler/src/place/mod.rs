@@ -28,6 +28,12 @@ pub const PREDICATE_TIME: &str = "predicate-time";
 pub const VISIBLE_DEVICES: &str = "ringleader.io/visible-devices";
 /// Pod annotation on shared-GPU pods: thousandths of the GPU.
 pub const GPU_MILLI: &str = "ringleader.io/gpu-milli";
+/// Job annotation the manager sets on the part of a gang still to place:
+/// how many device pods the whole gang has. A pod replaced alone
+/// (`huawei.com/recover_policy_path: pod`) is one pod of a distributed job,
+/// so it must not get a chip whose network is down — counted from the part
+/// alone it would, and land straight back on the faulty node.
+pub const GANG_DEVICE_PODS: &str = "ringleader.io/gang-device-pods";
 
 /// One pod bound to a node and devices.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,7 +63,9 @@ pub struct Pending {
 /// for multi-pod, `npu-310-strategy`, `vnpu-dvpp` and `vnpu-level`.
 pub fn topology_request(job: &Job, req: &ringleader_api::DeviceRequest) -> TopoRequest {
     let label = |k: &str| job.labels.get(k).map(String::as_str);
-    let device_pods: u32 = job.roles.iter().filter(|r| r.device.is_some()).map(|r| r.replicas).sum();
+    let part: u32 = job.roles.iter().filter(|r| r.device.is_some()).map(|r| r.replicas).sum();
+    let gang = job.annotations.get(GANG_DEVICE_PODS).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+    let device_pods = part.max(gang);
     match &req.kind {
         DeviceKind::Whole => TopoRequest::Whole(WholeRequest {
             count: req.count,
