@@ -5,9 +5,9 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-mod templates;
 mod patch_bomb;
 mod peak_memory;
 mod ranges;
 mod requests;
 mod slow_clients;
+mod templates;

@@ -8,5 +8,5 @@ mod common;
 
 mod adopt;
 mod disk_full;
-mod store;
 mod limits;
+mod store;
