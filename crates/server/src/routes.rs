@@ -19,6 +19,7 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use futures_util::StreamExt;
 use ringleader_api::time::now_rfc3339;
 use ringleader_api::{check_documents, Document};
 use ringleader_store::{ObjectKey, Op, Selector, StoreError, Stored};
@@ -383,6 +384,9 @@ async fn list(
 ) -> Result<Response, ApiError> {
     let sel = store_selector(rt, ns.as_deref());
     let filter = selector.clone();
+    if format == OutputFormat::Json {
+        return json_list(state, rt, sel, filter, params).await;
+    }
     // Read, build and encode on one blocking thread: a large list is
     // hundreds of thousands of small allocations, and freeing them on the
     // thread that made them is several times cheaper than on an async
@@ -407,19 +411,7 @@ fn list_body(
     if params.after.is_none() {
         params.check_version(page.version)?;
     }
-    // Every page of one list reports the version its first page was read at.
-    let version = params.after.as_ref().map_or(page.version, |(v, _)| *v);
-    let mut metadata = Map::new();
-    metadata.insert("resourceVersion".into(), json!(version.to_string()));
-    if let Some(next) = &page.next {
-        metadata.insert("continue".into(), json!(encode_continue(version, next)));
-        if let Some(remaining) = page.remaining {
-            metadata.insert("remainingItemCount".into(), json!(remaining));
-        }
-    }
-    if format == OutputFormat::Json {
-        return Ok(json_list(rt, metadata, page.items));
-    }
+    let metadata = list_metadata(params, page.version, page.next.as_ref(), page.remaining);
     let items: Vec<Value> = page.items.into_iter().map(|s| s.object).collect();
     let list = json!({
         "apiVersion": rt.api_version,
@@ -430,33 +422,109 @@ fn list_body(
     format.encode(list)
 }
 
-/// A JSON list encoded one item at a time, each item's tree freed once its
-/// bytes are written: the list is never held as one tree and one buffer at
-/// once, and no buffer of the whole body is regrown (each item is a chunk).
-fn json_list(rt: &ResourceType, metadata: Map<String, Value>, items: Vec<Stored>) -> Encoded {
-    let head = json!({"apiVersion": rt.api_version, "kind": format!("{}List", rt.kind), "metadata": metadata});
-    let mut head = head.to_string();
-    // `{…}` becomes `{…,"items":[`: the head is an object serde wrote.
-    head.pop();
-    head.push_str(",\"items\":[");
+/// The list's `metadata`: every page of one list reports the version its
+/// first page was read at.
+fn list_metadata(
+    params: &ListParams,
+    read_at: u64,
+    next: Option<&ObjectKey>,
+    remaining: Option<u64>,
+) -> Map<String, Value> {
+    let version = params.after.as_ref().map_or(read_at, |(v, _)| *v);
+    let mut metadata = Map::new();
+    metadata.insert("resourceVersion".into(), json!(version.to_string()));
+    if let Some(next) = next {
+        metadata.insert("continue".into(), json!(encode_continue(version, next)));
+        if let Some(remaining) = remaining {
+            metadata.insert("remainingItemCount".into(), json!(remaining));
+        }
+    }
+    metadata
+}
+
+/// How long a JSON list waits for the client to take the next chunk before
+/// giving up (kube-apiserver's default `--request-timeout`): its rows are
+/// read in one SQLite snapshot, which a stalled client must not hold open.
+const LIST_STALL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A JSON list streamed from the store: each item is its stored text (a JSON
+/// list serves objects exactly as stored), copied into 64 KiB chunks that a
+/// bounded channel hands to the response as the client takes them. Neither
+/// the page's objects nor its body are ever held whole; filters parse one
+/// object at a time. Errors before the first byte answer as usual; a later
+/// one (the store failing mid-scan) cuts the response short.
+async fn json_list(
+    state: &ServerState,
+    rt: &'static ResourceType,
+    sel: Selector,
+    filter: ObjectSelector,
+    params: ListParams,
+) -> Result<Response, ApiError> {
     // Small items share a chunk: one per item would be one TLS record and
     // one body poll per pod in a 50,000-pod list.
     const CHUNK: usize = 64 << 10;
-    let mut chunks = Vec::new();
-    let mut buf = head.into_bytes();
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
-        }
-        // Writing a Value to memory cannot fail.
-        let _ = serde_json::to_writer(&mut buf, &item.object);
-        if buf.len() >= CHUNK {
-            chunks.push(Bytes::from(std::mem::take(&mut buf)));
-        }
-    }
-    buf.extend_from_slice(b"]}");
-    chunks.push(Bytes::from(buf));
-    Encoded { content_type: "application/json", body: Chunks::Many(chunks) }
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Bytes, ApiError>>(4);
+    let store = state.store().clone();
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let send = |chunk: Result<Bytes, ApiError>| -> Result<(), ApiError> {
+            match runtime.block_on(tokio::time::timeout(LIST_STALL, tx.send(chunk))) {
+                Ok(Ok(())) => Ok(()),
+                _ => Err(ApiError::internal("the client stopped reading the list")),
+            }
+        };
+        let after = params.after.as_ref().map(|(_, key)| key.clone());
+        let mut matches = |o: &Value| filter.matches(o);
+        let keep: Option<&mut dyn FnMut(&Value) -> bool> = (!filter.is_empty()).then_some(&mut matches);
+        let mut buf = Vec::new();
+        let mut first = true;
+        let result = store.list_stream(
+            &sel,
+            after.as_ref(),
+            params.limit,
+            keep,
+            |head| {
+                if params.after.is_none() {
+                    params.check_version(head.version)?;
+                }
+                let metadata = list_metadata(&params, head.version, head.next.as_ref(), head.remaining);
+                let head =
+                    json!({"apiVersion": rt.api_version, "kind": format!("{}List", rt.kind), "metadata": metadata});
+                let mut head = head.to_string();
+                // `{…}` becomes `{…,"items":[`: the head is an object serde wrote.
+                head.pop();
+                head.push_str(",\"items\":[");
+                send(Ok(Bytes::from(head)))
+            },
+            |text| {
+                if !first {
+                    buf.push(b',');
+                }
+                first = false;
+                buf.extend_from_slice(text.as_bytes());
+                if buf.len() >= CHUNK {
+                    send(Ok(Bytes::from(std::mem::take(&mut buf))))?;
+                }
+                Ok(())
+            },
+        );
+        let last = result.map(|()| {
+            buf.extend_from_slice(b"]}");
+            Bytes::from(buf)
+        });
+        let _ = send(last);
+    });
+    let head = match rx.recv().await {
+        Some(Ok(head)) => head,
+        Some(Err(e)) => return Err(e),
+        None => return Err(ApiError::internal("the list ended before it began")),
+    };
+    let rest = futures_util::stream::unfold(rx, |mut rx| async move {
+        let chunk = rx.recv().await?;
+        Some((chunk.map_err(|e| std::io::Error::other(e.message)), rx))
+    });
+    let body = Body::from_stream(futures_util::stream::once(async move { Ok(head) }).chain(rest));
+    Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }
 
 /// Whether a body is JSON or YAML.
@@ -980,7 +1048,7 @@ impl OutputFormat {
     pub(crate) fn encode(self, value: Value) -> Result<Encoded, ApiError> {
         let json = |v: &Value| {
             serde_json::to_vec(v)
-                .map(|body| Encoded { content_type: "application/json", body: Chunks::One(body) })
+                .map(|body| Encoded { content_type: "application/json", body })
                 .map_err(|e| ApiError::internal(format!("cannot render JSON: {e}")))
         };
         match self {
@@ -990,7 +1058,7 @@ impl OutputFormat {
                 None => Err(ApiError::bad_field("includeObject", "must be one of None, Metadata, Object")),
             },
             OutputFormat::Yaml => serde_yaml_ng::to_string(&value)
-                .map(|text| Encoded { content_type: "application/yaml", body: Chunks::One(text.into_bytes()) })
+                .map(|text| Encoded { content_type: "application/yaml", body: text.into_bytes() })
                 .map_err(|e| ApiError::internal(format!("cannot render YAML: {e}"))),
         }
     }
@@ -1016,27 +1084,12 @@ impl OutputFormat {
 /// A response body already encoded (see [`OutputFormat::encode`]).
 pub(crate) struct Encoded {
     content_type: &'static str,
-    body: Chunks,
-}
-
-/// A body as one buffer or as the pieces it was written in.
-pub(crate) enum Chunks {
-    One(Vec<u8>),
-    Many(Vec<Bytes>),
+    body: Vec<u8>,
 }
 
 impl Encoded {
     fn into_response(self, code: StatusCode) -> Response {
-        match self.body {
-            Chunks::One(body) => (code, [(CONTENT_TYPE, self.content_type)], body).into_response(),
-            Chunks::Many(chunks) => {
-                let len: usize = chunks.iter().map(Bytes::len).sum();
-                let body = stream_body(futures_util::stream::iter(chunks.into_iter().map(Ok)));
-                let mut response = (code, [(CONTENT_TYPE, self.content_type)], body).into_response();
-                response.headers_mut().insert(axum::http::header::CONTENT_LENGTH, len.into());
-                response
-            }
-        }
+        (code, [(CONTENT_TYPE, self.content_type)], self.body).into_response()
     }
 }
 

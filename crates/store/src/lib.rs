@@ -200,6 +200,18 @@ pub struct Page {
     pub remaining: Option<u64>,
 }
 
+/// What a streamed list knows before its first row ([`Store::list_stream`]):
+/// the same `version`, `next` and `remaining` as a [`Page`]'s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListHead {
+    /// The store version the rows are read at.
+    pub version: u64,
+    /// The key to continue after, when rows remain past this page.
+    pub next: Option<ObjectKey>,
+    /// How many rows the selector covers after this page (as [`Page::remaining`]).
+    pub remaining: Option<u64>,
+}
+
 /// One write of a batch.
 #[derive(Debug, Clone)]
 pub enum Op {
@@ -499,6 +511,24 @@ impl Store {
         keep: impl FnMut(&Value) -> bool,
     ) -> Result<Page, StoreError> {
         self.inner.readers.page(selector, after, limit, keep)
+    }
+
+    /// [`Store::list_page`] without building the page: `head` gets the page's
+    /// version and continue point before any row, then `row` gets each
+    /// object's stored JSON text, one at a time, in one read snapshot. With
+    /// `keep`, matching rows are found first (each parsed, tested and
+    /// dropped), so memory stays at one object whatever the page's size. An
+    /// error from a callback stops the scan and is returned.
+    pub fn list_stream<E: From<StoreError>>(
+        &self,
+        selector: &Selector,
+        after: Option<&ObjectKey>,
+        limit: Option<usize>,
+        keep: Option<&mut dyn FnMut(&Value) -> bool>,
+        head: impl FnOnce(&ListHead) -> Result<(), E>,
+        row: impl FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.inner.readers.stream(selector, after, limit, keep, head, row)
     }
 
     /// Events with version > `from` that the selector covers: first the

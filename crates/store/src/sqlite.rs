@@ -3,7 +3,7 @@
 //! small pool of reader connections that WAL lets run beside the writer.
 
 use crate::watch::{Watch, Watcher, Watchers};
-use crate::{clock, Event, EventType, ObjectKey, Op, Page, Selector, StoreError, Stored};
+use crate::{clock, Event, EventType, ListHead, ObjectKey, Op, Page, Selector, StoreError, Stored};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -517,7 +517,7 @@ impl Readers {
         Readers { path, pool: Mutex::new(Vec::new()) }
     }
 
-    fn with<R>(&self, f: impl FnOnce(&mut Connection) -> Result<R, StoreError>) -> Result<R, StoreError> {
+    fn with<R, E: From<StoreError>>(&self, f: impl FnOnce(&mut Connection) -> Result<R, E>) -> Result<R, E> {
         let idle = self.pool.lock().unwrap_or_else(PoisonError::into_inner).pop();
         let mut conn = match idle {
             Some(conn) => conn,
@@ -586,20 +586,142 @@ impl Readers {
                     });
                 }
             }
-            let remaining = match &next {
-                Some(last) if !skipped => {
-                    let (conds, args) = key_conditions(selector, Some(last));
-                    let sql = format!("SELECT count(*) FROM objects WHERE {}", conds.join(" AND "));
-                    let count: u64 = tx
-                        .prepare_cached(&sql)
-                        .and_then(|mut st| st.query_row(rusqlite::params_from_iter(args.iter()), |r| r.get(0)))
-                        .map_err(io)?;
-                    Some(count)
-                }
-                _ => None,
-            };
+            let remaining = remaining(&tx, selector, next.as_ref().filter(|_| !skipped))?;
             tx.commit().map_err(io)?;
             Ok(Page { items, version, next, remaining })
         })
     }
+
+    /// See [`crate::Store::list_stream`]. Two passes in one read transaction:
+    /// the first finds the page's extent by key (reading objects only to
+    /// test `keep`), the second hands over the stored text of its rows.
+    pub fn stream<E: From<StoreError>>(
+        &self,
+        selector: &Selector,
+        after: Option<&ObjectKey>,
+        limit: Option<usize>,
+        mut keep: Option<&mut dyn FnMut(&Value) -> bool>,
+        head: impl FnOnce(&ListHead) -> Result<(), E>,
+        mut row: impl FnMut(&str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.with(|conn| {
+            let tx = conn.transaction().map_err(io)?;
+            let version = read_meta(&tx, "version")?;
+            let (conds, args) = key_conditions(selector, after);
+            let filter = if conds.is_empty() { String::new() } else { format!("WHERE {}", conds.join(" AND ")) };
+            let order = "ORDER BY api_version, kind, namespace, name";
+            let key_of = |r: &rusqlite::Row<'_>| -> Result<ObjectKey, StoreError> {
+                Ok(ObjectKey {
+                    api_version: r.get(0).map_err(io)?,
+                    kind: r.get(1).map_err(io)?,
+                    namespace: r.get(2).map_err(io)?,
+                    name: r.get(3).map_err(io)?,
+                })
+            };
+            // The keys `keep` accepted, when there is a `keep`.
+            let mut wanted: Option<Vec<ObjectKey>> = None;
+            let mut next = None;
+            let mut skipped = false;
+            if let Some(keep) = keep.as_mut() {
+                let mut keys = Vec::new();
+                let mut st = tx
+                    .prepare_cached(&format!(
+                        "SELECT api_version, kind, namespace, name, object FROM objects {filter} {order}"
+                    ))
+                    .map_err(io)?;
+                let mut rows = st.query(rusqlite::params_from_iter(args.iter())).map_err(io)?;
+                while let Some(r) = rows.next().map_err(io)? {
+                    if limit.is_some_and(|l| keys.len() >= l) {
+                        next = keys.last().cloned();
+                        break;
+                    }
+                    let object: Value = serde_json::from_str(text_of(r, 4)?).map_err(corrupt)?;
+                    if keep(&object) {
+                        keys.push(key_of(r)?);
+                    } else {
+                        skipped = true;
+                    }
+                }
+                wanted = Some(keys);
+            } else if let Some(l) = limit {
+                // Keys only: the key index answers without touching the objects.
+                let mut st = tx
+                    .prepare_cached(&format!(
+                        "SELECT api_version, kind, namespace, name FROM objects {filter} {order} LIMIT {}",
+                        l.saturating_add(1)
+                    ))
+                    .map_err(io)?;
+                let mut rows = st.query(rusqlite::params_from_iter(args.iter())).map_err(io)?;
+                let mut seen = 0;
+                let mut last = None;
+                while let Some(r) = rows.next().map_err(io)? {
+                    if seen == l {
+                        next = last.take();
+                        break;
+                    }
+                    seen += 1;
+                    last = Some(key_of(r)?);
+                }
+            }
+            let remaining = remaining(&tx, selector, next.as_ref().filter(|_| !skipped))?;
+            head(&ListHead { version, next, remaining })?;
+            let count = match &wanted {
+                Some(keys) => keys.len(),
+                None => limit.unwrap_or(usize::MAX),
+            };
+            let mut sent = 0;
+            if count > 0 {
+                let mut st = tx
+                    .prepare_cached(&format!(
+                        "SELECT api_version, kind, namespace, name, object FROM objects {filter} {order}"
+                    ))
+                    .map_err(io)?;
+                let mut rows = st.query(rusqlite::params_from_iter(args.iter())).map_err(io)?;
+                while let Some(r) = rows.next().map_err(io)? {
+                    if let Some(keys) = &wanted {
+                        // Rows come in key order, as the wanted keys do:
+                        // anything before the next wanted key was filtered out.
+                        if !same_key(r, &keys[sent])? {
+                            continue;
+                        }
+                    }
+                    let text = text_of(r, 4)?;
+                    // Served as stored: check it is JSON without building it.
+                    serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(corrupt)?;
+                    row(text)?;
+                    sent += 1;
+                    if sent == count {
+                        break;
+                    }
+                }
+            }
+            tx.commit().map_err(io)?;
+            Ok(())
+        })
+    }
+}
+
+/// Column `i` of a row as text, borrowed.
+fn text_of<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> Result<&'r str, StoreError> {
+    r.get_ref(i).map_err(io)?.as_str().map_err(|e| StoreError::Io(e.to_string()))
+}
+
+/// Whether a row's key columns are `key`.
+fn same_key(r: &rusqlite::Row<'_>, key: &ObjectKey) -> Result<bool, StoreError> {
+    Ok(text_of(r, 3)? == key.name
+        && text_of(r, 2)? == key.namespace
+        && text_of(r, 1)? == key.kind
+        && text_of(r, 0)? == key.api_version)
+}
+
+/// How many rows the selector covers after `last` (`None` without one).
+fn remaining(tx: &Connection, selector: &Selector, last: Option<&ObjectKey>) -> Result<Option<u64>, StoreError> {
+    let Some(last) = last else { return Ok(None) };
+    let (conds, args) = key_conditions(selector, Some(last));
+    let sql = format!("SELECT count(*) FROM objects WHERE {}", conds.join(" AND "));
+    let count: u64 = tx
+        .prepare_cached(&sql)
+        .and_then(|mut st| st.query_row(rusqlite::params_from_iter(args.iter()), |r| r.get(0)))
+        .map_err(io)?;
+    Ok(Some(count))
 }

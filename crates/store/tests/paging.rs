@@ -126,3 +126,78 @@ fn dry_runs_check_everything_and_write_nothing() {
     let e = watch.try_next().unwrap();
     assert_eq!((e.object.key.name.as_str(), e.object.resource_version), ("real", before + 1));
 }
+
+/// `list_stream` hands over, page by page, exactly what `list_page` builds:
+/// the same head (version, continue point, remaining count) and each row's
+/// stored text equal to the page's object, with and without a filter.
+#[test]
+fn streamed_pages_match_built_pages() {
+    let (_dir, store) = filled();
+    let odd = |o: &Value| o["metadata"]["labels"]["app"] == "odd";
+    for sel in [Selector::kind("v1", "Pod"), Selector::kind("v1", "Pod").in_namespace("b")] {
+        for limit in [None, Some(1), Some(2), Some(3), Some(5), Some(10), Some(11)] {
+            for filtered in [false, true] {
+                let mut after: Option<ObjectKey> = None;
+                for _ in 0..12 {
+                    let page = store.list_page(&sel, after.as_ref(), limit, |o| !filtered || odd(o)).unwrap();
+                    let mut head = None;
+                    let mut rows: Vec<Value> = Vec::new();
+                    let mut keep = |o: &Value| odd(o);
+                    let keep: Option<&mut dyn FnMut(&Value) -> bool> = filtered.then_some(&mut keep);
+                    store
+                        .list_stream::<ringleader_store::StoreError>(
+                            &sel,
+                            after.as_ref(),
+                            limit,
+                            keep,
+                            |h| {
+                                head = Some(h.clone());
+                                Ok(())
+                            },
+                            |text| {
+                                rows.push(serde_json::from_str(text).unwrap());
+                                Ok(())
+                            },
+                        )
+                        .unwrap();
+                    let head = head.expect("head before rows");
+                    let what = format!("{sel:?} limit {limit:?} filtered {filtered} after {after:?}");
+                    assert_eq!(
+                        (head.version, &head.next, head.remaining),
+                        (page.version, &page.next, page.remaining),
+                        "{what}"
+                    );
+                    let objects: Vec<Value> = page.items.iter().map(|s| s.object.clone()).collect();
+                    assert_eq!(rows, objects, "{what}");
+                    match page.next {
+                        Some(next) => after = Some(next),
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A callback's error stops the stream and is what the call returns.
+#[test]
+fn a_row_error_stops_the_stream() {
+    let (_dir, store) = filled();
+    let mut rows = 0;
+    let result = store.list_stream(
+        &Selector::kind("v1", "Pod"),
+        None,
+        None,
+        None,
+        |_| Ok(()),
+        |_| {
+            rows += 1;
+            if rows == 3 {
+                return Err(ringleader_store::StoreError::Io("client gone".into()));
+            }
+            Ok(())
+        },
+    );
+    assert!(matches!(result, Err(ringleader_store::StoreError::Io(m)) if m == "client gone"));
+    assert_eq!(rows, 3);
+}
