@@ -121,8 +121,9 @@ impl Token {
 }
 
 /// Middleware: 401 `Status` unless `Authorization: Bearer <token>` names a
-/// known identity ([`crate::identity`]), then 403 unless that identity may
-/// make the request ([`crate::authz`]). The identity goes on to the handler
+/// known identity ([`crate::identity`]), which may act as another
+/// ([`crate::impersonate`]), then 403 unless that identity may make the
+/// request ([`crate::authz`]). The identity goes on to the handler
 /// as a request extension.
 pub async fn require_token(State(state): State<ServerState>, mut request: Request, next: Next) -> Response {
     let presented = request
@@ -147,6 +148,10 @@ pub async fn require_token(State(state): State<ServerState>, mut request: Reques
             )
             .into_response()
         }
+    };
+    let identity = match crate::impersonate::resolve(&state, identity, request.headers()).await {
+        Ok(identity) => identity,
+        Err(e) => return e.into_response(),
     };
     let attributes = crate::authz::Attributes::of(request.method(), request.uri());
     if let Err(e) = crate::authz::check(&state, &identity, &attributes).await {

@@ -99,7 +99,7 @@ fn version_rank(version: &str) -> (u8, u32, u32) {
 /// batch/v1 Job as in Kubernetes), each with its versions, preferred first.
 fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
     let mut by_group: BTreeMap<(bool, &'static str), Vec<&'static str>> = BTreeMap::new();
-    for rt in resources::discoverable().filter(|r| !r.group.is_empty()) {
+    for rt in resources::discoverable().chain(resources::SELF_REVIEWS).filter(|r| !r.group.is_empty()) {
         let builtin = rt.group == "apps" || rt.group == "batch" || rt.group.ends_with(".k8s.io");
         let versions = by_group.entry((!builtin, rt.group)).or_default();
         if !versions.contains(&rt.version) {
@@ -118,7 +118,11 @@ fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
 
 fn types_of(group: &str, version: &str) -> Vec<&'static ResourceType> {
     let metrics = [&resource_metrics::NODE_METRICS, &resource_metrics::POD_METRICS];
-    resources::discoverable().chain(metrics).filter(|r| r.group == group && r.version == version).collect()
+    resources::discoverable()
+        .chain(resources::SELF_REVIEWS)
+        .chain(metrics)
+        .filter(|r| r.group == group && r.version == version)
+        .collect()
 }
 
 /// What may be done to a type: the resource metrics are only read.

@@ -172,6 +172,46 @@ pub fn authorize(store: &Store, id: &Identity, a: &Attributes) -> Result<Decisio
     Ok(Decision { allowed: false, reason: String::new() })
 }
 
+/// Every rule that applies to `id` cluster-wide and, when `namespace` is
+/// not empty, in that namespace: what SelfSubjectRulesReview lists. Members
+/// of [`MASTERS_GROUP`] get the all-allowing rules whatever is bound.
+pub fn rules_for(store: &Store, id: &Identity, namespace: &str) -> Result<Vec<Rule>, StoreError> {
+    let mut out = Vec::new();
+    if id.in_group(MASTERS_GROUP) {
+        out.push(Rule::of(&rule(&["*"], &["*"], &["*"])));
+        out.push(Rule::of(&json!({"nonResourceURLs": ["*"], "verbs": ["*"]})));
+    }
+    let cluster_role = |name: &str| -> Result<Vec<Rule>, StoreError> {
+        Ok(store.get(&key("ClusterRole", "", name))?.map(|s| rules_of(&s.object)).unwrap_or_default())
+    };
+    let (bindings, _) = store.list(&Selector::kind(API_VERSION, "ClusterRoleBinding"))?;
+    for b in bindings.iter().filter(|b| binds(&b.object, id, "")) {
+        if let ("ClusterRole", name) = role_ref(&b.object) {
+            out.extend(cluster_role(name)?);
+        }
+    }
+    if !namespace.is_empty() {
+        let (bindings, _) = store.list(&Selector::kind(API_VERSION, "RoleBinding").in_namespace(namespace))?;
+        for b in bindings.iter().filter(|b| binds(&b.object, id, namespace)) {
+            match role_ref(&b.object) {
+                ("ClusterRole", name) => out.extend(cluster_role(name)?),
+                ("Role", name) => out
+                    .extend(store.get(&key("Role", namespace, name))?.map(|s| rules_of(&s.object)).unwrap_or_default()),
+                _ => {}
+            }
+        }
+    }
+    let mut seen = Vec::new();
+    out.retain(|r| {
+        let new = !seen.contains(r);
+        if new {
+            seen.push(r.clone());
+        }
+        new
+    });
+    Ok(out)
+}
+
 /// `roleRef.kind` and `roleRef.name` of a binding.
 pub fn role_ref(binding: &Value) -> (&str, &str) {
     let s = |f: &str| binding.pointer(&format!("/roleRef/{f}")).and_then(Value::as_str).unwrap_or_default();
@@ -223,7 +263,8 @@ fn cluster_binding(name: &str, role: &str, subject_kind: &str, subject: &str) ->
 ///   logs, ConfigMaps and Events; `edit` also writes workloads, pods and
 ///   ConfigMaps; `admin` also manages Roles and RoleBindings;
 /// - `system:discovery` (discovery, OpenAPI, version) and
-///   `system:basic-user` (SelfSubjectAccessReviews), bound to every
+///   `system:basic-user` (SelfSubjectAccessReviews, SelfSubjectRulesReviews,
+///   SelfSubjectReviews), bound to every
 ///   authenticated user; `system:monitoring` (`/metrics`, the probes'
 ///   details), bound to group
 ///   `system:monitoring`;
@@ -262,7 +303,10 @@ pub fn builtin_objects() -> Vec<Value> {
         cluster_role("system:discovery", vec![json!({"nonResourceURLs": discovery_urls, "verbs": ["get"]})]),
         cluster_role(
             "system:basic-user",
-            vec![rule(&["authorization.k8s.io"], &["selfsubjectaccessreviews"], &["create"])],
+            vec![
+                rule(&["authorization.k8s.io"], &["selfsubjectaccessreviews", "selfsubjectrulesreviews"], &["create"]),
+                rule(&["authentication.k8s.io"], &["selfsubjectreviews"], &["create"]),
+            ],
         ),
         // The probes answer `ok` to anyone; their details (which checks, how
         // many nodes heartbeat) are for monitoring, as kube-apiserver's role.

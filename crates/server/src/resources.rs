@@ -178,6 +178,34 @@ pub const SELF_SUBJECT_ACCESS_REVIEWS: &ResourceType = &rt(
     false,
 );
 
+/// `SelfSubjectRulesReview` (`kubectl auth can-i --list`) and
+/// `SelfSubjectReview` (`kubectl auth whoami`): answered
+/// ([`crate::reviews`]), never stored; discovery lists them.
+pub const SELF_REVIEWS: [&ResourceType; 2] = [
+    &rt(
+        "SelfSubjectRulesReview",
+        "authorization.k8s.io",
+        "v1",
+        "authorization.k8s.io/v1",
+        "selfsubjectrulesreviews",
+        "selfsubjectrulesreview",
+        &[],
+        false,
+        false,
+    ),
+    &rt(
+        "SelfSubjectReview",
+        "authentication.k8s.io",
+        "v1",
+        "authentication.k8s.io/v1",
+        "selfsubjectreviews",
+        "selfsubjectreview",
+        &[],
+        false,
+        false,
+    ),
+];
+
 /// Verbs of [`SELF_SUBJECT_ACCESS_REVIEWS`].
 const CREATE_ONLY_VERBS: &[&str] = &["create"];
 
@@ -235,7 +263,7 @@ impl ResourceType {
     pub fn verbs(&self) -> &'static [&'static str] {
         if self == CORE_NODES || self == AUDIT_RECORDS {
             READ_ONLY_VERBS
-        } else if self == SELF_SUBJECT_ACCESS_REVIEWS {
+        } else if self == SELF_SUBJECT_ACCESS_REVIEWS || SELF_REVIEWS.contains(&self) {
             CREATE_ONLY_VERBS
         } else {
             READ_WRITE_VERBS

@@ -44,6 +44,8 @@ pub fn router(state: ServerState) -> Router {
         .route("/livez", get(crate::health::livez))
         .route("/metrics", get(metrics))
         .route("/version", get(discovery::version))
+        // The Python client's VersionApi asks with the slash.
+        .route("/version/", get(discovery::version))
         .route("/api", get(discovery::core_versions))
         .route("/api/v1", get(discovery::core_resources))
         .route("/apis", get(discovery::group_list))
@@ -55,6 +57,8 @@ pub fn router(state: ServerState) -> Router {
             get(|axum::extract::Path(gv): axum::extract::Path<String>| async move { openapi::v3_group_version(&gv) }),
         )
         .route(crate::authz::SSAR_PATH, axum::routing::post(crate::authz::self_subject_access_review))
+        .route(crate::reviews::RULES_REVIEW_PATH, axum::routing::post(crate::reviews::self_subject_rules_review))
+        .route(crate::reviews::SELF_REVIEW_PATH, axum::routing::post(crate::reviews::self_subject_review))
         .fallback(api)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(DefaultBodyLimit::max(MAX_BODY))
@@ -219,6 +223,9 @@ impl Req {
 }
 
 async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
+    if let Some(refusal) = crate::runtime_gaps::refusal(&req.method, &req.path) {
+        return Err(refusal);
+    }
     if let Some(answer) = core_node(state, &req).await {
         return answer;
     }
@@ -673,6 +680,12 @@ pub(crate) fn prepare(
                 reason: "FieldValueRequired".into(),
             });
             return Err(e);
+        }
+    }
+    if rt == PODS {
+        // kube-apiserver defaults it, and `kubectl debug` reads it unchecked.
+        if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.entry("securityContext").or_insert_with(|| json!({}));
         }
     }
     Ok(object)

@@ -1,4 +1,5 @@
-//! The one protobuf body the server decodes: a SelfSubjectAccessReview, as
+//! The protobuf bodies the server decodes: a SelfSubjectAccessReview (and
+//! the namespace of a SelfSubjectRulesReview), as
 //! `kubectl auth can-i` sends it (`application/vnd.kubernetes.protobuf`,
 //! with no JSON fallback). Kubernetes wraps the message in its envelope
 //! (`k8s\0` then a `runtime.Unknown` whose field 2 holds the object's
@@ -99,6 +100,16 @@ pub fn review(body: &[u8]) -> Result<Value, String> {
         out.insert("nonResourceAttributes".into(), strings(n, &[(1, "path"), (2, "verb")], 3)?);
     }
     Ok(json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": out}))
+}
+
+/// `spec.namespace` of a protobuf SelfSubjectRulesReview (`kubectl auth
+/// can-i --list` sends it as it sends the access review).
+pub fn rules_review_namespace(body: &[u8]) -> Result<String, String> {
+    let inner = body.strip_prefix(MAGIC).ok_or("not a Kubernetes protobuf envelope (no k8s\\0 prefix)")?;
+    let object = message(inner, 2)?.ok_or("the envelope holds no object")?;
+    let spec = message(object, 2)?.unwrap_or_default();
+    let fields = strings(spec, &[(1, "namespace")], 2)?;
+    Ok(fields.get("namespace").and_then(Value::as_str).unwrap_or_default().to_string())
 }
 
 #[cfg(test)]

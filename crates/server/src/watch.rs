@@ -253,8 +253,17 @@ impl WatchStream {
     }
 }
 
-/// Starts a watch showing the objects through `view`; `Expired` (410) is
-/// answered before any streaming starts.
+/// A watch from a version older than the history kept, as kube-apiserver's
+/// watch cache answers it: the stream opens (200) and its one event is an
+/// `ERROR` carrying the 410 `Expired` Status, which tells informers to list
+/// again; nothing is replayed.
+fn expired(e: &ApiError) -> Response {
+    let line = format!("{{\"type\":\"ERROR\",\"object\":{}}}\n", e.to_status());
+    ([(CONTENT_TYPE, "application/json")], line).into_response()
+}
+
+/// Starts a watch showing the objects through `view`; a version already
+/// pruned from the history gets [`expired`].
 pub async fn serve_as(
     state: &ServerState,
     rt: &'static ResourceType,
@@ -266,7 +275,7 @@ pub async fn serve_as(
     let sel = store_selector(rt, ns.as_deref());
     let list_first = options.initial_events.unwrap_or(options.from.is_none());
     let from = options.from;
-    let (initial, start, watch) = state
+    let started = state
         .blocking(move |s| {
             if list_first {
                 let (items, version) = s.list(&sel)?;
@@ -275,7 +284,12 @@ pub async fn serve_as(
             let version = from.unwrap_or_else(|| s.version());
             Ok((Vec::new(), version, s.watch(&sel, version)?))
         })
-        .await?;
+        .await;
+    let (initial, start, watch) = match started {
+        Ok(started) => started,
+        Err(e) if e.reason == "Expired" => return Ok(expired(&e)),
+        Err(e) => return Err(e),
+    };
     let initial: Vec<Stored> = initial.into_iter().filter(|s| view.matches(&selector, &s.object)).collect();
     let matching = (!selector.is_empty()).then(|| initial.iter().map(|s| s.key.clone()).collect::<HashSet<_>>());
     let mut lines: VecDeque<Bytes> = initial.iter().map(|s| line(EventType::Added.as_str(), s, &view)).collect();

@@ -297,6 +297,102 @@ async fn self_subject_access_reviews_answer_can_i() -> TestResult {
     let (_, list) = call(&s, &alice, Method::GET, "/apis/authorization.k8s.io/v1", None).await;
     let names: Vec<&str> =
         list["resources"].as_array().into_iter().flatten().filter_map(|r| r["name"].as_str()).collect();
-    assert_eq!(names, ["selfsubjectaccessreviews"], "{list}");
+    assert_eq!(names, ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "{list}");
+    Ok(())
+}
+
+async fn as_(s: &TestServer, token: &str, path: &str, headers: &[(&str, &str)], body: Option<&Value>) -> (u16, Value) {
+    let method = if body.is_some() { Method::POST } else { Method::GET };
+    let mut r = reqwest::Client::new().request(method, format!("{}{path}", s.url)).bearer_auth(token);
+    for (k, v) in headers {
+        r = r.header(*k, *v);
+    }
+    if let Some(b) = body {
+        r = r.header("content-type", "application/json").body(b.to_string());
+    }
+    match r.send().await {
+        Ok(r) => (r.status().as_u16(), r.json().await.unwrap_or(Value::Null)),
+        Err(e) => (0, json!(e.to_string())),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn impersonation_is_authorized_and_reviews_answer_for_whom_it_acts() -> TestResult {
+    let s = TestServer::start().await?;
+    let (admin, bob) = (s.token.clone(), token(&s, "bob", &[])?);
+    let binding = role_binding("team-a", "alice-view", "ClusterRole", "view", "User", "alice");
+    assert_eq!(
+        call(&s, &admin, Method::POST, &format!("{RB}/namespaces/team-a/rolebindings"), Some(&binding)).await.0,
+        201
+    );
+    let alice = [("Impersonate-User", "alice")];
+
+    // The admin acting as alice gets alice's answers, not its own.
+    assert_eq!(as_(&s, &admin, &pods("team-a"), &alice, None).await.0, 200);
+    let (code, body) = as_(&s, &admin, &pods("team-b"), &alice, None).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(body["message"].as_str().unwrap_or_default().contains(r#"User "alice" cannot list"#), "{body}");
+    let review = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let with_group = [
+        ("Impersonate-User", "alice"),
+        ("Impersonate-Group", "ops"),
+        ("Impersonate-Uid", "u-1"),
+        ("Impersonate-Extra-Scopes", "read"),
+    ];
+    let (code, body) =
+        as_(&s, &admin, "/apis/authentication.k8s.io/v1/selfsubjectreviews", &with_group, Some(&review)).await;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["status"]["userInfo"]["username"], "alice");
+    assert_eq!(body["status"]["userInfo"]["groups"], json!(["ops", "system:authenticated"]));
+
+    // Bob may not: refused as kube-apiserver words it, whatever he asks.
+    let (code, body) = as_(&s, &bob, &pods("team-a"), &alice, None).await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        r#"users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope"#
+    );
+    let (code, body) = as_(&s, &admin, &pods("team-a"), &[("Impersonate-Group", "ops")], None).await;
+    assert_eq!(code, 400, "a group without a user: {body}");
+
+    // Allowed users only, by name: the uid and extras need their own grant.
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "imp"},
+        "rules": [{"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"], "resourceNames": ["alice"]}]});
+    assert_eq!(call(&s, &admin, Method::POST, &format!("{RB}/clusterroles"), Some(&role)).await.0, 201);
+    let b = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "imp"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "imp"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "bob"}]});
+    assert_eq!(call(&s, &admin, Method::POST, &format!("{RB}/clusterrolebindings"), Some(&b)).await.0, 201);
+    assert_eq!(as_(&s, &bob, &pods("team-a"), &alice, None).await.0, 200);
+    let (code, body) = as_(&s, &bob, &pods("team-a"), &[("Impersonate-User", "carol")], None).await;
+    assert_eq!(code, 403, "{body}");
+    let (code, body) =
+        as_(&s, &bob, &pods("team-a"), &[("Impersonate-User", "alice"), ("Impersonate-Uid", "u-1")], None).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(r#"cannot impersonate resource "uids" in API group "authentication.k8s.io""#),
+        "{body}"
+    );
+
+    // What alice may do in team-a, and nothing in team-b.
+    let rules = |ns: &str| json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": ns}});
+    let path = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
+    let (code, body) = as_(&s, &bob, path, &alice, Some(&rules("team-a"))).await;
+    assert_eq!(code, 201, "{body}");
+    let listed = |body: &Value, resource: &str| {
+        body["status"]["resourceRules"].as_array().into_iter().flatten().any(|r| {
+            r["resources"].as_array().into_iter().flatten().any(|x| x == resource)
+                && r["verbs"] == json!(["get", "list", "watch"])
+        })
+    };
+    assert!(listed(&body, "pods") && listed(&body, "pods/log"), "{body}");
+    assert_eq!(body["status"]["incomplete"], false);
+    let (_, body) = as_(&s, &bob, path, &alice, Some(&rules("team-b"))).await;
+    assert!(!listed(&body, "pods"), "{body}");
+    let (code, body) = as_(&s, &admin, path, &[], Some(&json!({"kind": "Pod"}))).await;
+    assert_eq!(code, 400, "{body}");
     Ok(())
 }

@@ -65,6 +65,7 @@ async fn version_and_legacy_discovery() -> TestResult {
     // SelfSubjectAccessReviews (`kubectl auth can-i`) and resource metrics
     // (`kubectl top`) are answered, not stored.
     expected.insert("authorization.k8s.io");
+    expected.insert("authentication.k8s.io");
     expected.insert("metrics.k8s.io");
     assert_eq!(names.iter().copied().collect::<BTreeSet<_>>(), expected);
     let kubeflow = groups["groups"].as_array().and_then(|g| g.iter().find(|g| g["name"] == "kubeflow.org"));

@@ -113,10 +113,29 @@ async fn an_expired_version_is_410() -> TestResult {
     for i in 0..40 {
         s.client.create(PODS, "default", &pod(&format!("p{i}"), json!({}))).await?;
     }
-    let r = s.client.watch(PODS, None, Some(1)).await;
-    let Err(e) = r else { return Err("watch from 1 should have expired".into()) };
+    // As kube-apiserver: the stream opens and its only event is an ERROR
+    // with the 410 Expired Status; nothing of the history is replayed.
+    let r = s.raw(Method::GET, "/api/v1/pods?watch=true&resourceVersion=1").send().await?;
+    assert_eq!(r.status().as_u16(), 200);
+    let body = tokio::time::timeout(WAIT, r.text()).await??;
+    let lines: Vec<&str> = body.lines().collect();
+    assert_eq!(lines.len(), 1, "{body}");
+    let event: Value = serde_json::from_str(lines[0])?;
+    assert_eq!(event["type"], "ERROR");
+    assert_eq!(event["object"]["kind"], "Status");
+    assert_eq!((event["object"]["code"].as_u64(), event["object"]["reason"].as_str()), (Some(410), Some("Expired")));
+    let mut w = s.client.watch(PODS, None, Some(1)).await?;
+    let first = tokio::time::timeout(WAIT, w.next()).await?;
+    let Some(Err(e)) = first else { return Err(format!("watch from 1 should have expired: {first:?}").into()) };
     assert_eq!(e.code(), Some(410));
     assert_eq!(e.reason(), Some("Expired"));
+    // A version still kept is replayed as before.
+    let list = s.client.list(PODS, None, None).await?;
+    let mut w = s.client.watch(PODS, None, Some(list.resource_version)).await?;
+    s.client.create(PODS, "default", &pod("after", json!({}))).await?;
+    let next = tokio::time::timeout(WAIT, w.next()).await?;
+    let Some(Ok(event)) = next else { return Err(format!("no event after the list: {next:?}").into()) };
+    assert_eq!(event.object["metadata"]["name"], "after");
     Ok(())
 }
 
