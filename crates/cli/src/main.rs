@@ -9,27 +9,6 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-// mimalloc's own C API (linked with the allocator above).
-unsafe extern "C" {
-    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-}
-
-/// Purge freed pages at once instead of 10 ms later: a delayed purge runs
-/// only on the thread's next allocation, so a blocking thread that built a
-/// large list and then idles kept all of it resident (a Table list of
-/// 206 × 1.4 MB ConfigMaps left 548 MB behind).
-/// `MIMALLOC_PURGE_DELAY` in the environment, as mimalloc reads it, still wins.
-fn purge_freed_memory_at_once() {
-    // `mi_option_purge_delay` in the bundled v2 `mimalloc.h` (libmimalloc-sys
-    // exports no constant for it).
-    const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
-        return;
-    }
-    // SAFETY: setting an option is valid at any time, from any thread.
-    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
-}
-
 mod agent;
 mod backup;
 mod bench;
@@ -176,7 +155,6 @@ fn main() -> ExitCode {
     // The agent re-executes this program as each pod's shim and each
     // sandboxed pod's init; both must run before anything starts a thread.
     ringleader_agent::runtime::shim::run_if_invoked();
-    purge_freed_memory_at_once();
     ringleader_agent::runtime::pod_init::run_if_invoked();
     let cli = Cli::parse();
     logging::init(cli.log_format, matches!(cli.command, Command::Up(_) | Command::Agent(_) | Command::Manager(_)));
