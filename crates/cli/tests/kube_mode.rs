@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 struct Proc {
     child: Child,
     out: PathBuf,
+    /// An agent's data dir: the pods its shims keep running are killed with it.
+    data: Option<PathBuf>,
 }
 
 impl Proc {
@@ -41,7 +43,7 @@ impl Proc {
             .stderr(err)
             .spawn()
             .expect("start ringleader");
-        Proc { child, out }
+        Proc { child, out, data: None }
     }
 
     fn output(&self) -> String {
@@ -56,16 +58,20 @@ impl Proc {
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        // SIGTERM first: an agent stops its pods' processes on the way out.
+        // SIGTERM first: the process stops in order (an agent's pods run on
+        // under their shims, so they are killed after it, by its data dir).
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
-                return;
+                break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         self.kill();
+        if let Some(data) = &self.data {
+            common::kill_pods_left(data);
+        }
     }
 }
 
@@ -133,7 +139,9 @@ fn agent(env: &Env, name: &str, profile: &str, nodes: &[(&str, &str)], labels: &
     }
     args.extend(extra.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    Proc::start(env, name, &refs)
+    let mut p = Proc::start(env, name, &refs);
+    p.data = Some(PathBuf::from(data));
+    p
 }
 
 /// How many Nodes are Ready, as kubectl reads them.
@@ -342,7 +350,7 @@ fn detecting_agent(env: &Env, node: &str, address: &str, tools: &std::path::Path
         .stderr(err)
         .spawn()
         .expect("start ringleader agent");
-    Proc { child, out }
+    Proc { child, out, data: Some(PathBuf::from(data)) }
 }
 
 /// A metrics address that is not one, or that cannot be bound, or a
