@@ -255,19 +255,9 @@ done
 run "${K[@]}" get pytorchjobs,tfjobs,mpijobs,ascendjobs,vcjob
 has 'No resources found'
 # --- identities and RBAC: a user's token from `ringleader token create`, can-i, Forbidden, the bypass pod ---
-DATA=$(dirname "$KUBECONFIG")
-run "$RINGLEADER" token create --user kc-alice --data-dir "$DATA" --kubeconfig-out "$TMPDIR/alice.kubeconfig"
-has '^[0-9a-f]{64}$'
-A=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/alice.kubeconfig")
-cat > "$TMPDIR/alice-view.yaml" <<YAML
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: kc-alice-view, namespace: kc-team}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: kc-alice}]
-YAML
-run "${K[@]}" apply -f "$TMPDIR/alice-view.yaml"
-has 'rolebinding.rbac.authorization.k8s.io/kc-alice-view created'
+token kc-alice
+A=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/kc-alice.kubeconfig")
+alice_views_kc_team
 run "${K[@]}" get clusterroles
 has '^cluster-admin +'
 has '^view +'

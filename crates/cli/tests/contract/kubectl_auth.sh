@@ -9,24 +9,11 @@ set -uo pipefail
 
 . "$(dirname "$0")/steps.sh"
 
-DATA=$(dirname "$KUBECONFIG")
-token() { # token USER: a kubeconfig for USER in $TMPDIR/USER.kubeconfig
-  run "$RINGLEADER" token create --user "$1" --data-dir "$DATA" --kubeconfig-out "$TMPDIR/$1.kubeconfig"
-  has '^[0-9a-f]{64}$'
-}
 token kc-alice
 token kc-bob
 A=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/kc-alice.kubeconfig")
 B=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/kc-bob.kubeconfig")
-cat > "$TMPDIR/alice-view.yaml" <<YAML
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: kc-alice-view, namespace: kc-team}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: kc-alice}]
-YAML
-run "${K[@]}" apply -f "$TMPDIR/alice-view.yaml"
-has 'rolebinding.rbac.authorization.k8s.io/kc-alice-view created'
+alice_views_kc_team
 
 # --- impersonation -------------------------------------------------------------
 run "${K[@]}" auth can-i delete nodes

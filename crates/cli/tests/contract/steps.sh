@@ -55,3 +55,21 @@ until_ok() { # until_ok SECONDS PATTERN CMD...: re-run CMD until its output matc
     sleep 0.5
   done
 }
+
+DATA=$(dirname "$KUBECONFIG")
+token() { # token USER: a kubeconfig for USER in $TMPDIR/USER.kubeconfig
+  run "$RINGLEADER" token create --user "$1" --data-dir "$DATA" --kubeconfig-out "$TMPDIR/$1.kubeconfig"
+  has '^[0-9a-f]{64}$'
+}
+
+alice_views_kc_team() { # a RoleBinding: kc-alice may read namespace kc-team (`view`)
+  cat > "$TMPDIR/alice-view.yaml" <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: kc-alice-view, namespace: kc-team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: kc-alice}]
+YAML
+  run "${K[@]}" apply -f "$TMPDIR/alice-view.yaml"
+  has 'rolebinding.rbac.authorization.k8s.io/kc-alice-view created'
+}
