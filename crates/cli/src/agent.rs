@@ -157,17 +157,6 @@ fn tls_names(advertise: IpAddr, nodes: &[VirtualNode]) -> Vec<String> {
     names
 }
 
-/// Ctrl-C or SIGTERM.
-pub(crate) async fn stop_signal() -> Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => r.context("cannot watch Ctrl-C")?,
-        _ = term.recv() => {}
-    }
-    Ok(())
-}
-
 /// How long the agent waits before starting over after its watch expired.
 const RESTART_AFTER: Duration = Duration::from_secs(1);
 
@@ -243,7 +232,7 @@ async fn serve(args: AgentArgs) -> Result<()> {
     };
     let result = tokio::select! {
         r = keep_running(cluster, config, stop_rx.clone()) => r,
-        s = stop_signal() => s,
+        s = crate::support::stop_signal() => s,
     };
     let _ = stop_tx.send(true);
     // The agent's own loop stopped with the watch channel above; the endpoint follows.

@@ -1,15 +1,22 @@
 //! `ringleader bench scheduler`: engine time of the scheduler on the seed's
 //! scenarios (MindCluster's published scheduling-time table) and a mixed
 //! load, without API or runtime in the way; `ringleader bench e2e`: the
-//! same table through the whole control plane ([`crate::bench_e2e`]);
-//! `ringleader bench api`: list latency over 50,000 pods ([`crate::bench_api`]);
+//! same table through the whole control plane ([`e2e`]);
+//! `ringleader bench api`: list latency over 50,000 pods ([`api`]);
 //! `ringleader bench kube`: one gang job through a real kube-apiserver
-//! ([`crate::bench_kube`]).
+//! ([`kube`]).
+
+mod api;
+mod e2e;
+mod jobs;
+mod kube;
+mod scenario;
 
 use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::{place_job, plan};
 use ringleader_scheduler::scenarios::{a2_cluster, mixed_cluster, mixed_jobs, npu_job};
 use ringleader_scheduler::session::{self, Snapshot};
+use scenario::{scenario, Scenario};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -47,35 +54,20 @@ enum BenchWhat {
         steady_seconds: u64,
         /// Jobs to submit: AscendJobs on Atlas 800T A2 nodes (the seed's), or PyTorchJobs on H100 nodes.
         #[arg(long, value_enum, default_value = "ascend")]
-        jobs: crate::bench_e2e::JobKind,
+        jobs: e2e::JobKind,
     },
     /// List latency over a large collection (50,000 pods): limit=500 paging,
     /// kubectl's Table list, an unpaged list.
-    Api(crate::bench_api::BenchApiArgs),
+    Api(api::BenchApiArgs),
     /// One gang AscendJob of N pods through a real kube-apiserver, from the
     /// create to every pod Running (a manager and agents must be running).
-    Kube(crate::bench_kube::BenchKubeArgs),
+    Kube(kube::BenchKubeArgs),
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Output {
     Table,
     Json,
-}
-
-/// One measured scenario.
-#[derive(Serialize)]
-pub struct Scenario {
-    pub name: String,
-    pub nodes: usize,
-    pub pods: usize,
-    pub seconds: f64,
-    pub pods_per_second: f64,
-    /// Scenarios of many jobs: submission to all of a job's pods Running.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub job_latency_p50: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub job_latency_p99: Option<f64>,
 }
 
 /// Whether `name` is among the `--scenario` filters (all when none given).
@@ -90,11 +82,11 @@ fn matches(filters: &[String], name: &str) -> bool {
 pub fn run(args: BenchArgs) -> anyhow::Result<u8> {
     let (output, runs, scenarios) = match args.what {
         BenchWhat::Scheduler { output, runs, scenarios } => (output, runs, scenarios),
-        BenchWhat::Api(args) => return crate::bench_api::run(args),
-        BenchWhat::Kube(args) => return crate::bench_kube::run(args),
+        BenchWhat::Api(args) => return api::run(args),
+        BenchWhat::Kube(args) => return kube::run(args),
         BenchWhat::E2e { output, scenarios, steady_seconds, jobs } => {
             let rt = tokio::runtime::Runtime::new()?;
-            let results = rt.block_on(crate::bench_e2e::run(
+            let results = rt.block_on(e2e::run(
                 |n| matches(&scenarios, n),
                 jobs,
                 steady_seconds,
@@ -203,9 +195,4 @@ fn print(output: Output, results: &[Scenario]) -> anyhow::Result<()> {
 /// Runs `f` `runs` times and keeps the fastest (seconds, pods placed).
 fn best_of(runs: u32, mut f: impl FnMut() -> (f64, usize)) -> (f64, usize) {
     (0..runs.max(1)).map(|_| f()).min_by(|a, b| a.0.total_cmp(&b.0)).unwrap_or((0.0, 0))
-}
-
-pub fn scenario(name: String, nodes: usize, (seconds, pods): (f64, usize)) -> Scenario {
-    let pods_per_second = if seconds > 0.0 { pods as f64 / seconds } else { 0.0 };
-    Scenario { name, nodes, pods, seconds, pods_per_second, job_latency_p50: None, job_latency_p99: None }
 }

@@ -4,8 +4,8 @@
 //! prints or exports (`-o json|csv`) one; `rerun`, `terminate` and `delete`
 //! act on one. The manager runs the probes and writes the report.
 
-use crate::ctl::{print_table, rt, server_error, Conn};
 use crate::printer::emit;
+use crate::support::{print_table, rt, server_error, Conn};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use ringleader_api::kinds::check::{CheckRunStatus, API_VERSION, KIND};
@@ -341,7 +341,7 @@ pub fn render(c: &Value, output: &str) -> Result<String> {
                     })
                     .collect();
                 out.push('\n');
-                out.push_str(&crate::ctl::table(
+                out.push_str(&crate::support::table(
                     &["FROM", "TO", "TRANSPORT", "BYTES", "BANDWIDTH(GB/s)", "LATENCY(us)", "CHECK"],
                     &rows,
                 ));
@@ -362,7 +362,7 @@ pub fn render(c: &Value, output: &str) -> Result<String> {
                     })
                     .collect();
                 out.push('\n');
-                out.push_str(&crate::ctl::table(&["NODE", "ITEM", "PASS", "RESULT", "CRITERION"], &rows));
+                out.push_str(&crate::support::table(&["NODE", "ITEM", "PASS", "RESULT", "CRITERION"], &rows));
                 out.push('\n');
                 for i in report.items.iter().filter(|i| !i.pass) {
                     out.push_str(&format!(

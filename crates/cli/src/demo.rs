@@ -2,7 +2,7 @@
 //! the bundled examples applied through the API, each running the probe
 //! all-reduce; prints placements, the rank table and probe results, stops.
 
-use crate::up::{self, UpArgs};
+use crate::plane::{self, UpArgs};
 use anyhow::{bail, Result};
 use clap::Args;
 use futures_util::StreamExt;
@@ -58,7 +58,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
     };
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
-        let plane = up::start(&up_args).await?;
+        let plane = plane::start(&up_args).await?;
         println!("== cluster: API at {}, {} virtual nodes", plane.url, plane.nodes.len());
         for n in &plane.nodes {
             println!("   {:<10} {:<14} {}", n.name, n.profile, n.address);
@@ -166,7 +166,7 @@ async fn drive(client: &Client, data_dir: &Path, timeout: u64) -> Result<()> {
             s(p, "/metadata/annotations/ringleader.io~1devices").to_string(),
         ]);
     }
-    crate::ctl::print_table(&["POD", "STATUS", "NODE", "ADDRESS", "DEVICES"], &rows);
+    crate::support::print_table(&["POD", "STATUS", "NODE", "ADDRESS", "DEVICES"], &rows);
 
     println!("\n== hccl.json of demo-ascend (rings-config-demo-ascend; the pods read it through RANK_TABLE_FILE)");
     // A job faster than one poll: the copy its pods read stays in their sandboxes.

@@ -1,8 +1,8 @@
 //! `get`: the server's Tables (or objects, for `-o json|yaml|name|jsonpath|custom-columns`)
 //! of one or several types, optionally followed with `-w`.
 
-use crate::ctl::{rt, server_error, types, Conn};
 use crate::printer::{self, emit, Output, TableOptions};
+use crate::support::{rt, server_error, types, Conn};
 use anyhow::{bail, Result};
 use clap::Args;
 use futures_util::StreamExt;
@@ -111,7 +111,7 @@ impl Missing {
         let mut errors = self.0.into_iter();
         let Some(last) = errors.next_back() else { return Ok(()) };
         for e in errors {
-            eprintln!("{}", crate::ctl::error_line(&e));
+            eprintln!("{}", crate::support::error_line(&e));
         }
         Err(last)
     }

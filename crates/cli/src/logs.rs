@@ -1,6 +1,6 @@
 //! `logs`: a pod's log (or each selected pod's) with kubectl's flags.
 
-use crate::ctl::{rt, server_error, Conn};
+use crate::support::{rt, server_error, Conn};
 use anyhow::{bail, Result};
 use clap::Args;
 use futures_util::StreamExt;

@@ -1,4 +1,11 @@
 //! The `ringleader` command: a thin shell over the library crates.
+//!
+//! One module per command (`apply`, `get`, `describe`, `up`, `bench`, …).
+//! Commands never use each other: what several need lives in a helper module
+//! — [`support`] (connection, errors, tables, stop signal), [`printer`] and
+//! [`jsonpath`] (output), [`plane`] (the embedded control plane `up`, `demo`
+//! and `bench e2e` start), [`devices`], [`warnings`], [`remote`], [`detect`],
+//! [`isolation`], [`env_flags`], [`ssh_seed`], [`logging`].
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
@@ -10,26 +17,27 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod agent;
+mod apply;
 mod backup;
 mod bench;
-mod bench_api;
-mod bench_e2e;
-mod bench_kube;
 mod check;
 mod crds;
-mod ctl;
 mod demo;
 mod describe;
 mod detect;
+mod devices;
 mod env_flags;
 mod envcheck;
+mod explain;
 mod get;
 mod isolation;
 mod jsonpath;
 mod logging;
 mod logs;
 mod manager;
+mod node;
 mod plan;
+mod plane;
 mod platform;
 mod printer;
 mod probe;
@@ -38,11 +46,13 @@ mod remote;
 mod remove;
 mod sim;
 mod ssh_seed;
+mod support;
 mod token;
 mod top;
 mod up;
 mod validate;
 mod version;
+mod warnings;
 
 #[derive(Parser)]
 #[command(
@@ -72,7 +82,7 @@ enum Command {
     Sim(sim::SimArgs),
     /// Start the whole control plane (store, API, scheduler, controllers,
     /// virtual nodes) in this process.
-    Up(up::UpArgs),
+    Up(plane::UpArgs),
     /// Run the node agent on this host for nodes of a remote control plane
     /// (`--kubeconfig FILE --node NAME --profile P`).
     Agent(agent::AgentArgs),
@@ -82,21 +92,21 @@ enum Command {
     /// Start an embedded cluster, run the bundled example jobs, show what happened, stop.
     Demo(demo::DemoArgs),
     /// Create or update objects from files (validated first: all or nothing).
-    Apply(ctl::ApplyArgs),
+    Apply(apply::ApplyArgs),
     /// List objects: jobs, pods, nodes, queues, podgroups, events … (`get pods,nodes`, `-o jsonpath=…`).
     Get(get::GetArgs),
     /// Show one object in detail.
-    Describe(ctl::DescribeArgs),
+    Describe(describe::DescribeArgs),
     /// Print a pod's log (`-c`, `--previous`, `--tail`, `--since`, `-f`, `-l`).
     Logs(logs::LogsArgs),
     /// Delete objects by name, by file (`-f`), by selector (`-l`) or all of a type (`--all`).
     Delete(remove::DeleteArgs),
     /// Current figures and the last ten minutes of nodes, pods or jobs (`top nodes|pods|jobs`).
-    Top(ctl::TopArgs),
+    Top(top::TopArgs),
     /// Why a job is pending.
-    Explain(ctl::ExplainArgs),
+    Explain(explain::ExplainArgs),
     /// Stop, start or inject faults into a virtual node.
-    Node(ctl::NodeArgs),
+    Node(node::NodeArgs),
     /// The probe workload: a real TCP ring all-reduce across a job's ranks.
     Probe(probe::ProbeArgs),
     /// One-click checks (server, network, collective) and their history.
@@ -175,14 +185,14 @@ fn main() -> ExitCode {
         Command::Clone(args) => platform::clone(args).map(|_| 0),
         Command::Runs(args) => platform::runs(args).map(|_| 0),
         Command::Queue(args) => platform::queue(args).map(|_| 0),
-        Command::Apply(args) => ctl::apply(args).map(|_| 0),
+        Command::Apply(args) => apply::run(args).map(|_| 0),
         Command::Get(args) => get::get(args).map(|_| 0),
-        Command::Describe(args) => ctl::describe(args).map(|_| 0),
+        Command::Describe(args) => describe::run(args).map(|_| 0),
         Command::Logs(args) => logs::logs(args).map(|_| 0),
         Command::Delete(args) => remove::delete(args).map(|_| 0),
         Command::Top(args) => top::run(args).map(|_| 0),
-        Command::Explain(args) => ctl::explain(args).map(|_| 0),
-        Command::Node(args) => ctl::node(args).map(|_| 0),
+        Command::Explain(args) => explain::run(args).map(|_| 0),
+        Command::Node(args) => node::run(args).map(|_| 0),
         Command::Version(args) => version::version(args).map(|_| 0),
         Command::Crds(args) => crds::run(args).map(|_| 0),
         Command::Token(args) => token::run(args).map(|_| 0),
@@ -201,7 +211,7 @@ fn main() -> ExitCode {
         // The reader went away (`| head`): a quiet end, as for any filter.
         Err(err) if printer::is_closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("{}", ctl::error_line(&err));
+            eprintln!("{}", support::error_line(&err));
             ExitCode::from(failure)
         }
     }

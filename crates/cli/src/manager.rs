@@ -93,7 +93,7 @@ pub fn run(args: ManagerArgs) -> Result<()> {
 /// [`STOP_GRACE`] is abandoned with the process.
 fn stop_on_signal(stop: Arc<tokio::sync::watch::Sender<bool>>) {
     tokio::spawn(async move {
-        if let Err(e) = crate::agent::stop_signal().await {
+        if let Err(e) = crate::support::stop_signal().await {
             tracing::error!("{e:#}: the manager stops only when killed");
             return;
         }
@@ -215,7 +215,7 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     let (latencies, sessions, objects) = (metrics.clone(), metrics.clone(), metrics);
     let mut config = ManagerConfig {
         heartbeat_timeout: Duration::from_secs(args.heartbeat_timeout),
-        scheduler: crate::up::scheduler_conf(args.scheduler_conf.as_deref())?,
+        scheduler: crate::plane::scheduler_conf(args.scheduler_conf.as_deref())?,
         observe_latency: Some(Arc::new(move |s| latencies.observe_scheduling_latency(s))),
         observe_schedule: Some(Arc::new(move |p: &ringleader_manager::schedule::Pass, took: Duration| {
             sessions.observe_schedule(p.bound, p.unschedulable, p.evicted, took.as_secs_f64())

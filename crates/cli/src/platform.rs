@@ -5,8 +5,8 @@
 //! (running ones go on). Each is one API call a user could make with
 //! kubectl; the platform controller does the rest.
 
-use crate::ctl::{print_table, rt, server_error, Conn};
 use crate::printer::emit;
+use crate::support::{print_table, rt, server_error, Conn};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use ringleader_server::{resources, Client, ResourceType};

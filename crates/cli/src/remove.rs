@@ -1,8 +1,8 @@
 //! `delete`: objects by name, by the documents of files, by selector or `--all`,
 //! each reported as kubectl does (`pod "x" deleted`).
 
-use crate::ctl::{rt, server_error, types, Conn};
 use crate::printer::{emit, type_name};
+use crate::support::{rt, server_error, types, Conn};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use ringleader_server::client::ListOptions;
@@ -145,7 +145,7 @@ pub fn delete(args: DeleteArgs) -> Result<()> {
         }
         let last = failures.pop();
         for e in &failures {
-            eprintln!("{}", crate::ctl::error_line(e));
+            eprintln!("{}", crate::support::error_line(e));
         }
         last.map_or(Ok(()), Err)
     })

@@ -31,7 +31,7 @@ pub struct CreateArgs {
     #[arg(long = "group")]
     groups: Vec<String>,
     /// Data directory of the cluster (its `tokens.yaml` gets the token's digest).
-    #[arg(long, env = "RINGLEADER_DATA_DIR", default_value = crate::ctl::DEFAULT_DATA_DIR)]
+    #[arg(long, env = "RINGLEADER_DATA_DIR", default_value = crate::support::DEFAULT_DATA_DIR)]
     data_dir: PathBuf,
     /// Also write a kubeconfig (mode 0600) for the token to this file.
     #[arg(long)]
@@ -81,7 +81,7 @@ fn kubeconfig_inputs(data_dir: &Path, server: Option<&str>, out: &Path) -> Resul
     let server = match server {
         Some(s) => s.trim().to_string(),
         None => {
-            let file = crate::up::server_file(data_dir);
+            let file = crate::support::server_file(data_dir);
             std::fs::read_to_string(&file).map(|s| s.trim().to_string()).with_context(|| {
                 format!(
                     "{}: no server address (start `ringleader up` with this --data-dir, or pass --server URL)",

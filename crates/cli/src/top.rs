@@ -3,9 +3,11 @@
 //! history (`/apis/ringleader.io/v1alpha1/history`) as min/avg/max and a
 //! sparkline. One shot: it reads once and prints.
 
-use crate::ctl::{rt, server_error, table, TopArgs};
+use crate::devices::{device_list, device_map, held_devices};
 use crate::printer::emit;
+use crate::support::{rt, s, server_error, table, Conn};
 use anyhow::Result;
+use clap::Args;
 use ringleader_server::Client;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -104,7 +106,7 @@ pub fn run(args: TopArgs) -> Result<()> {
     match args.what.as_str() {
         "pods" => pods(args),
         "jobs" => jobs(args),
-        _ => crate::ctl::top_nodes(args),
+        _ => top_nodes(args),
     }
 }
 
@@ -193,6 +195,67 @@ fn jobs(args: TopArgs) -> Result<()> {
             ]);
         }
         let header = ["NAME", "KIND", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "RUNNING 10m MAX", "RUNNING TREND"];
+        emit(&(table(&header, &rows) + "\n"))
+    })
+}
+
+#[derive(Args, Debug)]
+pub struct TopArgs {
+    /// `nodes` (devices, CPU, memory), `pods` (CPU, memory) or `jobs` (pods by phase),
+    /// each with its last ten minutes from the server's history.
+    #[arg(value_parser = ["nodes", "pods", "jobs"])]
+    pub what: String,
+    /// Namespace of `pods` and `jobs`.
+    #[arg(short = 'n', long, default_value = "default")]
+    pub namespace: String,
+    #[command(flatten)]
+    pub conn: Conn,
+}
+/// `top nodes`: per-device allocation, and CPU and memory with their trend.
+pub fn top_nodes(args: TopArgs) -> Result<()> {
+    let client = args.conn.client()?;
+    rt()?.block_on(async {
+        // ringleader's own Nodes (profile, devices), whatever `nodes` names on the command line.
+        let node_t = ringleader_server::resources::NODES;
+        let pod_t = ringleader_server::resources::PODS;
+        let nodes = client.list(node_t, None, None).await.map_err(server_error)?.items;
+        let pods = client.list(pod_t, None, None).await.map_err(server_error)?.items;
+        let held = held_devices(&pods);
+        let history = read_history(&client, "node/").await;
+        let mut rows = Vec::new();
+        for n in &nodes {
+            let name = s(n, "/metadata/name");
+            let Some(profile) = ringleader_topology::builtin(s(n, "/spec/profile")) else { continue };
+            let unhealthy = device_list(n, "/status/unhealthyDevices");
+            let (map, used) = device_map(name, profile, &unhealthy, &held);
+            let mut holders: Vec<&str> =
+                held.iter().filter(|((nn, _), _)| nn == name).map(|(_, (_, p))| p.as_str()).collect();
+            holders.dedup();
+            let [cpu, cpu_trend, spark] = trend_cells(&history, &format!("node/{name}/cpu"), cores);
+            let [memory, ..] = trend_cells(&history, &format!("node/{name}/memory"), mebibytes);
+            rows.push(vec![
+                name.to_string(),
+                profile.name.to_string(),
+                format!("{used}/{}", profile.devices.len()),
+                format!("[{map}]"),
+                holders.join(","),
+                cpu,
+                memory,
+                cpu_trend,
+                spark,
+            ]);
+        }
+        let header = [
+            "NODE",
+            "PROFILE",
+            "DEVICES",
+            "MAP (#=allocated x=unhealthy)",
+            "PODS",
+            "CPU",
+            "MEMORY",
+            "CPU 10m (min/avg/max)",
+            "CPU TREND",
+        ];
         emit(&(table(&header, &rows) + "\n"))
     })
 }

@@ -1,8 +1,8 @@
 //! `version`: this client's version and the server's `/version`, as
 //! `kubectl version` prints them.
 
-use crate::ctl::{rt, server_error, Conn};
 use crate::printer::emit;
+use crate::support::{rt, server_error, Conn};
 use anyhow::{bail, Result};
 use clap::Args;
 use serde_json::{json, Value};

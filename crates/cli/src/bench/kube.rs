@@ -6,6 +6,7 @@
 //! The driver only creates the job and follows its pods through a watch, so
 //! what it measures is the manager, the agents and the apiserver together.
 
+use super::jobs::ascend_job;
 use anyhow::{bail, Context, Result};
 use futures_util::StreamExt;
 use ringleader_kube::kube;
@@ -140,13 +141,8 @@ async fn bench(args: &BenchKubeArgs) -> Result<Report> {
     // The watch starts from before the create, so no pod is missed.
     let listed = pods.list(&ListParams::default().labels(&selector)).await.context("listing pods")?;
     let mut version = listed.metadata.resource_version.unwrap_or_default();
-    let job: DynamicObject = serde_json::from_value(crate::bench_e2e::ascend_job(
-        &name,
-        &args.namespace,
-        args.pods,
-        chips,
-        &profile.resource_name,
-    ))?;
+    let job: DynamicObject =
+        serde_json::from_value(ascend_job(&name, &args.namespace, args.pods, chips, &profile.resource_name))?;
 
     let t0 = Instant::now();
     jobs.create(&PostParams::default(), &job).await.with_context(|| format!("creating AscendJob {name}"))?;
@@ -457,12 +453,12 @@ mod tests {
 
     #[test]
     fn the_job_has_one_master_and_the_rest_workers_in_one_gang() {
-        let job = crate::bench_e2e::ascend_job("j", "default", 5000, 8, "huawei.com/Ascend910");
+        let job = ascend_job("j", "default", 5000, 8, "huawei.com/Ascend910");
         assert_eq!(job.pointer("/spec/replicaSpecs/Master/replicas"), Some(&json!(1)));
         assert_eq!(job.pointer("/spec/replicaSpecs/Worker/replicas"), Some(&json!(4999)));
         assert_eq!(job.pointer("/spec/runPolicy/schedulingPolicy/minAvailable"), Some(&json!(5000)));
         let limits = job.pointer("/spec/replicaSpecs/Worker/template/spec/containers/0/resources/limits");
         assert_eq!(limits, Some(&json!({"huawei.com/Ascend910": 8})));
-        assert!(crate::bench_e2e::ascend_job("j", "default", 1, 8, "r").pointer("/spec/replicaSpecs/Worker").is_none());
+        assert!(ascend_job("j", "default", 1, 8, "r").pointer("/spec/replicaSpecs/Worker").is_none());
     }
 }

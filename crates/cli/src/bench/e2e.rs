@@ -4,8 +4,9 @@
 //! runtime), timed from the first submission until every pod reports
 //! Running on the pods watch.
 
-use crate::bench::Scenario;
-use crate::up::{self, UpArgs};
+use super::jobs::ascend_job;
+use super::scenario::{scenario, Scenario};
+use crate::plane::{self, UpArgs};
 use anyhow::{bail, Context, Result};
 use futures_util::StreamExt;
 use ringleader_server::{resources, Client};
@@ -83,44 +84,6 @@ fn plans(kind: JobKind, steady_seconds: u64) -> Vec<Plan> {
     out
 }
 
-/// An AscendJob of `pods` pods (one Master, the rest Workers) in
-/// `namespace`, each requesting `chips` of `resource`, shaped as the Ascend
-/// operator requires (container `ascend`, port `ascendjob-port`, the
-/// `ring-controller.atlas` label). Shared with `bench kube`.
-pub(crate) fn ascend_job(name: &str, namespace: &str, pods: usize, chips: u32, resource: &str) -> Value {
-    let role = |replicas: usize| {
-        json!({
-            "replicas": replicas,
-            "restartPolicy": "Never",
-            "template": {
-                "metadata": {"labels": {"ring-controller.atlas": "ascend-910b"}},
-                "spec": {"containers": [{
-                    "name": "ascend",
-                    "image": "bench",
-                    "command": ["sleep", "infinity"],
-                    "ports": [{"containerPort": 2222, "name": "ascendjob-port"}],
-                    "resources": {"limits": {resource: chips}, "requests": {resource: chips}},
-                }]},
-            },
-        })
-    };
-    let mut specs = json!({"Master": role(1)});
-    if pods > 1 {
-        specs["Worker"] = role(pods - 1);
-    }
-    json!({
-        "apiVersion": "mindxdl.gitee.com/v1",
-        "kind": "AscendJob",
-        "metadata": {"name": name, "namespace": namespace,
-                     "labels": {"framework": "pytorch", "ring-controller.atlas": "ascend-910b"}},
-        "spec": {
-            "schedulerName": "volcano",
-            "runPolicy": {"schedulingPolicy": {"minAvailable": pods, "queue": "default"}},
-            "replicaSpecs": specs,
-        },
-    })
-}
-
 /// A PyTorchJob of `pods` pods (one master, the rest workers) with `gpus`
 /// GPUs each, as a user writes it. (A Volcano Job would do for the small
 /// sizes, but vcjobs stop at 1,000 pods.)
@@ -188,7 +151,7 @@ pub async fn run(
             eprintln!("bench e2e: {} ({} nodes, {} jobs)…", plan.name, plan.nodes, plan.jobs.len());
         }
         let m = measure(&plan).await.with_context(|| plan.name.clone())?;
-        let mut s = crate::bench::scenario(plan.name.clone(), plan.nodes, (m.seconds, m.pods));
+        let mut s = scenario(plan.name.clone(), plan.nodes, (m.seconds, m.pods));
         if plan.jobs.len() > 1 {
             s.job_latency_p50 = Some(percentile(&m.job_latencies, 0.50));
             s.job_latency_p99 = Some(percentile(&m.job_latencies, 0.99));
@@ -230,7 +193,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         pod_limits: Default::default(),
         conn: Default::default(),
     };
-    let plane = up::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
+    let plane = plane::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
     let client = plane.client()?;
     let result = drive(&client, plan).await;
     plane.stop().await?;

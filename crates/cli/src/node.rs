@@ -1,0 +1,68 @@
+//! `node stop|start|fault`: power a virtual node off and on, and inject or
+//! clear device faults, through the writable ringleader.io Node.
+
+use crate::printer::emit;
+use crate::support::{rt, server_error, Conn};
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+
+#[derive(Args)]
+pub struct NodeArgs {
+    #[command(subcommand)]
+    pub action: NodeAction,
+    #[command(flatten)]
+    pub conn: Conn,
+}
+
+#[derive(Subcommand)]
+pub enum NodeAction {
+    /// Power a virtual node off: its processes die, heartbeats stop.
+    Stop { node: String },
+    /// Power it back on.
+    Start { node: String },
+    /// Inject or clear a device fault.
+    Fault {
+        node: String,
+        #[arg(long)]
+        device: u32,
+        #[arg(long, value_parser = ["unhealthy", "network", "recover"])]
+        kind: String,
+    },
+}
+pub fn run(args: NodeArgs) -> Result<()> {
+    let client = args.conn.client()?;
+    // The writable ringleader.io Node (a core v1 Node view is read-only).
+    let t = ringleader_server::resources::NODES;
+    rt()?.block_on(async {
+        let (name, patch) = match &args.action {
+            NodeAction::Stop { node } => (node, json!({"spec": {"stopped": true}})),
+            NodeAction::Start { node } => (node, json!({"spec": {"stopped": false}})),
+            NodeAction::Fault { node, device, kind } => {
+                let v = client.get(t, "", node).await.map_err(server_error)?;
+                let list = |p: &str| -> Vec<u64> {
+                    v.pointer(p)
+                        .and_then(Value::as_array)
+                        .map_or(vec![], |a| a.iter().filter_map(Value::as_u64).collect())
+                };
+                let (mut bad, mut net) = (list("/spec/injectedFaults/unhealthy"), list("/spec/injectedFaults/network"));
+                let d = u64::from(*device);
+                match kind.as_str() {
+                    "unhealthy" => bad.push(d),
+                    "network" => net.push(d),
+                    _ => {
+                        bad.retain(|x| *x != d);
+                        net.retain(|x| *x != d);
+                    }
+                }
+                bad.sort_unstable();
+                bad.dedup();
+                net.sort_unstable();
+                net.dedup();
+                (node, json!({"spec": {"injectedFaults": {"unhealthy": bad, "network": net}}}))
+            }
+        };
+        client.patch_merge(t, "", name, &patch).await.map_err(server_error)?;
+        emit(&format!("node/{name} patched\n"))
+    })
+}
