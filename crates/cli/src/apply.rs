@@ -44,7 +44,7 @@ pub fn run(args: ApplyArgs) -> Result<()> {
                 eprintln!("{w}");
             }
             for r in results {
-                let t = ringleader_server::resources::by_kind(&r.api_version, &r.kind);
+                let t = ringleader_registry::resources::by_kind(&r.api_version, &r.kind);
                 let name = t.map_or(r.kind.to_lowercase(), |t| t.singular.to_string());
                 emit(&format!("{name}/{} {}\n", r.name, r.action))?;
             }

@@ -44,12 +44,12 @@ pub fn run(args: DescribeArgs) -> Result<()> {
     let (kind, name) = split_name(&args)?;
     let types = types(&kind)?;
     rt()?.block_on(async {
-        let pod_t = ringleader_server::resources::PODS;
-        let event_t = ringleader_server::resources::EVENTS;
+        let pod_t = ringleader_registry::resources::PODS;
+        let event_t = ringleader_registry::resources::EVENTS;
         let mut missing = None;
         for t in &types {
             // A node is described from ringleader's own Node (profile, devices), as `top nodes` reads it.
-            let t = if t.kind == "Node" { ringleader_server::resources::NODES } else { t };
+            let t = if t.kind == "Node" { ringleader_registry::resources::NODES } else { t };
             let ns = if t.namespaced { args.namespace.as_str() } else { "" };
             let v = match client.get(t, ns, &name).await {
                 Ok(v) => v,
@@ -66,7 +66,7 @@ pub fn run(args: DescribeArgs) -> Result<()> {
             let now = ringleader_api::time::now();
             let text = if t.job {
                 let pods = client.list(pod_t, Some(ns), None).await.map_err(server_error)?.items;
-                let podgroup = match ringleader_server::resources::find("podgroups") {
+                let podgroup = match ringleader_registry::resources::find("podgroups") {
                     Some(pg_t) => client.get(pg_t, ns, &name).await.ok(),
                     None => None,
                 };

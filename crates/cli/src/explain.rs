@@ -21,7 +21,7 @@ pub struct ExplainArgs {
 }
 /// The job object of a name, whatever its kind.
 async fn find_job(client: &Client, ns: &str, name: &str) -> Result<(&'static ResourceType, Value)> {
-    for t in ringleader_server::resources::job_types() {
+    for t in ringleader_registry::resources::job_types() {
         match client.get(t, ns, name).await {
             Ok(v) => return Ok((t, v)),
             Err(e) if e.is_not_found() => continue,
@@ -31,7 +31,7 @@ async fn find_job(client: &Client, ns: &str, name: &str) -> Result<(&'static Res
     bail!("no job named {name:?} in namespace {ns}")
 }
 async fn pending_reason(client: &Client, ns: &str, job: &str) -> Option<String> {
-    let t = ringleader_server::resources::find("podgroups")?;
+    let t = ringleader_registry::resources::find("podgroups")?;
     let pg = client.get(t, ns, job).await.ok()?;
     pg.pointer("/status/conditions")?
         .as_array()?

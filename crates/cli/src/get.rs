@@ -364,7 +364,7 @@ async fn objects(
 mod tests {
     use super::*;
     use clap::Parser;
-    use ringleader_server::resources;
+    use ringleader_registry::resources;
 
     #[derive(Parser)]
     struct Cli {

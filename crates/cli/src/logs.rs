@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use futures_util::StreamExt;
 use ringleader_server::client::{ListOptions, LogOptions};
-use ringleader_server::resources::PODS;
+use ringleader_registry::resources::PODS;
 use serde_json::Value;
 use std::io::Write;
 

@@ -33,7 +33,7 @@ pub enum NodeAction {
 pub fn run(args: NodeArgs) -> Result<()> {
     let client = args.conn.client()?;
     // The writable ringleader.io Node (a core v1 Node view is read-only).
-    let t = ringleader_server::resources::NODES;
+    let t = ringleader_registry::resources::NODES;
     rt()?.block_on(async {
         let (name, patch) = match &args.action {
             NodeAction::Stop { node } => (node, json!({"spec": {"stopped": true}})),

@@ -9,7 +9,8 @@ use crate::printer::emit;
 use crate::support::{print_table, rt, server_error, Conn};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use ringleader_server::{resources, Client, ResourceType};
+use ringleader_registry::resources;
+use ringleader_server::{Client, ResourceType};
 use serde_json::{json, Value};
 
 /// The platform group's objects.

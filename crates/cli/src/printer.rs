@@ -287,7 +287,7 @@ pub fn is_closed_pipe(err: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ringleader_server::resources;
+    use ringleader_registry::resources;
 
     /// A pod Table as kube-apiserver sends it (`includeObject=Metadata`).
     fn pod_table() -> Value {

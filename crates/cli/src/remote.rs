@@ -7,7 +7,8 @@
 
 use futures_util::StreamExt;
 use ringleader_agent::Cluster;
-use ringleader_server::{resources, Client, ClientError, ResourceType};
+use ringleader_registry::resources;
+use ringleader_server::{Client, ClientError, ResourceType};
 use ringleader_store::{Event, EventType, ObjectKey, Op, Selector, StoreError, Stored, Watch};
 use serde_json::{json, Value};
 use std::future::Future;

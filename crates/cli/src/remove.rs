@@ -69,7 +69,7 @@ pub fn selection(args: &DeleteArgs) -> Result<Selection> {
         for d in docs {
             let api_version = d.value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
             let kind = d.value.get("kind").and_then(Value::as_str).unwrap_or("");
-            let t = ringleader_server::resources::by_kind(api_version, kind).ok_or_else(|| {
+            let t = ringleader_registry::resources::by_kind(api_version, kind).ok_or_else(|| {
                 anyhow!(
                     "{}[{}]: apiVersion {api_version:?} kind {kind:?} is not a type this server has",
                     d.source,
@@ -198,7 +198,7 @@ async fn delete_one(
 mod tests {
     use super::*;
     use clap::Parser;
-    use ringleader_server::resources;
+    use ringleader_registry::resources;
 
     #[derive(Parser)]
     struct Cli {

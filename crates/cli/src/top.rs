@@ -114,7 +114,7 @@ fn pods(args: TopArgs) -> Result<()> {
     let client = args.conn.client()?;
     let ns = args.namespace.clone();
     rt()?.block_on(async {
-        let pods = client.list(ringleader_server::resources::PODS, Some(&ns), None).await.map_err(server_error)?.items;
+        let pods = client.list(ringleader_registry::resources::PODS, Some(&ns), None).await.map_err(server_error)?.items;
         let history = read_history(&client, &format!("pod/{ns}/")).await;
         let mut rows = Vec::new();
         for p in &pods {
@@ -216,8 +216,8 @@ pub fn top_nodes(args: TopArgs) -> Result<()> {
     let client = args.conn.client()?;
     rt()?.block_on(async {
         // ringleader's own Nodes (profile, devices), whatever `nodes` names on the command line.
-        let node_t = ringleader_server::resources::NODES;
-        let pod_t = ringleader_server::resources::PODS;
+        let node_t = ringleader_registry::resources::NODES;
+        let pod_t = ringleader_registry::resources::PODS;
         let nodes = client.list(node_t, None, None).await.map_err(server_error)?.items;
         let pods = client.list(pod_t, None, None).await.map_err(server_error)?.items;
         let held = held_devices(&pods);

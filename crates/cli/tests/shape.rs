@@ -455,6 +455,12 @@ fn no_crate_has_a_file_level_import_circle() {
             }
         }
         let rel = |p: &PathBuf| p.strip_prefix(&src).map(|r| r.display().to_string()).unwrap_or_default();
+        // SHAPE_EDGES=1 prints every edge, for planning a move.
+        if std::env::var_os("SHAPE_EDGES").is_some() {
+            for ((a, b), line) in &why {
+                eprintln!("edge {}: {}:{line} -> {}", dir_name(&dir), rel(a), rel(b));
+            }
+        }
         for comp in circles(&edges) {
             let set: BTreeSet<&PathBuf> = comp.iter().collect();
             let mut lines = Vec::new();

@@ -2,7 +2,7 @@
 //! URLs kube-apiserver serves them at. ringleader's own
 //! `ringleader.io/v1alpha1 Node` is the core `v1 Node` there.
 
-use ringleader_server::resources::{self, ResourceType};
+use ringleader_registry::resources::{self, ResourceType};
 use ringleader_store::StoreError;
 
 /// ringleader's Node kind, which Kubernetes mode keeps as a core v1 Node.

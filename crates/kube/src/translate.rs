@@ -244,7 +244,7 @@ fn parse_ids(text: Option<&str>) -> Value {
 /// serves (capacity, conditions, addresses), its spec and device health in
 /// annotations, the agent's endpoint port as the kubelet's.
 pub fn node_to_kube(node: &Value) -> Value {
-    let mut out = ringleader_server::node_view::project(node);
+    let mut out = ringleader_registry::node_view::project(node);
     let spec = node.get("spec").cloned().unwrap_or_else(|| json!({}));
     if let Some(a) = annotations_mut(&mut out) {
         // Marks of the manager's view, never the Node's (an agent

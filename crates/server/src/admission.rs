@@ -17,8 +17,8 @@
 //! `ringleader validate` says); this module adds what holds for any object.
 
 use crate::metrics::DEVICES_ANNOTATION;
-use crate::resources::{ResourceType, NODES, PODS};
-use crate::status::ApiError;
+use ringleader_registry::resources::{ResourceType, NODES, PODS};
+use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::http::StatusCode;
 use ringleader_api::devices::classify;
@@ -524,7 +524,7 @@ pub(crate) fn merge(mut ours: Vec<FieldError>, typed: Vec<FieldError>) -> Vec<Fi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::find;
+    use ringleader_registry::resources::find;
     use serde_json::json;
 
     fn fields(rt: &ResourceType, mut v: Value) -> Vec<String> {

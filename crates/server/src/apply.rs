@@ -4,9 +4,9 @@
 //! any error in any document) none of it.
 
 use crate::admission;
-use crate::resources::{self, ResourceType};
+use ringleader_registry::resources::{self, ResourceType};
 use crate::routes::{carry_status, check_yaml_depth, prepare};
-use crate::status::{cause_of, ApiError, Cause};
+use ringleader_registry::status::{cause_of, ApiError, Cause};
 use crate::ServerState;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

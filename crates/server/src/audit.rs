@@ -4,10 +4,10 @@
 //! the write, so a write is never without its record nor a record without
 //! its write. Writes that change nothing but `status` are controllers'
 //! bookkeeping and are not recorded, except a Queue's lock and unlock.
-//! Records are read-only through the API ([`crate::resources::AUDIT_RECORDS`]
+//! Records are read-only through the API ([`ringleader_registry::resources::AUDIT_RECORDS`]
 //! is not writable): only this module writes them.
 
-use crate::resources::{ResourceType, AUDIT_RECORDS};
+use ringleader_registry::resources::{ResourceType, AUDIT_RECORDS};
 use crate::Identity;
 use ringleader_api::kinds::platform::API_VERSION;
 use ringleader_store::{Op, Store, StoreError, Stored};
@@ -190,7 +190,7 @@ pub(crate) fn write(store: &Store, op: Op, record: Option<Value>) -> Result<Stor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::find;
+    use ringleader_registry::resources::find;
 
     fn rt(name: &str) -> &'static ResourceType {
         find(name).unwrap_or(AUDIT_RECORDS)

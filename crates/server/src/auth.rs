@@ -4,7 +4,7 @@
 //! that authenticates and authorizes every request (other users' tokens are
 //! in [`crate::identity`]).
 
-use crate::status::ApiError;
+use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;

@@ -12,8 +12,8 @@
 
 use crate::identity::Identity;
 use crate::rbac::{self, Decision};
-use crate::resources::{self, NODES, PODS};
-use crate::status::ApiError;
+use ringleader_registry::resources::{self, NODES, PODS};
+use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::extract::State;

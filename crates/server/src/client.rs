@@ -4,7 +4,7 @@
 
 use crate::apply::ApplyResult;
 use crate::auth::Token;
-use crate::resources::ResourceType;
+use ringleader_registry::resources::ResourceType;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;

@@ -19,7 +19,7 @@
 //! newer than ringleader's model survives a round trip; `status` is free-form.
 
 use crate::openapi;
-use crate::resources::{self, ResourceType};
+use ringleader_registry::resources::{self, ResourceType};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 

@@ -7,7 +7,7 @@
 //! are cached for a short while; "no" is asked again each time, so a new
 //! RoleBinding takes effect at once.
 
-use crate::status::ApiError;
+use ringleader_registry::status::ApiError;
 use crate::Client;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{json, Value};

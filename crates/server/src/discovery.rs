@@ -10,8 +10,8 @@
 //! the paths the router serves.
 
 use crate::resource_metrics;
-use crate::resources::{self, ResourceType, PODS};
-use crate::status::ApiError;
+use ringleader_registry::resources::{self, ResourceType, PODS};
+use ringleader_registry::status::ApiError;
 use axum::extract::Path;
 use axum::http::header::{ACCEPT, CONTENT_TYPE, VARY};
 use axum::http::{HeaderMap, StatusCode};

@@ -15,8 +15,8 @@
 //! fields are reported, never dropped: the store keeps objects as sent.
 
 use crate::openapi::{catalog, Catalog};
-use crate::resources::ResourceType;
-use crate::status::{ApiError, Cause};
+use ringleader_registry::resources::ResourceType;
+use ringleader_registry::status::{ApiError, Cause};
 use axum::http::header::WARNING;
 use axum::http::HeaderValue;
 use axum::response::Response;
@@ -231,7 +231,7 @@ fn walk(catalog: &Catalog, schema: &Value, value: &Value, path: &str, out: &mut 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::{find, PODS};
+    use ringleader_registry::resources::{find, PODS};
     use serde_json::json;
 
     fn pytorchjob(master: Value) -> Value {

@@ -8,7 +8,7 @@
 
 use crate::authz::{self, Attributes};
 use crate::identity::Identity;
-use crate::status::ApiError;
+use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::http::HeaderMap;
 

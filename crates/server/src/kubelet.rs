@@ -15,8 +15,8 @@
 
 use crate::delegated::{bearer, unauthorized, Delegated};
 use crate::logs::{self, LogOptions};
-use crate::resources::PODS;
-use crate::status::ApiError;
+use ringleader_registry::resources::PODS;
+use ringleader_registry::status::ApiError;
 use crate::{Client, TlsError, TlsFiles};
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::HeaderMap;

@@ -11,7 +11,7 @@
 //! beside the log.
 
 use crate::routes::stream_body;
-use crate::status::ApiError;
+use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;

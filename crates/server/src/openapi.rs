@@ -14,8 +14,8 @@
 //! follow ([`clean`]). Everything is built once, on first use, and served as
 //! cached bytes; each document's `hash` is computed from its bytes.
 
-use crate::resources::{self, ResourceType};
-use crate::status::ApiError;
+use ringleader_registry::resources::{self, ResourceType};
+use ringleader_registry::status::ApiError;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

@@ -26,8 +26,8 @@
 use crate::authz::{self, Attributes};
 use crate::identity::{Identity, MASTERS_GROUP, NODE_USER_PREFIX, SCHEDULER_USER};
 use crate::rbac::{self, Rule};
-use crate::resources::{ResourceType, NODES, PODS};
-use crate::status::{ApiError, Cause};
+use ringleader_registry::resources::{ResourceType, NODES, PODS};
+use ringleader_registry::status::{ApiError, Cause};
 use crate::ServerState;
 use axum::http::StatusCode;
 use ringleader_store::ObjectKey;
@@ -241,7 +241,7 @@ pub(crate) async fn admit(
     }
     let training_job = rt.group == "platform.ringleader.io" && rt.kind == "TrainingJob";
     let concerned =
-        rt == PODS || rt == NODES || rt.group == rbac::GROUP || training_job || rt == crate::resources::RESOURCE_GROUPS;
+        rt == PODS || rt == NODES || rt.group == rbac::GROUP || training_job || rt == ringleader_registry::resources::RESOURCE_GROUPS;
     if !concerned {
         return Ok(());
     }
@@ -272,7 +272,7 @@ pub(crate) async fn admit(
     if rt.group == rbac::GROUP {
         rbac_object(state, id, verb, rt, after, before).await?;
     }
-    if rt == crate::resources::RESOURCE_GROUPS && before.is_none() {
+    if rt == ringleader_registry::resources::RESOURCE_GROUPS && before.is_none() {
         resource_group_quota(state, rt, after).await?;
     }
     if training_job {
@@ -625,8 +625,8 @@ mod tests {
 
     #[test]
     fn rbac_shapes_are_checked() -> Result<(), String> {
-        let roles = crate::resources::find("roles").copied();
-        let bindings = crate::resources::find("rolebindings").copied();
+        let roles = ringleader_registry::resources::find("roles").copied();
+        let bindings = ringleader_registry::resources::find("rolebindings").copied();
         let (Some(roles), Some(bindings)) = (roles, bindings) else { return Err("rbac rows missing".into()) };
         let bad = json!({"rules": [{"apiGroups": [""], "resources": ["pods"]}, {"verbs": ["get"]}]});
         let errs = rbac_errors(&roles, &bad);

@@ -9,7 +9,7 @@
 
 use crate::authz::Attributes;
 use crate::identity::{Identity, APISERVER_USER, AUTHENTICATED_GROUP, MASTERS_GROUP, NODES_GROUP, SCHEDULER_USER};
-use crate::resources::{self, ResourceType, RESOURCES};
+use ringleader_registry::resources::{self, ResourceType, RESOURCES};
 use ringleader_store::{ObjectKey, Selector, Store, StoreError};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};

@@ -8,10 +8,10 @@
 //! could not scrape. Who may read is decided by RBAC on the request's path
 //! (`get`/`list` of `pods` or `nodes` in group `metrics.k8s.io`).
 
-use crate::resources::{ResourceType, NODES, PODS};
+use ringleader_registry::resources::{ResourceType, NODES, PODS};
 use crate::routes::OutputFormat;
-use crate::selector::ObjectSelector;
-use crate::status::{ApiError, Resource};
+use ringleader_registry::selector::ObjectSelector;
+use ringleader_registry::status::{ApiError, Resource};
 use crate::ServerState;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;

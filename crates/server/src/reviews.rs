@@ -7,7 +7,7 @@
 
 use crate::identity::Identity;
 use crate::rbac::{self, Rule};
-use crate::status::ApiError;
+use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::extract::State;

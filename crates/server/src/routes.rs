@@ -5,9 +5,9 @@
 
 use crate::paging::{encode_continue, ListParams};
 use crate::patch::{self as patches, PatchType};
-use crate::resources::{self, ResourceType, PODS};
-use crate::selector::ObjectSelector;
-use crate::status::{ApiError, Cause};
+use ringleader_registry::resources::{self, ResourceType, PODS};
+use ringleader_registry::selector::ObjectSelector;
+use ringleader_registry::status::{ApiError, Cause};
 use crate::{
     admission, apply, audit, auth, delete_guard, discovery, duplicates, fields, logs, node_view, openapi, protect,
     watch, yaml_budget, ServerState,
@@ -337,7 +337,7 @@ async fn core_node(state: &ServerState, req: &Req) -> Option<Result<Response, Ap
             },
             Ok(selector) => node_view::list(state, &selector, req.format).await,
         },
-        (m, name) => Err(node_view::read_only(m.as_str(), name)),
+        (m, name) => Err(ringleader_registry::node_view::read_only(m.as_str(), name)),
     })
 }
 
@@ -674,7 +674,7 @@ pub(crate) fn prepare(
         (_, Some(_)) => {}
         (None, None) => {
             let mut e = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", "metadata.name: required");
-            e.causes.push(crate::status::Cause {
+            e.causes.push(ringleader_registry::status::Cause {
                 field: "metadata.name".into(),
                 message: "required".into(),
                 reason: "FieldValueRequired".into(),
@@ -774,7 +774,7 @@ async fn replace(
             other => return other,
         }
     }
-    Err(ApiError::conflict(&crate::status::Resource::of_key(&key), &key.name))
+    Err(ApiError::conflict(&ringleader_registry::status::Resource::of_key(&key), &key.name))
 }
 
 /// Whether a resource is one of Kubernetes' own kinds, which take strategic
@@ -829,7 +829,7 @@ async fn patch(
         (PatchType::Json, _) => return Err(ApiError::bad_field("body", "a JSON patch must be a list of operations")),
         _ => return Err(ApiError::bad_field("body", "a merge patch must be a JSON object")),
     }
-    let resource = crate::status::Resource::of_key(&key);
+    let resource = ringleader_registry::status::Resource::of_key(&key);
     for _ in 0..8 {
         let k = key.clone();
         let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
@@ -968,7 +968,7 @@ async fn delete(
     };
     // DeleteOptions.preconditions: the object must still be the one the
     // caller saw (an agent removing a pod never removes its successor).
-    let resource = crate::status::Resource::of_key(&key);
+    let resource = ringleader_registry::status::Resource::of_key(&key);
     if want_uid.is_some_and(|u| Some(u) != str_at(&pod.object, "/metadata/uid"))
         || want_version.is_some_and(|v| v != pod.resource_version.to_string())
     {

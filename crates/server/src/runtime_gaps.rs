@@ -5,7 +5,7 @@
 //! prints the reason; `exec`, `attach` and `portforward` (`kubectl exec`,
 //! `attach`, `cp`, `port-forward`) with 405.
 
-use crate::status::{ApiError, Cause};
+use ringleader_registry::status::{ApiError, Cause};
 use axum::http::{Method, StatusCode};
 
 /// The refusal of a request for one of those subresources, if it is one.

@@ -5,7 +5,7 @@
 //! object and a `now` passed in, so a row is a pure function of its input and
 //! the CLI can print the same rows for watch events.
 
-use crate::resources::ResourceType;
+use ringleader_registry::resources::ResourceType;
 use ringleader_api::time::parse_rfc3339;
 use serde_json::{json, Map, Value};
 
@@ -680,8 +680,8 @@ pub fn table_for(
 /// The resource type of an object's `apiVersion`/`kind` (the core v1 Node
 /// view included even before it has a row of its own).
 fn type_of(api_version: &str, kind: &str) -> Option<&'static ResourceType> {
-    crate::resources::by_kind(api_version, kind)
-        .or_else(|| (api_version, kind).eq(&("v1", "Node")).then_some(&crate::node_view::CORE_NODES))
+    ringleader_registry::resources::by_kind(api_version, kind)
+        .or_else(|| (api_version, kind).eq(&("v1", "Node")).then_some(&ringleader_registry::node_view::CORE_NODES))
 }
 
 /// `value` (an object or a `…List`) as a Table; anything else (a `Status`)

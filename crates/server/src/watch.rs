@@ -8,10 +8,10 @@
 //! after the initial events when `sendInitialEvents=true` (annotated
 //! `k8s.io/initial-events-end`), and then one per bookmark period.
 
-use crate::resources::ResourceType;
+use ringleader_registry::resources::ResourceType;
 use crate::routes::{store_selector, stream_body, OutputFormat};
-use crate::selector::ObjectSelector;
-use crate::status::ApiError;
+use ringleader_registry::selector::ObjectSelector;
+use ringleader_registry::status::ApiError;
 use crate::table::IncludeObject;
 use crate::ServerState;
 use axum::body::Bytes;
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn bookmarks_carry_only_kind_and_version() -> Result<(), serde_json::Error> {
-        let b: Value = serde_json::from_slice(&bookmark(crate::resources::PODS, 12, true))?;
+        let b: Value = serde_json::from_slice(&bookmark(ringleader_registry::resources::PODS, 12, true))?;
         assert_eq!(b["type"], "BOOKMARK");
         assert_eq!(b["object"]["kind"], "Pod");
         assert_eq!(b["object"]["apiVersion"], "v1");

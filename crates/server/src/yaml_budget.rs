@@ -14,7 +14,7 @@
 //! is already built into the server. Its C-shaped API is wrapped here, in
 //! the one place the crate uses `unsafe`.
 
-use crate::status::ApiError;
+use ringleader_registry::status::ApiError;
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 use unsafe_libyaml as unsafe_yaml;

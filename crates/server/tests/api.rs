@@ -5,7 +5,7 @@ mod common;
 
 use common::{pod, TestResult, TestServer};
 use reqwest::Method;
-use ringleader_server::resources::{self, NODES, PODS};
+use ringleader_registry::resources::{self, NODES, PODS};
 use ringleader_server::{ApplyAction, ClientError};
 use serde_json::{json, Value};
 

@@ -478,7 +478,7 @@ async fn bundled_examples_and_server_written_objects_have_no_unknown_fields() ->
     for (source, object) in objects {
         let api_version = object["apiVersion"].as_str().unwrap_or("");
         let kind = object["kind"].as_str().unwrap_or("");
-        let Some(rt) = ringleader_server::resources::by_kind(api_version, kind) else {
+        let Some(rt) = ringleader_registry::resources::by_kind(api_version, kind) else {
             problems.push(format!("{source}: no resource for {api_version} {kind}"));
             continue;
         };

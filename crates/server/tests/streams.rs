@@ -5,7 +5,7 @@ mod common;
 use common::{pod, TestResult, TestServer};
 use futures_util::StreamExt;
 use reqwest::Method;
-use ringleader_server::resources::{NODES, PODS};
+use ringleader_registry::resources::{NODES, PODS};
 use ringleader_server::WatchEvent;
 use ringleader_store::Options;
 use serde_json::{json, Value};

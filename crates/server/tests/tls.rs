@@ -10,7 +10,7 @@ use base64::Engine;
 use common::{pod, TestResult};
 use futures_util::StreamExt;
 use ringleader_server::kubeconfig::{self, Kubeconfig};
-use ringleader_server::resources::PODS;
+use ringleader_registry::resources::PODS;
 use ringleader_server::tls::{self, CA_CERT_FILE, SERVER_CERT_FILE};
 use ringleader_server::{serve_tls, Client, Metrics, ServerState, TlsFiles, Token};
 use ringleader_store::Store;

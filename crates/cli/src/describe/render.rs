@@ -202,7 +202,7 @@ pub fn job(
     if pods.is_empty() {
         field(&mut out, "Pods", "<none>");
     } else {
-        let pod_t = ringleader_server::resources::PODS;
+        let pod_t = ringleader_registry::resources::PODS;
         // The server Table's pod columns, wide, so `describe` shows what `get pods -o wide` does.
         // Plus the devices each pod holds, which is what a topology-aware placement is about.
         let mut header: Vec<String> =
@@ -299,7 +299,7 @@ fn replicas(job: &Value) -> String {
 /// A pod: placement, state, containers, then its events.
 pub fn pod(pod: &Value, events: &[Value], now: f64) -> String {
     let mut out = String::new();
-    common(&mut out, ringleader_server::resources::PODS, pod, now);
+    common(&mut out, ringleader_registry::resources::PODS, pod, now);
     let node = s(pod, "/spec/nodeName");
     let host = s(pod, "/status/hostIP");
     field(
@@ -437,7 +437,7 @@ fn wrap(words: &[&str], width: usize) -> String {
 /// its events.
 pub fn node(node: &Value, pods: &[Value], events: &[Value], now: f64) -> String {
     let mut out = String::new();
-    common(&mut out, ringleader_server::resources::NODES, node, now);
+    common(&mut out, ringleader_registry::resources::NODES, node, now);
     let name = s(node, "/metadata/name");
     let profile_name = s(node, "/spec/profile");
     let profile = ringleader_topology::builtin(profile_name);
@@ -567,7 +567,7 @@ mod tests {
 
     #[test]
     fn a_job_shows_its_state_pods_and_the_events_about_it_and_its_podgroup() {
-        let t = ringleader_server::resources::find("pytorchjobs").expect("type");
+        let t = ringleader_registry::resources::find("pytorchjobs").expect("type");
         let job = job_object();
         let pg = json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
             "metadata": {"name": "demo", "namespace": "default", "uid": "pg-uid"},
@@ -726,7 +726,7 @@ mod tests {
 
     #[test]
     fn missing_fields_print_as_none_without_panicking() {
-        let t = ringleader_server::resources::find("pytorchjobs").expect("type");
+        let t = ringleader_registry::resources::find("pytorchjobs").expect("type");
         for v in [json!({}), json!(null), json!({"metadata": null, "status": 3, "spec": {"containers": "x"}})] {
             let j = job(t, &v, &[], None, &[json!({"involvedObject": 5})], NOW);
             assert!(j.contains("Labels:         <none>") && j.contains("Events:         <none>"), "{j}");
@@ -734,7 +734,7 @@ mod tests {
             assert!(p.contains("Node:           <none>"), "{p}");
             let n = super::node(&v, std::slice::from_ref(&v), &[], NOW);
             assert!(n.contains("Profile:        <none>"), "{n}");
-            let q = ringleader_server::resources::find("queues").expect("type");
+            let q = ringleader_registry::resources::find("queues").expect("type");
             other(q, &v, &[], NOW);
         }
     }

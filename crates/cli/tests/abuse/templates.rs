@@ -9,7 +9,8 @@
 //! details only for the admin.
 
 use crate::common::{cluster_yaml, repo, Plane};
-use ringleader_server::{resources, Client};
+use ringleader_registry::resources;
+use ringleader_server::Client;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

@@ -5,7 +5,7 @@
 //! ended; a pod deleted while no agent ran is stopped when one returns.
 
 use crate::common::{cluster_yaml, process_start, Agent, Plane};
-use ringleader_server::resources;
+use ringleader_registry::resources;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -5,7 +5,8 @@
 
 #![allow(dead_code)]
 
-use ringleader_server::{resources, Client, ResourceType};
+use ringleader_registry::resources;
+use ringleader_server::{Client, ResourceType};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

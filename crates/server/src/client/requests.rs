@@ -3,7 +3,7 @@
 //! parameters of `kubectl logs`, and `/version`.
 
 use super::{encode, lines, Client, ClientError, ObjectList, Result, WatchEvent};
-use crate::resources::ResourceType;
+use ringleader_registry::resources::ResourceType;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;

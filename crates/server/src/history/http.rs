@@ -18,7 +18,7 @@ use super::ring::{Resolution, COARSE_STEP};
 use crate::authz::{self, Attributes};
 use crate::identity::Identity;
 use crate::routes::OutputFormat;
-use crate::status::ApiError;
+use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
@@ -94,7 +94,7 @@ fn parse_query(query: &HashMap<String, String>, now: f64) -> Result<Query, ApiEr
 /// The RBAC question a scope asks.
 fn attributes(scope: &Scope) -> Attributes {
     let (group, resource, namespace) = match scope {
-        Scope::Nodes => (crate::resources::NODES.group, "nodes", ""),
+        Scope::Nodes => (ringleader_registry::resources::NODES.group, "nodes", ""),
         Scope::Queues => ("scheduling.volcano.sh", "queues", ""),
         Scope::Pods { namespace } => ("", "pods", namespace.as_str()),
         Scope::Jobs { namespace, group, plural } => (group.as_str(), plural.as_str(), namespace.as_str()),

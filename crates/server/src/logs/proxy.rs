@@ -6,9 +6,9 @@
 //! kube-apiserver proxies `…/log` to the kubelet.
 
 use super::LogOptions;
-use crate::resources::NODES;
+use ringleader_registry::resources::NODES;
 use crate::routes::stream_body;
-use crate::status::ApiError;
+use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;

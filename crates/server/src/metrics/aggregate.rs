@@ -332,7 +332,7 @@ fn queue_share(queue: &Value) -> QueueShare {
 }
 
 fn job_share(key: &ObjectKey, job: &Value) -> Option<JobShare> {
-    let rt = crate::resources::by_kind(&key.api_version, &key.kind).filter(|rt| rt.job)?;
+    let rt = ringleader_registry::resources::by_kind(&key.api_version, &key.kind).filter(|rt| rt.job)?;
     let status = job.pointer("/status/ringleader");
     Some(JobShare {
         kind: rt.kind.to_string(),
@@ -498,7 +498,7 @@ impl Aggregate {
             }
         }
         for key in self.jobs.keys() {
-            let Some(rt) = crate::resources::by_kind(&key.api_version, &key.kind) else { continue };
+            let Some(rt) = ringleader_registry::resources::by_kind(&key.api_version, &key.kind) else { continue };
             let counts = self.job_pods.get(key).copied().unwrap_or_default();
             for (phase, n) in names::JOB_PHASES.iter().zip(counts) {
                 out.push((names::job(&key.namespace, &rt.qualified(), &key.name, phase), n as f64));
@@ -552,7 +552,7 @@ impl Aggregate {
             self.objects
                 .iter()
                 .map(|((api_version, kind), n)| {
-                    let resource = crate::resources::by_kind(api_version, kind)
+                    let resource = ringleader_registry::resources::by_kind(api_version, kind)
                         .map(|rt| rt.qualified())
                         .unwrap_or_else(|| format!("{kind}.{api_version}"));
                     (vec![("resource", resource)], *n as f64)

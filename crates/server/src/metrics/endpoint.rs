@@ -90,7 +90,7 @@ async fn may_scrape(authz: &Delegated, headers: &HeaderMap) -> Result<(), Respon
     let attributes = serde_json::json!({"nonResourceAttributes": {"path": "/metrics", "verb": "get"}});
     match authz.allows(&token, attributes).await {
         Ok(true) => Ok(()),
-        Ok(false) => Err(crate::status::ApiError::new(
+        Ok(false) => Err(ringleader_registry::status::ApiError::new(
             StatusCode::FORBIDDEN,
             "Forbidden",
             "the caller may not get the non-resource URL /metrics (grant it as kube's ClusterRole system:monitoring does)",

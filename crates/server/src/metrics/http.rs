@@ -6,7 +6,7 @@
 //! methods): a client sending arbitrary paths cannot grow the series.
 
 use super::Metrics;
-use crate::resources;
+use ringleader_registry::resources;
 use crate::ServerState;
 use axum::body::Body;
 use axum::extract::{Request, State};

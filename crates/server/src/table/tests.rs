@@ -1,5 +1,5 @@
 use super::*;
-use crate::resources::{by_kind, find, EVENTS, NODES, PODS};
+use ringleader_registry::resources::{by_kind, find, EVENTS, NODES, PODS};
 use serde_json::json;
 
 // 2026-01-01T00:00:00Z
@@ -235,7 +235,7 @@ fn crd_job_kinds_print_their_crd_columns() {
 #[test]
 fn every_kind_has_as_many_cells_as_columns() {
     let empty = json!({"metadata": {"name": "x"}});
-    for rt in crate::resources::RESOURCES {
+    for rt in ringleader_registry::resources::RESOURCES {
         assert_eq!(cells(rt, &empty, NOW).len(), columns(rt).len(), "{} {}", rt.api_version, rt.kind);
     }
 }

@@ -153,7 +153,7 @@ pub const RESOURCE_GROUPS: &ResourceType = &RESOURCES[19];
 /// The platform's `StorageMount` resource.
 pub const STORAGE_MOUNTS: &ResourceType = &RESOURCES[25];
 /// The platform's `AuditRecord` resource: read-only through the API (the
-/// server writes it beside each write it records, [`crate::audit`]).
+/// server writes it beside each write it records, `ringleader_server::audit`).
 pub const AUDIT_RECORDS: &ResourceType = &RESOURCES[28];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
@@ -164,7 +164,7 @@ pub const AUDIT_RECORDS: &ResourceType = &RESOURCES[28];
 pub const CORE_NODES: &ResourceType = &rt("Node", "", "v1", "v1", "nodes", "node", &["no"], false, false);
 
 /// `SelfSubjectAccessReview`, which `kubectl auth can-i` creates: answered
-/// ([`crate::authz`]), never stored, so not in [`RESOURCES`]; discovery
+/// (`ringleader_server::authz`), never stored, so not in [`RESOURCES`]; discovery
 /// lists it.
 pub const SELF_SUBJECT_ACCESS_REVIEWS: &ResourceType = &rt(
     "SelfSubjectAccessReview",
@@ -180,7 +180,7 @@ pub const SELF_SUBJECT_ACCESS_REVIEWS: &ResourceType = &rt(
 
 /// `SelfSubjectRulesReview` (`kubectl auth can-i --list`) and
 /// `SelfSubjectReview` (`kubectl auth whoami`): answered
-/// ([`crate::reviews`]), never stored; discovery lists them.
+/// (`ringleader_server::reviews`), never stored; discovery lists them.
 pub const SELF_REVIEWS: [&ResourceType; 2] = [
     &rt(
         "SelfSubjectRulesReview",

@@ -1,0 +1,305 @@
+//! The cluster's `ringleader.io/v1alpha1 Node`s projected as core `v1
+//! Node`s, so `kubectl get nodes` and client libraries see the machines (the
+//! API server serves the view at `/api/v1/nodes`; Kubernetes mode writes the
+//! same projection). The view is computed on every read and is read-only:
+//! the agent and `ringleader node` own the real object.
+
+use crate::resources::{ResourceType, NODES};
+use crate::status::ApiError;
+use axum::http::StatusCode;
+use ringleader_api::time::rfc3339;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+
+/// The core `v1 Node` resource this module serves.
+pub static CORE_NODES: ResourceType = ResourceType {
+    kind: "Node",
+    group: "",
+    version: "v1",
+    api_version: "v1",
+    plural: "nodes",
+    singular: "node",
+    short_names: &["no"],
+    namespaced: false,
+    job: false,
+};
+
+/// Label of the node's hardware profile, as cloud providers label instance types.
+pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
+
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+fn device_ids(v: &Value, pointer: &str) -> BTreeSet<u64> {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .map_or(BTreeSet::new(), |a| a.iter().filter_map(Value::as_u64).collect())
+}
+
+/// The Ready condition: from `spec.stopped`, `status.ready` (which the
+/// manager turns false when heartbeats stop) and `status.lastHeartbeat`.
+fn ready_condition(node: &Value) -> Value {
+    let heartbeat = node.pointer("/status/lastHeartbeat").and_then(Value::as_f64).map(rfc3339);
+    let created = s(node, "/metadata/creationTimestamp").to_string();
+    let stopped = node.pointer("/spec/stopped").and_then(Value::as_bool) == Some(true);
+    let (status, reason, message) = match node.pointer("/status/ready").and_then(Value::as_bool) {
+        _ if stopped => ("False", "NodeStopped", "the node is stopped (spec.stopped): it runs no pods"),
+        Some(true) => ("True", "AgentReady", "the ringleader agent is heartbeating"),
+        Some(false) => ("Unknown", "NodeStatusUnknown", "the ringleader agent stopped posting heartbeats"),
+        None => ("Unknown", "NodeStatusNeverUpdated", "the ringleader agent never posted a heartbeat"),
+    };
+    // ringleader keeps no transition history: the last heartbeat (or the
+    // node's creation) is the latest time the state is known to hold from.
+    let at = heartbeat.clone().unwrap_or(created);
+    let mut c = json!({
+        "type": "Ready", "status": status, "reason": reason, "message": message,
+        "lastTransitionTime": at,
+    });
+    c["lastHeartbeatTime"] = json!(heartbeat.unwrap_or(at));
+    c
+}
+
+/// `Ready`, then the conditions the manager keeps on the node (`Valid`
+/// False when it cannot model the node), so `kubectl describe node` shows why
+/// a node is skipped.
+fn conditions(node: &Value) -> Value {
+    let mut list = vec![ready_condition(node)];
+    let kept = node.pointer("/status/conditions").and_then(Value::as_array).into_iter().flatten();
+    list.extend(kept.filter(|c| c.get("type").and_then(Value::as_str).is_some_and(|t| t != "Ready")).map(|c| {
+        let mut c = c.clone();
+        if c.get("lastHeartbeatTime").is_none() {
+            c["lastHeartbeatTime"] = c.get("lastTransitionTime").cloned().unwrap_or(Value::Null);
+        }
+        c
+    }));
+    Value::Array(list)
+}
+
+/// The core `v1 Node` of a stored `ringleader.io/v1alpha1 Node`.
+pub fn project(node: &Value) -> Value {
+    let name = s(node, "/metadata/name");
+    let profile = s(node, "/spec/profile");
+    let mut labels = node.pointer("/metadata/labels").and_then(Value::as_object).cloned().unwrap_or_default();
+    labels.entry("kubernetes.io/hostname").or_insert_with(|| json!(name));
+    labels.entry("kubernetes.io/os").or_insert_with(|| json!(std::env::consts::OS));
+    labels.entry("kubernetes.io/arch").or_insert_with(|| json!(go_arch()));
+    if !profile.is_empty() {
+        labels.insert(INSTANCE_TYPE_LABEL.into(), json!(profile));
+    }
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), json!(name));
+    for field in ["uid", "creationTimestamp", "resourceVersion", "annotations", "deletionTimestamp"] {
+        if let Some(x) = node.pointer(&format!("/metadata/{field}")).filter(|x| !x.is_null()) {
+            metadata.insert(field.into(), x.clone());
+        }
+    }
+    metadata.insert("labels".into(), Value::Object(labels));
+
+    let mut capacity = Map::new();
+    let mut allocatable = Map::new();
+    if let Some(p) = ringleader_topology::builtin(profile) {
+        let total = p.len() as u64;
+        let mut broken = device_ids(node, "/status/unhealthyDevices");
+        broken.extend(device_ids(node, "/status/networkUnhealthyDevices"));
+        let broken = broken.iter().filter(|d| **d < total).count() as u64;
+        capacity.insert(p.resource_name.clone(), json!(total.to_string()));
+        allocatable.insert(p.resource_name.clone(), json!((total - broken).to_string()));
+    }
+    // What the agent measured of the machine, when it reported it.
+    for (field, value) in node.pointer("/status/capacity").and_then(Value::as_object).into_iter().flatten() {
+        capacity.entry(field.clone()).or_insert_with(|| value.clone());
+        allocatable.entry(field.clone()).or_insert_with(|| value.clone());
+    }
+
+    let address = s(node, "/spec/address");
+    let mut addresses = Vec::new();
+    if !address.is_empty() {
+        addresses.push(json!({"type": "InternalIP", "address": address}));
+    }
+    addresses.push(json!({"type": "Hostname", "address": name}));
+
+    let info = |field: &str| json!(s(node, &format!("/status/nodeInfo/{field}")));
+    let node_info = json!({
+        "machineID": info("machineID"),
+        "systemUUID": info("systemUUID"),
+        "bootID": info("bootID"),
+        "kernelVersion": info("kernelVersion"),
+        "osImage": info("osImage"),
+        "containerRuntimeVersion": info("containerRuntimeVersion"),
+        "kubeletVersion": info("kubeletVersion"),
+        "kubeProxyVersion": info("kubeProxyVersion"),
+        "operatingSystem": match s(node, "/status/nodeInfo/operatingSystem") {
+            "" => std::env::consts::OS,
+            os => os,
+        },
+        "architecture": match s(node, "/status/nodeInfo/architecture") {
+            "" => go_arch(),
+            arch => arch,
+        },
+    });
+
+    let mut spec = json!({});
+    if node.pointer("/spec/stopped").and_then(Value::as_bool) == Some(true) {
+        spec["unschedulable"] = json!(true);
+        spec["taints"] = json!([{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]);
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": metadata,
+        "spec": spec,
+        "status": {
+            "capacity": capacity,
+            "allocatable": allocatable,
+            "conditions": conditions(node),
+            "addresses": addresses,
+            "nodeInfo": node_info,
+        },
+    })
+}
+
+/// The architecture as Kubernetes names it (Go's GOARCH).
+fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    }
+}
+
+/// A `v1 NodeList` of projected `ringleader.io` Nodes.
+pub fn project_list(list: &Value) -> Value {
+    let items: Vec<Value> =
+        list.get("items").and_then(Value::as_array).map_or(Vec::new(), |i| i.iter().map(project).collect());
+    let mut out = list.clone();
+    out["apiVersion"] = json!("v1");
+    out["kind"] = json!("NodeList");
+    out["items"] = json!(items);
+    out
+}
+
+/// Writes to the view are refused: the real object is the ringleader.io Node.
+pub fn read_only(method: &str, name: Option<&str>) -> ApiError {
+    let target = match name {
+        Some(n) => format!("nodes \"{n}\""),
+        None => "nodes".to_string(),
+    };
+    let mut e = ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "MethodNotAllowed",
+        format!(
+            "{method} is not allowed on {target}: v1 Nodes are a read-only view of the ringleader.io/v1alpha1 Nodes; \
+             change those instead ({} or `ringleader node`)",
+            NODES.collection_path(None)
+        ),
+    );
+    e.kind = Some("nodes".into());
+    e.name = name.map(str::to_string);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Node;
+
+    fn stored(ready: Option<bool>, stopped: bool) -> Value {
+        let mut n = json!({
+            "apiVersion": "ringleader.io/v1alpha1", "kind": "Node",
+            "metadata": {"name": "n1", "uid": "u-1", "resourceVersion": "12",
+                         "creationTimestamp": "2026-01-01T00:00:00Z", "labels": {"rack": "r1"}},
+            "spec": {"profile": "atlas-800-910", "address": "127.0.1.1", "stopped": stopped},
+            "status": {"unhealthyDevices": [2], "networkUnhealthyDevices": [2, 5], "lastHeartbeat": 1767225660.0,
+                       "nodeInfo": {"kubeletVersion": "v0.1.0", "containerRuntimeVersion": "process://0.1.0",
+                                    "kernelVersion": "6.1.0", "osImage": "Debian"}},
+        });
+        if let Some(r) = ready {
+            n["status"]["ready"] = json!(r);
+        }
+        n
+    }
+
+    fn decode(v: &Value) -> Node {
+        match serde_json::from_value::<Node>(v.clone()) {
+            Ok(n) => n,
+            Err(e) => panic!("not a k8s-openapi Node: {e}\n{v:#}"),
+        }
+    }
+
+    fn ready(n: &Node) -> (String, String) {
+        let c =
+            n.status.as_ref().and_then(|s| s.conditions.as_ref()).and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
+        c.map(|c| (c.status.clone(), c.reason.clone().unwrap_or_default())).unwrap_or_default()
+    }
+
+    #[test]
+    fn projection_decodes_as_a_core_node() {
+        let n = decode(&project(&stored(Some(true), false)));
+        assert_eq!(n.metadata.name.as_deref(), Some("n1"));
+        assert_eq!(n.metadata.uid.as_deref(), Some("u-1"));
+        assert_eq!(n.metadata.resource_version.as_deref(), Some("12"));
+        let labels = n.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(labels.get("kubernetes.io/hostname").map(String::as_str), Some("n1"));
+        assert_eq!(labels.get(INSTANCE_TYPE_LABEL).map(String::as_str), Some("atlas-800-910"));
+        assert_eq!(labels.get("rack").map(String::as_str), Some("r1"));
+        assert!(labels.contains_key("kubernetes.io/os"));
+        let status = n.status.clone().unwrap_or_default();
+        let cap = status.capacity.unwrap_or_default();
+        let alloc = status.allocatable.unwrap_or_default();
+        // atlas-800-910: 8 chips; 2 and 5 are broken.
+        assert_eq!(cap.get("huawei.com/Ascend910").map(|q| q.0.as_str()), Some("8"));
+        assert_eq!(alloc.get("huawei.com/Ascend910").map(|q| q.0.as_str()), Some("6"));
+        let addresses = status.addresses.unwrap_or_default();
+        assert_eq!((addresses[0].type_.as_str(), addresses[0].address.as_str()), ("InternalIP", "127.0.1.1"));
+        assert_eq!(addresses[1].type_, "Hostname");
+        let info = status.node_info.unwrap_or_default();
+        assert_eq!(info.kubelet_version, "v0.1.0");
+        assert_eq!(info.container_runtime_version, "process://0.1.0");
+        assert_eq!(ready(&n), ("True".into(), "AgentReady".into()));
+        assert!(n.spec.and_then(|s| s.unschedulable).is_none());
+    }
+
+    #[test]
+    fn conditions_follow_heartbeats_and_stops() {
+        assert_eq!(ready(&decode(&project(&stored(Some(false), false)))).0, "Unknown");
+        assert_eq!(ready(&decode(&project(&stored(None, false)))), ("Unknown".into(), "NodeStatusNeverUpdated".into()));
+        let stopped = decode(&project(&stored(Some(true), true)));
+        assert_eq!(ready(&stopped), ("False".into(), "NodeStopped".into()));
+        assert_eq!(stopped.spec.and_then(|s| s.unschedulable), Some(true));
+        let v = project(&stored(Some(true), false));
+        assert_eq!(v["status"]["conditions"][0]["lastHeartbeatTime"], "2026-01-01T00:01:00Z");
+    }
+
+    #[test]
+    fn the_managers_valid_condition_follows_ready() {
+        let mut n = stored(Some(true), false);
+        n["status"]["conditions"] = json!([{"type": "Valid", "status": "False", "reason": "FailedValidation",
+            "message": "spec.profile: x: unknown profile", "lastTransitionTime": "2026-01-01T00:02:00Z"}]);
+        let v = decode(&project(&n));
+        let conditions = v.status.and_then(|s| s.conditions).unwrap_or_default();
+        let kinds: Vec<(&str, &str)> = conditions.iter().map(|c| (c.type_.as_str(), c.status.as_str())).collect();
+        assert_eq!(kinds, [("Ready", "True"), ("Valid", "False")]);
+        assert_eq!(conditions[1].reason.as_deref(), Some("FailedValidation"));
+    }
+
+    #[test]
+    fn lists_decode_as_node_lists() {
+        let list = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "NodeList",
+            "metadata": {"resourceVersion": "40"}, "items": [stored(Some(true), false)]});
+        let v = project_list(&list);
+        let l: k8s_openapi::List<Node> = match serde_json::from_value(v) {
+            Ok(l) => l,
+            Err(e) => panic!("not a NodeList: {e}"),
+        };
+        assert_eq!(l.items.len(), 1);
+        assert_eq!(l.metadata.resource_version.as_deref(), Some("40"));
+    }
+
+    #[test]
+    fn writes_are_refused_with_a_pointer_to_the_real_object() {
+        let e = read_only("PATCH", Some("n1"));
+        assert_eq!(e.code, StatusCode::METHOD_NOT_ALLOWED);
+        assert!(e.message.contains("/apis/ringleader.io/v1alpha1/nodes"), "{}", e.message);
+    }
+}
