@@ -8,8 +8,8 @@
 
 use ringleader_api::document::parse_str;
 use ringleader_api::{check_documents, Job};
-use ringleader_server::patch::{json_patch, merge_patch, strategic_merge};
 use ringleader_registry::selector::ObjectSelector;
+use ringleader_server::patch::{json_patch, merge_patch, strategic_merge};
 use ringleader_topology::parse::npu_smi::{parse_info, profile_from_info};
 use ringleader_topology::parse::nvidia_smi::{parse_topo, profile_from_topo};
 use ringleader_topology::LinkSpeeds;

@@ -3,7 +3,6 @@
 //! heartbeat ticks and timers (simulated completions, grace periods). It
 //! never blocks on the store: writes go to the batching writer.
 
-use crate::cluster::Cluster;
 use crate::config::{AgentConfig, Runtime, VirtualNode};
 use crate::hosts::Directory;
 use crate::node::{self, Faults};
@@ -16,6 +15,7 @@ use crate::usage;
 use crate::writer::Write;
 use crate::{command, AgentError};
 use ringleader_api::{configmap_file, time};
+use ringleader_store::Cluster;
 use ringleader_store::{Event, EventType, ObjectKey, Stored, Watch};
 use serde_json::Value;
 use std::cmp::Reverse;

@@ -22,7 +22,7 @@
 //! fields (docs/control-plane.md, "A pod's life").
 
 mod agent;
-pub mod cluster;
+
 pub mod command;
 pub mod config;
 pub mod detect;
@@ -38,9 +38,9 @@ pub mod usage;
 pub mod volumes;
 mod writer;
 
-pub use cluster::Cluster;
 pub use config::{loopback_address, AgentConfig, Isolation, Runtime, VirtualNode};
 pub use node::node_object;
+pub use ringleader_store::Cluster;
 
 use ringleader_api::time;
 use ringleader_store::{Selector, StoreError};

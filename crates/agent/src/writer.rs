@@ -4,7 +4,7 @@
 //! deleted and recreated under the same name (a restarted job) never gets
 //! its predecessor's status or deletion.
 
-use crate::cluster::Cluster;
+use ringleader_store::Cluster;
 use ringleader_store::{ObjectKey, Op, StoreError};
 use serde_json::Value;
 use std::collections::HashMap;

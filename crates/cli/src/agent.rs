@@ -6,13 +6,13 @@
 //! agent followed from, the agent starts over (its pods run on under their
 //! shims and are adopted, as after an agent restart).
 
-use crate::remote::RemoteCluster;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ringleader_agent::detect::Detected;
 use ringleader_agent::{loopback_address, AgentConfig, AgentError, Cluster, Runtime, VirtualNode};
 use ringleader_api::kinds::cluster::AgentEndpoint;
-use ringleader_server::{Client, TlsFiles};
+use ringleader_client::RemoteCluster;
+use ringleader_client::{Client, TlsFiles};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

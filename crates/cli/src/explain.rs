@@ -5,7 +5,8 @@ use crate::printer::emit;
 use crate::support::{rt, s, server_error, Conn};
 use anyhow::{bail, Result};
 use clap::Args;
-use ringleader_server::{Client, ResourceType};
+use ringleader_client::Client;
+use ringleader_server::ResourceType;
 use serde_json::Value;
 
 /// `explain JOB`: why a job is pending.

@@ -6,9 +6,10 @@ use crate::support::{rt, server_error, types, Conn};
 use anyhow::{bail, Result};
 use clap::Args;
 use futures_util::StreamExt;
-use ringleader_server::client::{list_version, ListOptions};
+use ringleader_client::Client;
+use ringleader_client::{list_version, ListOptions};
 use ringleader_server::table::IncludeObject;
-use ringleader_server::{Client, ResourceType};
+use ringleader_server::ResourceType;
 use serde_json::{json, Value};
 
 #[derive(Args, Debug)]
@@ -121,7 +122,7 @@ impl Missing {
 async fn named<F, Fut>(types: &[&'static ResourceType], fetch: F) -> Result<Option<(&'static ResourceType, Value)>>
 where
     F: Fn(&'static ResourceType) -> Fut,
-    Fut: std::future::Future<Output = std::result::Result<Value, ringleader_server::ClientError>>,
+    Fut: std::future::Future<Output = std::result::Result<Value, ringleader_client::ClientError>>,
 {
     let mut first_missing = None;
     for t in types {
@@ -278,7 +279,7 @@ async fn watch_all(
     Ok(futures_util::stream::select_all(streams).boxed())
 }
 
-type WatchResult = std::result::Result<ringleader_server::WatchEvent, ringleader_server::ClientError>;
+type WatchResult = std::result::Result<ringleader_client::WatchEvent, ringleader_client::ClientError>;
 
 /// The columns of the first table printed: watched rows keep them, as kubectl does.
 #[derive(Default)]

@@ -4,7 +4,7 @@ use crate::support::{rt, server_error, Conn};
 use anyhow::{bail, Result};
 use clap::Args;
 use futures_util::StreamExt;
-use ringleader_server::client::{ListOptions, LogOptions};
+use ringleader_client::{ListOptions, LogOptions};
 use ringleader_registry::resources::PODS;
 use serde_json::Value;
 use std::io::Write;
@@ -175,7 +175,7 @@ async fn drain(s: Prefixed<impl futures_util::Stream<Item = ClientResult> + Unpi
     Ok(())
 }
 
-type ClientResult = std::result::Result<bytes::Bytes, ringleader_server::ClientError>;
+type ClientResult = std::result::Result<bytes::Bytes, ringleader_client::ClientError>;
 
 /// A log stream whose whole lines get a prefix (chunks may split lines).
 struct Prefixed<S> {

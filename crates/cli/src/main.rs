@@ -4,7 +4,7 @@
 //! Commands never use each other: what several need lives in a helper module
 //! — [`support`] (connection, errors, tables, stop signal), [`printer`] and
 //! [`jsonpath`] (output), [`plane`] (the embedded control plane `up`, `demo`
-//! and `bench e2e` start), [`devices`], [`warnings`], [`remote`], [`detect`],
+//! and `bench e2e` start), [`devices`], [`warnings`], [`detect`],
 //! [`isolation`], [`env_flags`], [`ssh_seed`], [`logging`].
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -42,7 +42,6 @@ mod platform;
 mod printer;
 mod probe;
 mod profiles;
-mod remote;
 mod remove;
 mod sim;
 mod ssh_seed;

@@ -11,11 +11,12 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use ringleader_client::TlsFiles;
 use ringleader_kube::{KubeCluster, LeaderElector, LeaseConfig};
 use ringleader_manager::{ManagerConfig, Observed};
 use ringleader_server::delegated::Delegated;
 use ringleader_server::metrics::endpoint;
-use ringleader_server::{Metrics, TlsFiles};
+use ringleader_server::Metrics;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -145,10 +146,10 @@ async fn serve(args: ManagerArgs) -> Result<()> {
                         path
                     }
                 };
-                let names = ringleader_server::tls::server_names(bound, None, &[]);
+                let names = ringleader_client::tls::server_names(bound, None, &[]);
                 let files = TlsFiles::load_or_create(&dir, &names).context("--metrics-cert-dir")?;
                 let config = Arc::new(files.server_config().context("--metrics-cert-dir")?);
-                let api = ringleader_server::Client::from_kubeconfig(&args.kubeconfig)?;
+                let api = ringleader_client::Client::from_kubeconfig(&args.kubeconfig)?;
                 println!(
                     "ringleader manager: serving metrics on https://{bound}/metrics (CA {})",
                     TlsFiles::ca_path(&dir).display()

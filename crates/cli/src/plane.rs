@@ -11,10 +11,11 @@ pub use backups::StoreFlags;
 use clap::Args;
 use ringleader_agent::{loopback_address, AgentConfig, Runtime, VirtualNode};
 use ringleader_api::Resource;
+use ringleader_client::kubeconfig::{self, Kubeconfig};
+use ringleader_client::{Client, TlsFiles, Token};
 use ringleader_manager::ManagerConfig;
 use ringleader_scheduler::conf::SchedulerConf;
-use ringleader_server::kubeconfig::{self, Kubeconfig};
-use ringleader_server::{Client, Health, Metrics, ServerState, TlsFiles, Token};
+use ringleader_server::{Health, Metrics, ServerState};
 use ringleader_store::Store;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -326,7 +327,7 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let tls = if args.insecure_plain_http {
         None
     } else {
-        let names = ringleader_server::tls::server_names(bound, listen_host(&args.listen), &args.tls_san);
+        let names = ringleader_client::tls::server_names(bound, listen_host(&args.listen), &args.tls_san);
         let files = TlsFiles::load_or_create(&args.data_dir, &names).context("TLS certificates")?;
         let config = files.server_config().context("TLS certificates")?;
         Some((files.ca_pem, Arc::new(config)))

@@ -9,8 +9,9 @@ use crate::printer::emit;
 use crate::support::{print_table, rt, server_error, Conn};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use ringleader_client::Client;
 use ringleader_registry::resources;
-use ringleader_server::{Client, ResourceType};
+use ringleader_server::ResourceType;
 use serde_json::{json, Value};
 
 /// The platform group's objects.

@@ -5,8 +5,9 @@ use crate::printer::{emit, type_name};
 use crate::support::{rt, server_error, types, Conn};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use ringleader_server::client::ListOptions;
-use ringleader_server::{Client, ResourceType};
+use ringleader_client::Client;
+use ringleader_client::ListOptions;
+use ringleader_server::ResourceType;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -179,7 +180,7 @@ async fn delete_one(
     client: &Client,
     target: &Target,
     grace: Option<u64>,
-) -> std::result::Result<String, ringleader_server::ClientError> {
+) -> std::result::Result<String, ringleader_client::ClientError> {
     let mut missing = None;
     for t in &target.types {
         let ns = if t.namespaced { target.namespace.as_str() } else { "" };
@@ -191,7 +192,7 @@ async fn delete_one(
             Err(e) => return Err(e),
         }
     }
-    Err(missing.unwrap_or_else(|| ringleader_server::ClientError::Decode(format!("{}: no type", target.name))))
+    Err(missing.unwrap_or_else(|| ringleader_client::ClientError::Decode(format!("{}: no type", target.name))))
 }
 
 #[cfg(test)]

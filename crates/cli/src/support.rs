@@ -5,7 +5,8 @@
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
-use ringleader_server::{resolve, Client, ClientError, ResourceType};
+use ringleader_client::{Client, ClientError};
+use ringleader_server::{resolve, ResourceType};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -51,7 +52,7 @@ impl Conn {
                 return Ok(Client::from_kubeconfig(&path)?);
             }
         }
-        let own = ringleader_server::kubeconfig::path(&dir);
+        let own = ringleader_client::kubeconfig::path(&dir);
         if own.is_file() {
             return Ok(Client::from_kubeconfig(&own)?);
         }

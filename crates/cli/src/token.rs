@@ -5,8 +5,9 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use ringleader_server::kubeconfig::Kubeconfig;
-use ringleader_server::{identity, TlsFiles};
+use ringleader_client::kubeconfig::Kubeconfig;
+use ringleader_client::TlsFiles;
+use ringleader_server::identity;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]

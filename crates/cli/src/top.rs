@@ -8,7 +8,7 @@ use crate::printer::emit;
 use crate::support::{rt, s, server_error, table, Conn};
 use anyhow::Result;
 use clap::Args;
-use ringleader_server::Client;
+use ringleader_client::Client;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -114,7 +114,8 @@ fn pods(args: TopArgs) -> Result<()> {
     let client = args.conn.client()?;
     let ns = args.namespace.clone();
     rt()?.block_on(async {
-        let pods = client.list(ringleader_registry::resources::PODS, Some(&ns), None).await.map_err(server_error)?.items;
+        let pods =
+            client.list(ringleader_registry::resources::PODS, Some(&ns), None).await.map_err(server_error)?.items;
         let history = read_history(&client, &format!("pod/{ns}/")).await;
         let mut rows = Vec::new();
         for p in &pods {

@@ -5,7 +5,7 @@
 use crate::plane::{start, UpArgs};
 use crate::support::stop_signal;
 use anyhow::{bail, Result};
-use ringleader_server::Token;
+use ringleader_client::Token;
 use std::time::Duration;
 
 /// How long the rest of the plane gets to stop once a component died.

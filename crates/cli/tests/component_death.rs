@@ -8,8 +8,8 @@
 mod common;
 
 use common::cluster_yaml;
+use ringleader_client::Client;
 use ringleader_registry::resources;
-use ringleader_server::Client;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};

@@ -4,6 +4,7 @@
 //! ([`status::ApiError`]), label and field selectors ([`selector`]), and the
 //! core `v1 Node` projection of ringleader's Nodes ([`node_view`]). No I/O.
 
+pub mod apply;
 pub mod node_view;
 pub mod resources;
 pub mod selector;

@@ -400,3 +400,7 @@ mod tests {
         assert!(NODES.categories().is_empty());
     }
 }
+
+/// Where the API server serves the embedded metrics history (series of
+/// node, pod and job usage), which `ringleader top` and the console read.
+pub const HISTORY_PATH: &str = "/apis/ringleader.io/v1alpha1/history";

@@ -17,8 +17,6 @@
 //! `ringleader validate` says); this module adds what holds for any object.
 
 use crate::metrics::DEVICES_ANNOTATION;
-use ringleader_registry::resources::{ResourceType, NODES, PODS};
-use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::http::StatusCode;
 use ringleader_api::devices::classify;
@@ -29,6 +27,8 @@ use ringleader_api::validate::{
     LABEL_VALUE_RULE, QUALIFIED_NAME_RULE, SUBDOMAIN_RULE,
 };
 use ringleader_api::FieldError;
+use ringleader_registry::resources::{ResourceType, NODES, PODS};
+use ringleader_registry::status::ApiError;
 use ringleader_store::ObjectKey;
 use ringleader_topology::{builtin_names, Profile};
 use serde_json::Value;

@@ -4,56 +4,18 @@
 //! any error in any document) none of it.
 
 use crate::admission;
-use ringleader_registry::resources::{self, ResourceType};
 use crate::routes::{carry_status, check_yaml_depth, prepare};
-use ringleader_registry::status::{cause_of, ApiError, Cause};
 use crate::ServerState;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use ringleader_api::document::parse_str;
 use ringleader_api::kinds::SUPPORTED;
 use ringleader_api::{check_documents, FieldError};
+pub use ringleader_registry::apply::{ApplyAction, ApplyResult};
+use ringleader_registry::resources::{self, ResourceType};
+use ringleader_registry::status::{cause_of, ApiError, Cause};
 use ringleader_store::{ObjectKey, Op};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-
-/// What applying did to one object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ApplyAction {
-    /// It did not exist.
-    Created,
-    /// It existed and was replaced.
-    Configured,
-    /// It existed exactly so; nothing was written.
-    Unchanged,
-}
-
-impl std::fmt::Display for ApplyAction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ApplyAction::Created => "created",
-            ApplyAction::Configured => "configured",
-            ApplyAction::Unchanged => "unchanged",
-        })
-    }
-}
-
-/// One object of an applied stream.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApplyResult {
-    /// `apiVersion`.
-    pub api_version: String,
-    /// `kind`.
-    pub kind: String,
-    /// Namespace (`""` for cluster-scoped kinds).
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-    /// What happened.
-    pub action: ApplyAction,
-}
 
 /// Fields the store sets; they do not make two objects differ.
 const SERVER_FIELDS: &[&str] = &["resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"];

@@ -12,8 +12,6 @@
 
 use crate::identity::Identity;
 use crate::rbac::{self, Decision};
-use ringleader_registry::resources::{self, NODES, PODS};
-use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -21,6 +19,8 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
+use ringleader_registry::resources::{self, NODES, PODS};
+use ringleader_registry::status::ApiError;
 use ringleader_store::ObjectKey;
 use serde_json::{json, Value};
 

@@ -7,9 +7,9 @@
 //! are cached for a short while; "no" is asked again each time, so a new
 //! RoleBinding takes effect at once.
 
-use ringleader_registry::status::ApiError;
-use crate::Client;
 use axum::http::{HeaderMap, StatusCode};
+use ringleader_client::Client;
+use ringleader_registry::status::ApiError;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -3,9 +3,9 @@
 //! node still has it mounted. Deleting one answers 409 naming the object
 //! and what to do first.
 
+use axum::http::StatusCode;
 use ringleader_registry::resources::{ResourceType, RESOURCE_GROUPS, STORAGE_MOUNTS};
 use ringleader_registry::status::ApiError;
-use axum::http::StatusCode;
 use serde_json::Value;
 
 /// Whether deletes of `rt` are guarded.

@@ -10,12 +10,12 @@
 //! the paths the router serves.
 
 use crate::resource_metrics;
-use ringleader_registry::resources::{self, ResourceType, PODS};
-use ringleader_registry::status::ApiError;
 use axum::extract::Path;
 use axum::http::header::{ACCEPT, CONTENT_TYPE, VARY};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use ringleader_registry::resources::{self, ResourceType, PODS};
+use ringleader_registry::status::ApiError;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 

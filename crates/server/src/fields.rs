@@ -15,11 +15,11 @@
 //! fields are reported, never dropped: the store keeps objects as sent.
 
 use crate::openapi::{catalog, Catalog};
-use ringleader_registry::resources::ResourceType;
-use ringleader_registry::status::{ApiError, Cause};
 use axum::http::header::WARNING;
 use axum::http::HeaderValue;
 use axum::response::Response;
+use ringleader_registry::resources::ResourceType;
+use ringleader_registry::status::{ApiError, Cause};
 use serde_json::{Map, Value};
 
 /// The values `fieldValidation` takes (`""` means Warn).

@@ -17,8 +17,8 @@
 //! The server re-reads the file when its size or modification time
 //! changes, so a token created while `up` runs works at once.
 
-use crate::auth::Token;
 use rand::RngCore;
+use ringleader_client::Token;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -207,7 +207,7 @@ pub fn issue(data_dir: &Path, user: &str, groups: &[String], created_at: &str) -
     let text = serde_yaml_ng::to_string(&file).map_err(|e| format!("{}: cannot render: {e}", path.display()))?;
     let text =
         format!("# Written by `ringleader token create`: SHA-256 digests of bearer tokens, never the tokens.\n{text}");
-    crate::tls::write_atomic(&path, text.as_bytes(), 0o600).map_err(|e| e.to_string())?;
+    ringleader_client::tls::write_atomic(&path, text.as_bytes(), 0o600).map_err(|e| e.to_string())?;
     Ok(token)
 }
 

@@ -8,9 +8,9 @@
 
 use crate::authz::{self, Attributes};
 use crate::identity::Identity;
-use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::http::HeaderMap;
+use ringleader_registry::status::ApiError;
 
 const USER: &str = "impersonate-user";
 const GROUP: &str = "impersonate-group";

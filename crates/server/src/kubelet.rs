@@ -15,9 +15,6 @@
 
 use crate::delegated::{bearer, unauthorized, Delegated};
 use crate::logs::{self, LogOptions};
-use ringleader_registry::resources::PODS;
-use ringleader_registry::status::ApiError;
-use crate::{Client, TlsError, TlsFiles};
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -25,6 +22,9 @@ use axum::routing::get;
 use axum::Extension;
 use axum::Router;
 use axum_server::tls::TlsInfo;
+use ringleader_client::{Client, TlsError, TlsFiles};
+use ringleader_registry::resources::PODS;
+use ringleader_registry::status::ApiError;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use serde_json::{json, Value};
@@ -78,10 +78,13 @@ pub fn client_ca_tls(tls: &TlsFiles, client_ca: &Path) -> Result<rustls::ServerC
     if roots.is_empty() {
         return Err(refused("holds no PEM certificate (a CA certificate is expected)".to_string()));
     }
-    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), crate::tls::provider())
-        .allow_unauthenticated()
-        .build()
-        .map_err(|e| refused(format!("not a usable client CA: {e}")))?;
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        ringleader_client::tls::provider(),
+    )
+    .allow_unauthenticated()
+    .build()
+    .map_err(|e| refused(format!("not a usable client CA: {e}")))?;
     tls.server_config_verifying(verifier)
 }
 
@@ -148,7 +151,7 @@ async fn logs_of(
     }
     let opts = LogOptions::parse(query, ringleader_api::time::now())?;
     let object = ep.api.get(PODS, ns, pod).await.map_err(|e| match e {
-        crate::ClientError::Status { code: 404, .. } => {
+        ringleader_client::ClientError::Status { code: 404, .. } => {
             ApiError::new(axum::http::StatusCode::NOT_FOUND, "NotFound", format!("pods {pod:?} not found"))
         }
         e => ApiError::internal(e.to_string()),

@@ -11,12 +11,12 @@
 //! beside the log.
 
 use crate::routes::stream_body;
-use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use ringleader_api::time::parse_rfc3339;
+use ringleader_registry::status::ApiError;
 use ringleader_store::{ObjectKey, StoreError};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -109,7 +109,7 @@ impl LogOptions {
     pub fn to_query(&self) -> String {
         let mut q: Vec<String> = Vec::new();
         if let Some(c) = &self.container {
-            q.push(format!("container={}", crate::client::encode(c)));
+            q.push(format!("container={}", ringleader_client::encode(c)));
         }
         for (k, on) in [("previous", self.previous), ("timestamps", self.timestamps), ("follow", self.follow)] {
             if on {
@@ -117,7 +117,7 @@ impl LogOptions {
             }
         }
         if let Some(t) = self.since {
-            q.push(format!("sinceTime={}", crate::client::encode(&ringleader_api::time::rfc3339(t))));
+            q.push(format!("sinceTime={}", ringleader_client::encode(&ringleader_api::time::rfc3339(t))));
         }
         if let Some(n) = self.tail_lines {
             q.push(format!("tailLines={n}"));

@@ -14,8 +14,6 @@
 //! follow ([`clean`]). Everything is built once, on first use, and served as
 //! cached bytes; each document's `hash` is computed from its bytes.
 
-use ringleader_registry::resources::{self, ResourceType};
-use ringleader_registry::status::ApiError;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -26,6 +24,8 @@ use k8s_openapi::api::rbac::v1 as rbac;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{DeleteOptions, ListMeta, ObjectMeta, Status};
 use ringleader_api::kinds::{ascend, cluster, kubeflow, platform, volcano};
+use ringleader_registry::resources::{self, ResourceType};
+use ringleader_registry::status::ApiError;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::JsonSchema;
 use serde_json::{json, Map, Value};

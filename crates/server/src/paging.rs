@@ -3,10 +3,10 @@
 //! URL-safe base64 of `{"v":"meta.k8s.io/v1","rv":<list version>,"start":<last key>}`,
 //! as kube-apiserver's tokens are base64 JSON of the version and the key.
 
-use ringleader_registry::status::{ApiError, Cause};
 use axum::http::StatusCode;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use ringleader_registry::status::{ApiError, Cause};
 use ringleader_store::ObjectKey;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

@@ -26,10 +26,10 @@
 use crate::authz::{self, Attributes};
 use crate::identity::{Identity, MASTERS_GROUP, NODE_USER_PREFIX, SCHEDULER_USER};
 use crate::rbac::{self, Rule};
-use ringleader_registry::resources::{ResourceType, NODES, PODS};
-use ringleader_registry::status::{ApiError, Cause};
 use crate::ServerState;
 use axum::http::StatusCode;
+use ringleader_registry::resources::{ResourceType, NODES, PODS};
+use ringleader_registry::status::{ApiError, Cause};
 use ringleader_store::ObjectKey;
 use serde_json::Value;
 
@@ -240,8 +240,11 @@ pub(crate) async fn admit(
         }
     }
     let training_job = rt.group == "platform.ringleader.io" && rt.kind == "TrainingJob";
-    let concerned =
-        rt == PODS || rt == NODES || rt.group == rbac::GROUP || training_job || rt == ringleader_registry::resources::RESOURCE_GROUPS;
+    let concerned = rt == PODS
+        || rt == NODES
+        || rt.group == rbac::GROUP
+        || training_job
+        || rt == ringleader_registry::resources::RESOURCE_GROUPS;
     if !concerned {
         return Ok(());
     }

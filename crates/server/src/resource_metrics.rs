@@ -8,14 +8,14 @@
 //! could not scrape. Who may read is decided by RBAC on the request's path
 //! (`get`/`list` of `pods` or `nodes` in group `metrics.k8s.io`).
 
-use ringleader_registry::resources::{ResourceType, NODES, PODS};
 use crate::routes::OutputFormat;
-use ringleader_registry::selector::ObjectSelector;
-use ringleader_registry::status::{ApiError, Resource};
 use crate::ServerState;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
 use ringleader_api::time::{now_rfc3339, rfc3339};
+use ringleader_registry::resources::{ResourceType, NODES, PODS};
+use ringleader_registry::selector::ObjectSelector;
+use ringleader_registry::status::{ApiError, Resource};
 use ringleader_store::{ObjectKey, Selector};
 use serde_json::{json, Value};
 use std::collections::HashMap;

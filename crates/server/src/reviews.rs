@@ -7,7 +7,6 @@
 
 use crate::identity::Identity;
 use crate::rbac::{self, Rule};
-use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -15,6 +14,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
+use ringleader_registry::status::ApiError;
 use serde_json::{json, Value};
 
 /// Where `kubectl auth can-i --list` posts.

@@ -5,9 +5,6 @@
 
 use crate::paging::{encode_continue, ListParams};
 use crate::patch::{self as patches, PatchType};
-use ringleader_registry::resources::{self, ResourceType, PODS};
-use ringleader_registry::selector::ObjectSelector;
-use ringleader_registry::status::{ApiError, Cause};
 use crate::{
     admission, apply, audit, auth, delete_guard, discovery, duplicates, fields, logs, node_view, openapi, protect,
     watch, yaml_budget, ServerState,
@@ -22,6 +19,9 @@ use axum::Router;
 use futures_util::StreamExt;
 use ringleader_api::time::now_rfc3339;
 use ringleader_api::{check_documents, Document};
+use ringleader_registry::resources::{self, ResourceType, PODS};
+use ringleader_registry::selector::ObjectSelector;
+use ringleader_registry::status::{ApiError, Cause};
 use ringleader_store::{ObjectKey, Op, Selector, StoreError, Stored};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;

@@ -5,8 +5,8 @@
 //! prints the reason; `exec`, `attach` and `portforward` (`kubectl exec`,
 //! `attach`, `cp`, `port-forward`) with 405.
 
-use ringleader_registry::status::{ApiError, Cause};
 use axum::http::{Method, StatusCode};
+use ringleader_registry::status::{ApiError, Cause};
 
 /// The refusal of a request for one of those subresources, if it is one.
 pub fn refusal(_method: &Method, path: &str) -> Option<ApiError> {

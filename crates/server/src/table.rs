@@ -5,8 +5,8 @@
 //! object and a `now` passed in, so a row is a pure function of its input and
 //! the CLI can print the same rows for watch events.
 
-use ringleader_registry::resources::ResourceType;
 use ringleader_api::time::parse_rfc3339;
+use ringleader_registry::resources::ResourceType;
 use serde_json::{json, Map, Value};
 
 /// One `columnDefinitions` entry.

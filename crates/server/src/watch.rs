@@ -8,15 +8,15 @@
 //! after the initial events when `sendInitialEvents=true` (annotated
 //! `k8s.io/initial-events-end`), and then one per bookmark period.
 
-use ringleader_registry::resources::ResourceType;
 use crate::routes::{store_selector, stream_body, OutputFormat};
-use ringleader_registry::selector::ObjectSelector;
-use ringleader_registry::status::ApiError;
 use crate::table::IncludeObject;
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
+use ringleader_registry::resources::ResourceType;
+use ringleader_registry::selector::ObjectSelector;
+use ringleader_registry::status::ApiError;
 use ringleader_store::{Event, EventType, ObjectKey, Store, Stored};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet, VecDeque};

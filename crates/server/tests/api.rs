@@ -5,8 +5,9 @@ mod common;
 
 use common::{pod, TestResult, TestServer};
 use reqwest::Method;
+use ringleader_client::ClientError;
 use ringleader_registry::resources::{self, NODES, PODS};
-use ringleader_server::{ApplyAction, ClientError};
+use ringleader_server::ApplyAction;
 use serde_json::{json, Value};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -57,7 +58,7 @@ async fn create_get_list_update_patch_delete() -> TestResult {
     let missing = c.get(PODS, "team", "zzz").await;
     assert!(matches!(&missing, Err(e) if e.is_not_found()), "{missing:?}");
 
-    let names = |l: &ringleader_server::ObjectList| -> Vec<String> {
+    let names = |l: &ringleader_client::ObjectList| -> Vec<String> {
         l.items.iter().filter_map(|i| i["metadata"]["name"].as_str().map(str::to_string)).collect()
     };
     assert_eq!(names(&c.list(PODS, Some("team"), None).await?), ["a", "b"]);

@@ -4,7 +4,8 @@
 //! manager's heartbeat (starting, beating, stale, stopped) and the agents'
 //! (stale nodes listed, failing only when none is left).
 
-use ringleader_server::{serve, Health, Metrics, ServerState, Token};
+use ringleader_client::Token;
+use ringleader_server::{serve, Health, Metrics, ServerState};
 use ringleader_store::Store;
 use serde_json::json;
 use std::time::Duration;

@@ -11,7 +11,8 @@ use common::{get_as as get, TestResult, TestServer};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose,
 };
-use ringleader_server::{kubelet, tls, TlsFiles};
+use ringleader_client::{tls, TlsFiles};
+use ringleader_server::kubelet;
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;

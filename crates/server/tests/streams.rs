@@ -5,8 +5,8 @@ mod common;
 use common::{pod, TestResult, TestServer};
 use futures_util::StreamExt;
 use reqwest::Method;
+use ringleader_client::WatchEvent;
 use ringleader_registry::resources::{NODES, PODS};
-use ringleader_server::WatchEvent;
 use ringleader_store::Options;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -15,7 +15,7 @@ const WAIT: Duration = Duration::from_secs(10);
 
 async fn next_event<S>(stream: &mut S) -> Result<WatchEvent, Box<dyn std::error::Error + Send + Sync>>
 where
-    S: futures_util::Stream<Item = Result<WatchEvent, ringleader_server::ClientError>> + Unpin,
+    S: futures_util::Stream<Item = Result<WatchEvent, ringleader_client::ClientError>> + Unpin,
 {
     match tokio::time::timeout(WAIT, stream.next()).await? {
         Some(event) => Ok(event?),

@@ -9,10 +9,11 @@ mod common;
 use base64::Engine;
 use common::{pod, TestResult};
 use futures_util::StreamExt;
-use ringleader_server::kubeconfig::{self, Kubeconfig};
+use ringleader_client::kubeconfig::{self, Kubeconfig};
+use ringleader_client::tls::{self, CA_CERT_FILE, SERVER_CERT_FILE};
+use ringleader_client::{Client, TlsFiles, Token};
 use ringleader_registry::resources::PODS;
-use ringleader_server::tls::{self, CA_CERT_FILE, SERVER_CERT_FILE};
-use ringleader_server::{serve_tls, Client, Metrics, ServerState, TlsFiles, Token};
+use ringleader_server::{serve_tls, Metrics, ServerState};
 use ringleader_store::Store;
 use serde_json::json;
 use std::net::SocketAddr;
@@ -119,7 +120,7 @@ async fn a_client_that_does_not_trust_the_ca_is_refused_at_the_handshake() -> Te
     let other_ca = TlsFiles::load_or_create(other.path(), &["127.0.0.1".to_string()])?.ca_pem;
     let wrong = Client::with_ca(&server.url, server.token.as_str(), other_ca.as_bytes())?;
     let err = wrong.list(PODS, Some("default"), None).await.err().ok_or("a foreign CA was trusted")?;
-    assert!(matches!(err, ringleader_server::ClientError::Http { .. }), "{err:?}");
+    assert!(matches!(err, ringleader_client::ClientError::Http { .. }), "{err:?}");
 
     // Plain HTTP to the TLS port gets no API answer.
     let plain = reqwest::Client::new();

@@ -2,7 +2,8 @@
 //! and watch, the core v1 Node view of ringleader.io Nodes, and pod logs with
 //! kubelet's options, over a real HTTP server on loopback.
 
-use ringleader_server::{router, Metrics, ServerState, Token};
+use ringleader_client::Token;
+use ringleader_server::{router, Metrics, ServerState};
 use ringleader_store::{Options, Store};
 use serde_json::{json, Value};
 use std::path::PathBuf;

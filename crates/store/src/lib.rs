@@ -28,11 +28,13 @@
 
 mod backup;
 mod clock;
+pub mod cluster;
 mod safety;
 mod sqlite;
 mod watch;
 
 pub use backup::{backup, restore};
+pub use cluster::Cluster;
 pub use safety::{set_aside, DB_FILE, SCHEMA_VERSION};
 
 /// RFC 7386 JSON merge patch (the `json-patch` crate's), as the store applies it.

@@ -7,8 +7,9 @@
 //! empty discovery cache, then with the cache it left).
 
 use anyhow::{bail, Context, Result};
-use ringleader_server::kubeconfig::Kubeconfig;
-use ringleader_server::{Metrics, ServerState, TlsFiles, Token};
+use ringleader_client::kubeconfig::Kubeconfig;
+use ringleader_client::{TlsFiles, Token};
+use ringleader_server::{Metrics, ServerState};
 use ringleader_store::{Op, Store};
 use serde::Serialize;
 use serde_json::{json, Value};

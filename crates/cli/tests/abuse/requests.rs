@@ -6,8 +6,8 @@ use serde_json::Value;
 
 /// The plane's admin token.
 pub fn token(p: &Plane) -> String {
-    let path = ringleader_server::Token::path(&p.data_dir());
-    match ringleader_server::Token::read(&path) {
+    let path = ringleader_client::Token::path(&p.data_dir());
+    match ringleader_client::Token::read(&path) {
         Ok(Some(t)) => t.as_str().to_string(),
         other => panic!("no token at {}: {:?}", path.display(), other.map(|t| t.is_some())),
     }

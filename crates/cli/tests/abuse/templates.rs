@@ -9,8 +9,8 @@
 //! details only for the admin.
 
 use crate::common::{cluster_yaml, repo, Plane};
+use ringleader_client::Client;
 use ringleader_registry::resources;
-use ringleader_server::Client;
 use serde::Deserialize;
 use serde_json::{json, Value};
 

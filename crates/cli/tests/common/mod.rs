@@ -5,8 +5,9 @@
 
 #![allow(dead_code)]
 
+use ringleader_client::Client;
 use ringleader_registry::resources;
-use ringleader_server::{Client, ResourceType};
+use ringleader_server::ResourceType;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

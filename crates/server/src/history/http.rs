@@ -18,15 +18,15 @@ use super::ring::{Resolution, COARSE_STEP};
 use crate::authz::{self, Attributes};
 use crate::identity::Identity;
 use crate::routes::OutputFormat;
-use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
+use ringleader_registry::status::ApiError;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
 /// The path, under the ringleader.io group.
-pub const PATH: &str = "/apis/ringleader.io/v1alpha1/history";
+pub const PATH: &str = ringleader_registry::resources::HISTORY_PATH;
 /// The resource name RBAC's attributes carry for the path.
 pub const RESOURCE: &str = "history";
 /// Default window, seconds.

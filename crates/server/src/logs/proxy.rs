@@ -6,14 +6,14 @@
 //! kube-apiserver proxies `…/log` to the kubelet.
 
 use super::LogOptions;
-use ringleader_registry::resources::NODES;
 use crate::routes::stream_body;
-use ringleader_registry::status::ApiError;
 use crate::ServerState;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
+use ringleader_registry::resources::NODES;
+use ringleader_registry::status::ApiError;
 use ringleader_store::ObjectKey;
 use serde_json::Value;
 
@@ -56,9 +56,9 @@ pub(super) async fn proxy(
     let url = format!(
         "{}/containerLogs/{}/{}/{}?{}",
         endpoint.url.trim_end_matches('/'),
-        crate::client::encode(ns),
-        crate::client::encode(name),
-        crate::client::encode(container),
+        ringleader_client::encode(ns),
+        ringleader_client::encode(name),
+        ringleader_client::encode(container),
         opts.to_query()
     );
     let certs = reqwest::Certificate::from_pem_bundle(endpoint.ca_pem.as_bytes())

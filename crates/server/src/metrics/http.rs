@@ -6,7 +6,6 @@
 //! methods): a client sending arbitrary paths cannot grow the series.
 
 use super::Metrics;
-use ringleader_registry::resources;
 use crate::ServerState;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -19,6 +18,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+use ringleader_registry::resources;
 use std::time::Instant;
 
 /// Upper bounds (seconds) of API request latency (kube-apiserver's, shortened).

@@ -2,7 +2,8 @@
 
 #![allow(dead_code)]
 
-use ringleader_server::{serve, Client, Metrics, ServerState, Token};
+use ringleader_client::{Client, Token};
+use ringleader_server::{serve, Metrics, ServerState};
 use ringleader_store::{Options, Store};
 use serde_json::{json, Value};
 use tempfile::TempDir;

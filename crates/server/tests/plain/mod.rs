@@ -6,8 +6,9 @@
 
 #![allow(dead_code)]
 
-use ringleader_server::kubeconfig::Kubeconfig;
-use ringleader_server::{serve, serve_tls, Metrics, ServerState, TlsFiles, Token};
+use ringleader_client::kubeconfig::Kubeconfig;
+use ringleader_client::{TlsFiles, Token};
+use ringleader_server::{serve, serve_tls, Metrics, ServerState};
 use ringleader_store::Store;
 use std::time::Duration;
 

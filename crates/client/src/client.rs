@@ -2,11 +2,11 @@
 //! server reports arrives as [`ClientError::Status`] carrying the server's
 //! message and reason, so the CLI can print it as is.
 
-use crate::apply::ApplyResult;
-use crate::auth::Token;
-use ringleader_registry::resources::ResourceType;
+use crate::token::Token;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
+use ringleader_registry::apply::ApplyResult;
+use ringleader_registry::resources::ResourceType;
 use serde_json::Value;
 use std::path::Path;
 
@@ -143,7 +143,7 @@ fn http_client(ca_pem: Option<&[u8]>, insecure: bool) -> std::result::Result<req
 }
 
 /// Percent-encodes a query value.
-pub(crate) fn encode(value: &str) -> String {
+pub fn encode(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {
@@ -443,10 +443,10 @@ impl Client {
         self.json(self.request(reqwest::Method::GET, &path), &path).await
     }
 
-    /// Series of the embedded history (`crate::history::http`): `query`
+    /// Series of the embedded history (`ringleader_server::history`): `query`
     /// holds `series`, `prefix`, `since` or `sinceSeconds`.
     pub async fn history(&self, query: &[(&str, &str)]) -> Result<Value> {
-        let path = crate::history::http::PATH;
+        let path = ringleader_registry::resources::HISTORY_PATH;
         self.json(self.request(reqwest::Method::GET, path).query(query), path).await
     }
 

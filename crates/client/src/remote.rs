@@ -5,10 +5,11 @@
 //! the agent starts over with a fresh list) only when the server no longer
 //! has that version.
 
+use crate::client::{Client, ClientError};
 use futures_util::StreamExt;
-use ringleader_agent::Cluster;
 use ringleader_registry::resources;
-use ringleader_server::{Client, ClientError, ResourceType};
+use ringleader_registry::ResourceType;
+use ringleader_store::Cluster;
 use ringleader_store::{Event, EventType, ObjectKey, Op, Selector, StoreError, Stored, Watch};
 use serde_json::{json, Value};
 use std::future::Future;

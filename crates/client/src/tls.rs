@@ -178,7 +178,7 @@ impl TlsFiles {
 
     /// [`TlsFiles::server_config`] that asks callers for a certificate and
     /// checks it with `clients` (the agent's log endpoint trusting the API
-    /// server's, see [`crate::kubelet::client_ca_tls`]).
+    /// server's, see `ringleader_server::kubelet::client_ca_tls`).
     pub fn server_config_verifying(
         &self,
         clients: Arc<dyn rustls::server::danger::ClientCertVerifier>,
@@ -321,7 +321,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, TlsError> {
 /// Writes `path` whole or not at all (a temporary file renamed over it),
 /// created with `mode` so a secret is never readable by others, not even
 /// for a moment.
-pub(crate) fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<(), TlsError> {
+pub fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<(), TlsError> {
     // Unchanged contents are not rewritten: a restart on a full disk must
     // not fail on files it already has.
     if std::fs::read(path).is_ok_and(|old| old == contents) {

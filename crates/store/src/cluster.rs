@@ -5,7 +5,7 @@
 //! blocking threads (or, for a ConfigMap read as a pod starts, where a short
 //! block is acceptable).
 
-use ringleader_store::{Backend, ObjectKey, Op, Selector, StoreError, Stored, Watch};
+use crate::{Backend, ObjectKey, Op, Selector, StoreError, Stored, Watch};
 use serde_json::Value;
 
 /// The cluster state an agent works against.

@@ -3,9 +3,9 @@
 //! parameters of `kubectl logs`, and `/version`.
 
 use super::{encode, lines, Client, ClientError, ObjectList, Result, WatchEvent};
-use ringleader_registry::resources::ResourceType;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
+use ringleader_registry::resources::ResourceType;
 use serde_json::Value;
 
 /// What kubectl sends to get a Table, falling back to the object itself

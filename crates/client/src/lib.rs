@@ -1,0 +1,19 @@
+//! The client side of ringleader's API, shared by the CLI, the standalone
+//! agent and the tests: kubeconfig files ([`kubeconfig`]), the cluster CA and
+//! certificates ([`tls`]), the data directory's bearer token ([`Token`]),
+//! the typed and dynamic [`Client`] (list, watch, apply, logs, patch…), and
+//! [`RemoteCluster`], the API server behind the calls a node agent makes on
+//! the embedded store (`ringleader_store::Cluster`).
+
+mod client;
+pub mod kubeconfig;
+pub mod remote;
+pub mod tls;
+mod token;
+
+pub use client::{
+    encode, list_version, Client, ClientError, ListOptions, LogOptions, ObjectList, WatchEvent, TABLE_ACCEPT,
+};
+pub use remote::RemoteCluster;
+pub use tls::{TlsError, TlsFiles};
+pub use token::{Token, TOKEN_FILE};
