@@ -11,10 +11,10 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use ringleader_auth::delegated::Delegated;
 use ringleader_client::TlsFiles;
 use ringleader_kube::{KubeCluster, LeaderElector, LeaseConfig};
 use ringleader_manager::{ManagerConfig, Observed};
-use ringleader_server::delegated::Delegated;
 use ringleader_server::metrics::endpoint;
 use ringleader_server::Metrics;
 use std::path::PathBuf;

@@ -5,9 +5,9 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use ringleader_auth::identity;
 use ringleader_client::kubeconfig::Kubeconfig;
 use ringleader_client::TlsFiles;
-use ringleader_server::identity;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]

@@ -404,3 +404,7 @@ mod tests {
 /// Where the API server serves the embedded metrics history (series of
 /// node, pod and job usage), which `ringleader top` and the console read.
 pub const HISTORY_PATH: &str = "/apis/ringleader.io/v1alpha1/history";
+
+/// The API group of the resource metrics `kubectl top` reads (served by the
+/// API server, never stored).
+pub const METRICS_GROUP: &str = "metrics.k8s.io";

@@ -45,7 +45,7 @@ fn type_of(value: &Value) -> Option<&'static ResourceType> {
 /// (else `default`).
 pub async fn bulk(
     state: &ServerState,
-    identity: Option<&crate::Identity>,
+    identity: Option<&ringleader_auth::Identity>,
     body: &[u8],
     source: Option<&str>,
     namespace: Option<&str>,

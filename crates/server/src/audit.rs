@@ -7,8 +7,8 @@
 //! Records are read-only through the API ([`ringleader_registry::resources::AUDIT_RECORDS`]
 //! is not writable): only this module writes them.
 
-use crate::Identity;
 use ringleader_api::kinds::platform::API_VERSION;
+use ringleader_auth::Identity;
 use ringleader_registry::resources::{ResourceType, AUDIT_RECORDS};
 use ringleader_store::{Op, Store, StoreError, Stored};
 use serde_json::{json, Value};

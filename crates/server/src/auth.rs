@@ -2,7 +2,7 @@
 //! first start in `<data-dir>/token` (mode 0600) and reused after, so the CLI
 //! on the same machine authenticates by reading the file; and the middleware
 //! that authenticates and authorizes every request (other users' tokens are
-//! in [`crate::identity`]).
+//! in [`ringleader_auth::identity`]).
 
 use crate::ServerState;
 use axum::extract::{Request, State};
@@ -15,7 +15,7 @@ use ringleader_registry::status::ApiError;
 const OPEN_PATHS: &[&str] = &["/healthz", "/livez", "/readyz"];
 
 /// Middleware: 401 `Status` unless `Authorization: Bearer <token>` names a
-/// known identity ([`crate::identity`]), which may act as another
+/// known identity ([`ringleader_auth::identity`]), which may act as another
 /// ([`crate::impersonate`]), then 403 unless that identity may make the
 /// request ([`crate::authz`]). The identity goes on to the handler
 /// as a request extension.

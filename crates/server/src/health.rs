@@ -25,12 +25,12 @@
 //! on the probe's URL (`system:monitoring`, the admin).
 
 use crate::authz::{self, Attributes};
-use crate::identity::Identity;
 use crate::ServerState;
 use axum::extract::{Extension, RawQuery, State};
 use axum::http::header::{CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use ringleader_auth::identity::Identity;
 use ringleader_store::{ObjectKey, Selector};
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -7,9 +7,9 @@
 //! caller who may not impersonate gets 403, not their own answer.
 
 use crate::authz::{self, Attributes};
-use crate::identity::Identity;
 use crate::ServerState;
 use axum::http::HeaderMap;
+use ringleader_auth::identity::Identity;
 use ringleader_registry::status::ApiError;
 
 const USER: &str = "impersonate-user";

@@ -5,7 +5,7 @@
 //! bearer token asks it, through a SelfSubjectAccessReview, whether it may
 //! `get pods/log` of that pod (the API server's proxy identity may; a
 //! tenant may for its own namespaces; a pod on the host with no token may
-//! not), through [`crate::delegated`].
+//! not), through [`ringleader_auth::delegated`].
 //!
 //! Served with [`client_ca_tls`], the endpoint also takes a TLS client
 //! certificate signed by a given CA as the API server itself: that is how
@@ -13,7 +13,6 @@
 //! bearer token), so `kubectl logs` through a real kube-apiserver reaches a
 //! ringleader agent. Callers without a certificate still use a token.
 
-use crate::delegated::{bearer, unauthorized, Delegated};
 use crate::logs::{self, LogOptions};
 use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::HeaderMap;
@@ -22,6 +21,7 @@ use axum::routing::get;
 use axum::Extension;
 use axum::Router;
 use axum_server::tls::TlsInfo;
+use ringleader_auth::delegated::{bearer, unauthorized, Delegated};
 use ringleader_client::{Client, TlsError, TlsFiles};
 use ringleader_registry::resources::PODS;
 use ringleader_registry::status::ApiError;

@@ -22,14 +22,12 @@ pub mod authz;
 pub mod conn_limits;
 mod console;
 pub mod crds;
-pub mod delegated;
 mod delete_guard;
 mod discovery;
 mod duplicates;
 mod fields;
 pub mod health;
 pub mod history;
-pub mod identity;
 mod impersonate;
 pub mod kubelet;
 mod logs;
@@ -39,19 +37,16 @@ mod openapi;
 mod paging;
 pub mod patch;
 mod protect;
-pub mod rbac;
 pub mod resource_metrics;
 mod reviews;
 mod routes;
 mod runtime_gaps;
-mod ssar_protobuf;
 pub mod table;
 mod watch;
 mod yaml_budget;
 
 pub use apply::{ApplyAction, ApplyResult};
 pub use health::{ComponentHealth, Health};
-pub use identity::Identity;
 pub use metrics::Metrics;
 pub use ringleader_registry::resources::{find, resolve, ResourceType, RESOURCES};
 pub use ringleader_registry::status::ApiError;
@@ -67,7 +62,7 @@ use std::sync::Arc;
 pub struct ServerState {
     store: Store,
     /// Maps bearer tokens to identities (the admin token and `tokens.yaml`).
-    authn: identity::Authenticator,
+    authn: ringleader_auth::identity::Authenticator,
     metrics: Metrics,
     // Watch and log-follow streams never end on their own; graceful shutdown
     // would wait on them forever, so they also watch this flag.
@@ -94,7 +89,7 @@ impl ServerState {
         metrics.follow(&store);
         ServerState {
             store,
-            authn: identity::Authenticator::new(token).with_proxy_token(proxy_token.clone()),
+            authn: ringleader_auth::identity::Authenticator::new(token).with_proxy_token(proxy_token.clone()),
             proxy_token,
             metrics,
             closing,
@@ -112,7 +107,7 @@ impl ServerState {
     /// the tokens accepted besides the admin's.
     pub fn with_data_dir(mut self, dir: impl Into<std::path::PathBuf>) -> ServerState {
         let dir = dir.into();
-        self.authn = self.authn.with_registry(identity::tokens_path(&dir));
+        self.authn = self.authn.with_registry(ringleader_auth::identity::tokens_path(&dir));
         self.data_dir = Some(Arc::new(dir));
         self
     }
@@ -123,7 +118,7 @@ impl ServerState {
         self
     }
 
-    pub(crate) fn authn(&self) -> &identity::Authenticator {
+    pub(crate) fn authn(&self) -> &ringleader_auth::identity::Authenticator {
         &self.authn
     }
 
@@ -203,7 +198,7 @@ impl ServerState {
 /// identity but the admin would be refused everything.
 async fn prepare(state: &ServerState) -> std::io::Result<()> {
     let store = state.store().clone();
-    let created = tokio::task::spawn_blocking(move || rbac::ensure_builtins(&store))
+    let created = tokio::task::spawn_blocking(move || ringleader_auth::rbac::ensure_builtins(&store))
         .await
         .map_err(std::io::Error::other)?
         .map_err(|e| std::io::Error::other(format!("cannot create the built-in RBAC roles: {e}")))?;

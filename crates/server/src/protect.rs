@@ -24,10 +24,10 @@
 //!   escalation check.
 
 use crate::authz::{self, Attributes};
-use crate::identity::{Identity, MASTERS_GROUP, NODE_USER_PREFIX, SCHEDULER_USER};
-use crate::rbac::{self, Rule};
 use crate::ServerState;
 use axum::http::StatusCode;
+use ringleader_auth::identity::{Identity, MASTERS_GROUP, NODE_USER_PREFIX, SCHEDULER_USER};
+use ringleader_auth::rbac::{self, Rule};
 use ringleader_registry::resources::{ResourceType, NODES, PODS};
 use ringleader_registry::status::{ApiError, Cause};
 use ringleader_store::ObjectKey;

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 
 /// The API group.
-pub const GROUP: &str = "metrics.k8s.io";
+pub const GROUP: &str = ringleader_registry::resources::METRICS_GROUP;
 /// Its one version.
 pub const VERSION: &str = "v1beta1";
 const API_VERSION: &str = "metrics.k8s.io/v1beta1";

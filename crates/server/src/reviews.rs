@@ -5,8 +5,6 @@
 //! /apis/authentication.k8s.io/v1/selfsubjectreviews` (`kubectl auth
 //! whoami`), answered with who the caller is. Neither is stored.
 
-use crate::identity::Identity;
-use crate::rbac::{self, Rule};
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -14,6 +12,8 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
+use ringleader_auth::identity::Identity;
+use ringleader_auth::rbac::{self, Rule};
 use ringleader_registry::status::ApiError;
 use serde_json::{json, Value};
 
@@ -29,7 +29,8 @@ fn is_protobuf(headers: &HeaderMap) -> bool {
 /// The namespace a SelfSubjectRulesReview asks about (`spec.namespace`).
 fn namespace_asked(headers: &HeaderMap, body: &[u8]) -> Result<String, ApiError> {
     if is_protobuf(headers) {
-        return crate::ssar_protobuf::rules_review_namespace(body).map_err(|e| ApiError::bad_field("body", e));
+        return ringleader_auth::ssar_protobuf::rules_review_namespace(body)
+            .map_err(|e| ApiError::bad_field("body", e));
     }
     let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
     let review = crate::routes::parse_value(content_type, body)?.0;

@@ -141,7 +141,7 @@ async fn api(State(state): State<ServerState>, request: Request) -> Response {
         Ok(Err(e)) => return e.into_response(),
         Err(_) => return ApiError::body_timeout(within).into_response(),
     };
-    let identity = parts.extensions.get::<crate::Identity>().cloned();
+    let identity = parts.extensions.get::<ringleader_auth::Identity>().cloned();
     let req = Req { method: parts.method, path, query, headers: parts.headers, body: bytes, format, identity };
     let (method, path) = (req.method.clone(), req.path.clone());
     match handle(&state, req).await {
@@ -174,7 +174,7 @@ struct Req {
     body: Bytes,
     format: OutputFormat,
     /// Who asks (set by the auth middleware).
-    identity: Option<crate::Identity>,
+    identity: Option<ringleader_auth::Identity>,
 }
 
 impl Req {
@@ -745,7 +745,7 @@ pub(crate) fn carry_status(existing: Option<&Value>, object: &mut Value) {
 async fn replace(
     state: &ServerState,
     rt: &ResourceType,
-    identity: Option<&crate::Identity>,
+    identity: Option<&ringleader_auth::Identity>,
     key: ObjectKey,
     object: Value,
     dry: bool,

@@ -312,7 +312,7 @@ async fn counts_are_in_range_in_every_pod_spec() -> TestResult {
 async fn pod_devices_must_be_on_the_node() -> TestResult {
     let mut s = Server::start().await?;
     // Bound pods are the scheduler's to write (crates/server/tests/authz.rs).
-    s.0.token = s.0.token_for(ringleader_server::identity::SCHEDULER_USER, &[])?;
+    s.0.token = s.0.token_for(ringleader_auth::identity::SCHEDULER_USER, &[])?;
     let node = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node", "metadata": {"name": "n1"}, "spec": {"profile": "hgx-a100-8"}});
     assert_eq!(s.post(NODES, &node).await?.code, StatusCode::CREATED);
     let bound = |name: &str, node: &str, devices: &str| {

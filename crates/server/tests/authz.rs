@@ -11,7 +11,7 @@ mod common;
 
 use common::{call, pod, TestResult, TestServer};
 use reqwest::Method;
-use ringleader_server::identity::{self, NODES_GROUP, SCHEDULER_USER};
+use ringleader_auth::identity::{self, NODES_GROUP, SCHEDULER_USER};
 use serde_json::{json, Value};
 
 fn token(s: &TestServer, user: &str, groups: &[&str]) -> Result<String, String> {

@@ -468,9 +468,9 @@ async fn bundled_examples_and_server_written_objects_have_no_unknown_fields() ->
     objects.push(("agent pod".into(), running));
 
     // The agent pod is bound: only the scheduler may send that.
-    let scheduler = ringleader_server::identity::issue(
+    let scheduler = ringleader_auth::identity::issue(
         s.dir.path(),
-        ringleader_server::identity::SCHEDULER_USER,
+        ringleader_auth::identity::SCHEDULER_USER,
         &[],
         "2025-01-01T00:00:00Z",
     )?;

@@ -8,7 +8,7 @@ mod common;
 
 use common::{call, TestResult, TestServer};
 use reqwest::Method;
-use ringleader_server::identity;
+use ringleader_auth::identity;
 use serde_json::{json, Value};
 
 const P: &str = "/apis/platform.ringleader.io/v1alpha1";

@@ -9,10 +9,11 @@ mod common;
 
 use common::{call, get_as as scrape, TestResult, TestServer};
 use reqwest::Method;
+use ringleader_auth::delegated::Delegated;
+use ringleader_auth::identity;
 use ringleader_client::{tls, TlsFiles};
-use ringleader_server::delegated::Delegated;
 use ringleader_server::metrics::endpoint;
-use ringleader_server::{identity, Metrics};
+use ringleader_server::Metrics;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;

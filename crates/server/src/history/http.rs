@@ -16,11 +16,11 @@
 use super::names::{self, Scope};
 use super::ring::{Resolution, COARSE_STEP};
 use crate::authz::{self, Attributes};
-use crate::identity::Identity;
 use crate::routes::OutputFormat;
 use crate::ServerState;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;
+use ringleader_auth::identity::Identity;
 use ringleader_registry::status::ApiError;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};

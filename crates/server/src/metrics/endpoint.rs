@@ -9,11 +9,11 @@
 //! that grants it is kube's `system:monitoring`). docs/kubernetes.md.
 
 use super::{Metrics, CONTENT_TYPE};
-use crate::delegated::{bearer, unauthorized, Delegated};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use ringleader_auth::delegated::{bearer, unauthorized, Delegated};
 use std::future::Future;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;

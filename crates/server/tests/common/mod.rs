@@ -30,7 +30,7 @@ impl TestServer {
         let store = Store::open_with(&dir.path().join("store"), options)?;
         let token = Token::load_or_create(dir.path())?;
         let state = ServerState::new(store, token.clone(), Metrics::new())
-            .with_token_registry(ringleader_server::identity::tokens_path(dir.path()));
+            .with_token_registry(ringleader_auth::identity::tokens_path(dir.path()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}", listener.local_addr()?);
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -59,13 +59,13 @@ impl TestServer {
     /// A client authenticating as `user` in `groups`, with a token made for it.
     pub fn client_as(&self, user: &str, groups: &[&str]) -> Result<Client, String> {
         let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
-        let token = ringleader_server::identity::issue(self.dir.path(), user, &groups, "2025-01-01T00:00:00Z")?;
+        let token = ringleader_auth::identity::issue(self.dir.path(), user, &groups, "2025-01-01T00:00:00Z")?;
         Ok(Client::new(&self.url, token))
     }
 
     /// A client as the scheduler, the only identity that may bind pods.
     pub fn scheduler(&self) -> Result<Client, String> {
-        self.client_as(ringleader_server::identity::SCHEDULER_USER, &[])
+        self.client_as(ringleader_auth::identity::SCHEDULER_USER, &[])
     }
 
     /// A raw request with the token.

@@ -38,7 +38,7 @@ impl PlainServer {
         let token = Token::load_or_create(dir.path())?;
         let state = ServerState::new(store, token.clone(), Metrics::new())
             .with_bookmark_period(Duration::from_millis(300))
-            .with_token_registry(ringleader_server::identity::tokens_path(dir.path()));
+            .with_token_registry(ringleader_auth::identity::tokens_path(dir.path()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -63,7 +63,7 @@ impl PlainServer {
     /// A token for `user` in `groups`, made in this server's registry.
     pub fn token_for(&self, user: &str, groups: &[&str]) -> Result<String, String> {
         let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
-        ringleader_server::identity::issue(self.dir.path(), user, &groups, "2025-01-01T00:00:00Z")
+        ringleader_auth::identity::issue(self.dir.path(), user, &groups, "2025-01-01T00:00:00Z")
     }
 
     /// A kubeconfig file naming this server, its CA (over TLS) and its token.

@@ -7,7 +7,7 @@
 //! resources served here. They are created at start when absent and are
 //! the user's to edit after.
 
-use crate::authz::Attributes;
+use crate::attributes::Attributes;
 use crate::identity::{Identity, APISERVER_USER, AUTHENTICATED_GROUP, MASTERS_GROUP, NODES_GROUP, SCHEDULER_USER};
 use ringleader_registry::resources::{self, ResourceType, RESOURCES};
 use ringleader_store::{ObjectKey, Selector, Store, StoreError};
@@ -269,7 +269,7 @@ fn cluster_binding(name: &str, role: &str, subject_kind: &str, subject: &str) ->
 ///   details), bound to group
 ///   `system:monitoring`;
 /// - `system:node` for agents (group `system:nodes`; which node's objects
-///   each may touch is narrowed in [`crate::authz`]) and
+///   each may touch is narrowed in `ringleader_server::authz`) and
 ///   `system:ringleader:scheduler` for the manager (every resource but
 ///   RBAC's).
 pub fn builtin_objects() -> Vec<Value> {
@@ -285,7 +285,7 @@ pub fn builtin_objects() -> Vec<Value> {
         edit.push(rule(&[group], list, WRITE));
     }
     // As metrics-server's aggregated-metrics-reader: whoever reads pods reads their usage.
-    view.push(rule(&[crate::resource_metrics::GROUP], &["pods"], READ));
+    view.push(rule(&[ringleader_registry::resources::METRICS_GROUP], &["pods"], READ));
     let edit_all: Vec<Value> = view.iter().chain(&edit).cloned().collect();
     let mut admin = edit_all.clone();
     admin.push(rule(&[GROUP], &["roles", "rolebindings"], &[READ, WRITE].concat()));
