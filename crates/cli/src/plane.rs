@@ -14,8 +14,9 @@ use ringleader_api::Resource;
 use ringleader_client::kubeconfig::{self, Kubeconfig};
 use ringleader_client::{Client, TlsFiles, Token};
 use ringleader_manager::ManagerConfig;
+use ringleader_observability::Metrics;
 use ringleader_scheduler::conf::SchedulerConf;
-use ringleader_server::{Health, Metrics, ServerState};
+use ringleader_server::{Health, ServerState};
 use ringleader_store::Store;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -167,15 +168,15 @@ pub struct HistoryFlags {
 
 impl Default for HistoryFlags {
     fn default() -> Self {
-        let c = ringleader_server::history::Config::default();
+        let c = ringleader_observability::history::Config::default();
         HistoryFlags { history_interval: c.interval_secs, history_series: c.max_series }
     }
 }
 
 impl HistoryFlags {
     /// The server's history configuration, or what is wrong with the flags.
-    pub fn config(&self) -> Result<ringleader_server::history::Config> {
-        ringleader_server::history::Config::new(self.history_interval, self.history_series)
+    pub fn config(&self) -> Result<ringleader_observability::history::Config> {
+        ringleader_observability::history::Config::new(self.history_interval, self.history_series)
             .map_err(|e| anyhow::anyhow!("--history-interval/--history-series: {e}"))
     }
 }
@@ -521,7 +522,7 @@ mod tests {
         let flags = HistoryFlags { history_interval: 0, ..HistoryFlags::default() };
         let e = flags.config().err().map(|e| format!("{e:#}")).unwrap_or_default();
         assert!(e.contains("--history-interval") && e.contains("0 s") && e.contains("1 to 60"), "{e}");
-        assert_eq!(HistoryFlags::default().config().ok(), Some(ringleader_server::history::Config::default()));
+        assert_eq!(HistoryFlags::default().config().ok(), Some(ringleader_observability::history::Config::default()));
     }
 
     #[test]

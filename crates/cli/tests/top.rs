@@ -7,7 +7,7 @@
 mod common;
 
 use common::{cluster_yaml, Plane};
-use ringleader_server::resource_metrics::{NODE_METRICS, POD_METRICS};
+use ringleader_observability::resource_metrics::{NODE_METRICS, POD_METRICS};
 use serde_json::Value;
 use std::process::Command;
 use std::time::{Duration, Instant};

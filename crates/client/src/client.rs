@@ -443,7 +443,7 @@ impl Client {
         self.json(self.request(reqwest::Method::GET, &path), &path).await
     }
 
-    /// Series of the embedded history (`ringleader_server::history`): `query`
+    /// Series of the embedded history (`ringleader_observability::history`): `query`
     /// holds `series`, `prefix`, `since` or `sinceSeconds`.
     pub async fn history(&self, query: &[(&str, &str)]) -> Result<Value> {
         let path = ringleader_registry::resources::HISTORY_PATH;

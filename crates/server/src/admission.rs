@@ -16,7 +16,6 @@
 //! Rules for job kinds and typed kinds stay in `ringleader-api` (what
 //! `ringleader validate` says); this module adds what holds for any object.
 
-use crate::metrics::DEVICES_ANNOTATION;
 use crate::ServerState;
 use axum::http::StatusCode;
 use ringleader_api::devices::classify;
@@ -27,6 +26,7 @@ use ringleader_api::validate::{
     LABEL_VALUE_RULE, QUALIFIED_NAME_RULE, SUBDOMAIN_RULE,
 };
 use ringleader_api::FieldError;
+use ringleader_observability::metrics::DEVICES_ANNOTATION;
 use ringleader_registry::resources::{ResourceType, NODES, PODS};
 use ringleader_registry::status::ApiError;
 use ringleader_store::ObjectKey;

@@ -9,11 +9,11 @@
 //! table plus the read-only core v1 Node view, so the lists name exactly
 //! the paths the router serves.
 
-use crate::resource_metrics;
 use axum::extract::Path;
 use axum::http::header::{ACCEPT, CONTENT_TYPE, VARY};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use ringleader_observability::resource_metrics;
 use ringleader_registry::resources::{self, ResourceType, PODS};
 use ringleader_registry::status::ApiError;
 use serde_json::{json, Value};

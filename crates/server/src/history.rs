@@ -1,250 +1,268 @@
-//! The embedded history behind charts and `ringleader top`: per node, pod,
-//! job and queue, a few figures sampled on a fixed interval from the
-//! metrics' store aggregate (never from a list of the store), each kept in
-//! two fixed rings ([`ring`]): the last [`ring::FINE_CAPACITY`] samples
-//! (1 h at the default 10 s) and [`ring::COARSE_CAPACITY`] one-minute means
-//! (24 h). The number of series is capped as well
-//! ([`Config::max_series`]): when a new series finds no room, the series
-//! written longest ago goes (those of deleted objects first, as they are
-//! no longer written); a series not written for 24 h is dropped. So the
-//! memory is bounded (about 14 KiB a series at most) whatever the cluster
-//! does. Served read-only by [`http`] at
-//! `/apis/ringleader.io/v1alpha1/history`.
+//! `GET /apis/ringleader.io/v1alpha1/history`: series of the embedded
+//! history as JSON, for the console's charts and `ringleader top`.
+//!
+//! Query: `series=<name>[,<name>…]` (the series named; one not held yet is
+//! answered with no points) and/or `prefix=<p>` (every series held whose
+//! name starts with `p`, those the caller may not read left out);
+//! `since=<unix seconds>` or `sinceSeconds=<n>` (default: the last hour).
+//!
+//! The request path passes the authorization middleware (as the bulk apply
+//! does); each series is then authorized here as a `list` of the objects it
+//! describes (pods of its namespace, its job's type in its namespace,
+//! nodes, queues): whoever may not list a namespace's pods reads none of
+//! their series, and naming one, or a prefix inside that namespace, is a
+//! 403 worded as Kubernetes words it.
 
-pub mod http;
-pub mod names;
-pub mod ring;
+use crate::authz::{self, Attributes};
+use crate::routes::OutputFormat;
+use crate::ServerState;
+use axum::http::{Method, StatusCode};
+use axum::response::Response;
+use ringleader_auth::identity::Identity;
+use ringleader_observability::history::names::{self, Scope};
+use ringleader_observability::history::ring::{Resolution, COARSE_STEP};
+use ringleader_registry::status::ApiError;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
 
-use ring::{Resolution, Tiers};
-use std::collections::BTreeMap;
+/// The path, under the ringleader.io group.
+pub const PATH: &str = ringleader_registry::resources::HISTORY_PATH;
+/// The resource name RBAC's attributes carry for the path.
+pub const RESOURCE: &str = "history";
+/// Default window, seconds.
+const DEFAULT_WINDOW: u64 = 3600;
+/// Most series one request may name.
+const MAX_NAMED: usize = 1000;
 
-/// Seconds a series is kept after its last sample.
-pub const RETAIN_SECS: u32 = 86_400;
-/// Shortest and longest sampling interval, seconds: at most one sample a
-/// second (points are whole seconds), at least one a minute (the coarse
-/// ring's step).
-pub const INTERVAL_RANGE: std::ops::RangeInclusive<u32> = 1..=60;
-
-/// How the history samples and how much it keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
-    /// Seconds between samples, within [`INTERVAL_RANGE`].
-    pub interval_secs: u32,
-    /// Most series kept at once.
-    pub max_series: usize,
+/// Whether authorization attributes are those of this endpoint (the
+/// middleware lets it through; [`serve`] authorizes each series).
+pub fn is_history(a: &Attributes) -> bool {
+    a.resource_request
+        && a.api_group == "ringleader.io"
+        && a.resource == RESOURCE
+        && a.name.is_empty()
+        && a.namespace.is_empty()
+        && a.verb == "list"
 }
 
-impl Default for Config {
-    fn default() -> Self {
-        Config { interval_secs: 10, max_series: 4000 }
+/// What a request asks for.
+#[derive(Debug, Clone, PartialEq)]
+struct Query {
+    named: Vec<String>,
+    prefix: Option<String>,
+    since: u32,
+}
+
+fn parse_query(query: &HashMap<String, String>, now: f64) -> Result<Query, ApiError> {
+    let named: Vec<String> = query
+        .get("series")
+        .map(|s| s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    let prefix = query.get("prefix").cloned();
+    if named.is_empty() && prefix.is_none() {
+        return Err(ApiError::bad_field(
+            "series",
+            format!(
+                "name at least one series (series=a,b) or a prefix (prefix=pod/<namespace>/); the forms are {}",
+                names::FORMS
+            ),
+        ));
     }
-}
-
-impl Config {
-    /// The configuration, or an error naming the bad field and what is allowed.
-    pub fn new(interval_secs: u32, max_series: usize) -> Result<Config, String> {
-        if !INTERVAL_RANGE.contains(&interval_secs) {
-            return Err(format!(
-                "history interval: {interval_secs} s is out of range; allowed {} to {} seconds",
-                INTERVAL_RANGE.start(),
-                INTERVAL_RANGE.end()
-            ));
+    if named.len() > MAX_NAMED {
+        return Err(ApiError::bad_field("series", format!("{} series named; at most {MAX_NAMED}", named.len())));
+    }
+    for n in &named {
+        names::parse(n).map_err(|e| ApiError::bad_field("series", e))?;
+    }
+    let number = |field: &str, v: &str| -> Result<u64, ApiError> {
+        v.trim()
+            .parse::<u64>()
+            .map_err(|_| ApiError::bad_field(field, format!("{v:?} is not a whole number of seconds")))
+    };
+    let now_secs = if now.is_finite() && now > 0.0 { now as u64 } else { 0 };
+    let since = match (query.get("since"), query.get("sinceSeconds")) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_field("sinceSeconds", "give since (unix seconds) or sinceSeconds, not both"))
         }
-        if max_series == 0 {
-            return Err("history series: 0 keeps no history; allowed at least 1".to_string());
-        }
-        Ok(Config { interval_secs, max_series })
+        (Some(t), None) => number("since", t)?,
+        (None, Some(s)) => now_secs.saturating_sub(number("sinceSeconds", s)?),
+        (None, None) => now_secs.saturating_sub(DEFAULT_WINDOW),
+    };
+    Ok(Query { named, prefix, since: u32::try_from(since).unwrap_or(u32::MAX) })
+}
+
+/// The RBAC question a scope asks.
+fn attributes(scope: &Scope) -> Attributes {
+    let (group, resource, namespace) = match scope {
+        Scope::Nodes => (ringleader_registry::resources::NODES.group, "nodes", ""),
+        Scope::Queues => ("scheduling.volcano.sh", "queues", ""),
+        Scope::Pods { namespace } => ("", "pods", namespace.as_str()),
+        Scope::Jobs { namespace, group, plural } => (group.as_str(), plural.as_str(), namespace.as_str()),
+    };
+    Attributes {
+        verb: "list".into(),
+        api_group: group.to_string(),
+        resource: resource.to_string(),
+        namespace: namespace.to_string(),
+        resource_request: true,
+        path: PATH.to_string(),
+        ..Attributes::default()
     }
 }
 
-#[derive(Debug, Clone)]
-struct Entry {
-    tiers: Tiers,
-    /// Time of the last sample.
-    touched: u32,
-    /// Creation order, to break ties between series touched together.
-    seq: u64,
+/// Decisions of one request, asked once per scope.
+struct Gate<'a> {
+    state: &'a ServerState,
+    id: &'a Identity,
+    decided: BTreeMap<Scope, bool>,
 }
 
-/// Every series, bounded in number and in points.
-#[derive(Debug, Clone)]
-pub struct History {
-    config: Config,
-    series: BTreeMap<String, Entry>,
-    next_seq: u64,
-    /// When the next sample is due (unix seconds).
-    next_due: u32,
-    /// New series turned away because one round alone had more than the cap.
-    dropped: u64,
+impl Gate<'_> {
+    async fn allows(&mut self, scope: &Scope) -> Result<bool, ApiError> {
+        if let Some(d) = self.decided.get(scope) {
+            return Ok(*d);
+        }
+        let allowed = authz::decide(self.state, self.id, &attributes(scope)).await?.allowed;
+        self.decided.insert(scope.clone(), allowed);
+        Ok(allowed)
+    }
+
+    async fn require(&mut self, scope: &Scope) -> Result<(), ApiError> {
+        if self.allows(scope).await? {
+            return Ok(());
+        }
+        Err(authz::forbidden(self.id, &attributes(scope), "the history of these objects needs the same permission"))
+    }
 }
 
-impl History {
-    /// An empty history.
-    pub fn new(config: Config) -> History {
-        History { config, series: BTreeMap::new(), next_seq: 0, next_due: 0, dropped: 0 }
-    }
+/// One series in the answer's shape.
+fn series_json(name: &str, unit: &str, interval: u32, read: Option<(Resolution, Vec<(u32, f32)>)>) -> Value {
+    let (resolution, points) = read.unwrap_or((Resolution::Fine, Vec::new()));
+    let step = match resolution {
+        Resolution::Fine => interval,
+        Resolution::Coarse => COARSE_STEP,
+    };
+    // f32 printed as its shortest decimal, so 0.1 is not 0.10000000149.
+    let points: Vec<Value> =
+        points.into_iter().map(|(t, v)| json!([t, v.to_string().parse::<f64>().unwrap_or(f64::from(v))])).collect();
+    json!({"name": name, "unit": unit, "step": step, "points": points})
+}
 
-    /// The configuration.
-    pub fn config(&self) -> Config {
-        self.config
+/// Answers a request to [`PATH`]; `None` for any other path.
+pub(crate) async fn serve(
+    state: &ServerState,
+    method: &Method,
+    path: &str,
+    query: &HashMap<String, String>,
+    identity: Option<&Identity>,
+    format: OutputFormat,
+) -> Option<Result<Response, ApiError>> {
+    if path.trim_end_matches('/') != PATH {
+        return None;
     }
+    if *method != Method::GET {
+        return Some(Err(ApiError::method(method.as_str(), path)));
+    }
+    Some(answer(state, query, identity, format).await)
+}
 
-    /// `Some(t)` when a sample is due at `now` (unix seconds): `t` is the
-    /// sample's time, and the next one is due one interval after the
-    /// interval boundary `t` falls in.
-    pub fn due(&mut self, now: f64) -> Option<u32> {
-        if !now.is_finite() || now < 0.0 || now >= f64::from(u32::MAX) {
-            return None;
+async fn answer(
+    state: &ServerState,
+    query: &HashMap<String, String>,
+    identity: Option<&Identity>,
+    format: OutputFormat,
+) -> Result<Response, ApiError> {
+    let Some(id) = identity else { return Err(ApiError::new(StatusCode::UNAUTHORIZED, "Unauthorized", "no identity")) };
+    let q = parse_query(query, ringleader_api::time::now())?;
+    let mut gate = Gate { state, id, decided: BTreeMap::new() };
+    let mut wanted: Vec<(String, &'static str)> = Vec::new();
+    for name in &q.named {
+        let (scope, unit) = names::parse(name).map_err(|e| ApiError::bad_field("series", e))?;
+        gate.require(&scope).await?;
+        wanted.push((name.clone(), unit));
+    }
+    if let Some(prefix) = &q.prefix {
+        if let Some(scope) = names::prefix_scope(prefix) {
+            gate.require(&scope).await?;
         }
-        let t = now as u32;
-        if t < self.next_due {
-            return None;
-        }
-        let interval = self.config.interval_secs.max(1);
-        self.next_due = (t / interval).saturating_add(1).saturating_mul(interval);
-        Some(t)
-    }
-
-    /// Records one round of samples taken at `t`.
-    pub fn record(&mut self, t: u32, figures: impl IntoIterator<Item = (String, f64)>) {
-        self.series.retain(|_, e| e.touched.saturating_add(RETAIN_SECS) >= t);
-        let mut fresh: Vec<(String, f64)> = Vec::new();
-        for (name, v) in figures {
-            match self.series.get_mut(&name) {
-                Some(e) => {
-                    e.tiers.push(t, v);
-                    e.touched = t;
-                }
-                None => fresh.push((name, v)),
+        let held: Vec<String> =
+            state.metrics().with_history_read(|h| h.names_with_prefix(prefix).map(str::to_string).collect());
+        for name in held {
+            // Held names always parse: the sampler writes only valid ones.
+            let Ok((scope, unit)) = names::parse(&name) else { continue };
+            if gate.allows(&scope).await? && !wanted.iter().any(|(n, _)| *n == name) {
+                wanted.push((name, unit));
             }
         }
-        fresh.sort_by(|a, b| a.0.cmp(&b.0));
-        fresh.dedup_by(|later, first| {
-            let same = later.0 == first.0;
-            if same {
-                first.1 = later.1;
-            }
-            same
-        });
-        let max = self.config.max_series.max(1);
-        let wanted = (self.series.len() + fresh.len()).saturating_sub(max);
-        if wanted > 0 {
-            self.evict(t, wanted);
-        }
-        for (name, v) in fresh {
-            if self.series.len() >= max {
-                self.dropped += 1;
-                continue;
-            }
-            let mut tiers = Tiers::new();
-            tiers.push(t, v);
-            self.series.insert(name, Entry { tiers, touched: t, seq: self.next_seq });
-            self.next_seq += 1;
-        }
     }
-
-    /// Removes up to `n` series not written at `t`, the longest unwritten first.
-    fn evict(&mut self, t: u32, n: usize) {
-        let mut idle: Vec<(u32, u64, String)> = self
-            .series
-            .iter()
-            .filter(|(_, e)| e.touched < t)
-            .map(|(name, e)| (e.touched, e.seq, name.clone()))
-            .collect();
-        idle.sort();
-        for (_, _, name) in idle.into_iter().take(n) {
-            self.series.remove(&name);
-        }
-    }
-
-    /// A series' points since `since`, or `None` when it is not held.
-    pub fn read(&self, name: &str, since: u32) -> Option<(Resolution, Vec<(u32, f32)>)> {
-        self.series.get(name).map(|e| e.tiers.read(since))
-    }
-
-    /// Names of the series held that start with `prefix`, in order.
-    pub fn names_with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.series.range(prefix.to_string()..).map(|(k, _)| k.as_str()).take_while(move |k| k.starts_with(prefix))
-    }
-
-    /// Series held.
-    pub fn len(&self) -> usize {
-        self.series.len()
-    }
-
-    /// Whether no series is held.
-    pub fn is_empty(&self) -> bool {
-        self.series.is_empty()
-    }
-
-    /// New series turned away so far for want of room.
-    pub fn dropped(&self) -> u64 {
-        self.dropped
-    }
+    let body = state.metrics().with_history_read(|h| {
+        let interval = h.config().interval_secs;
+        let series: Vec<Value> =
+            wanted.iter().map(|(name, unit)| series_json(name, unit, interval, h.read(name, q.since))).collect();
+        json!({
+            "kind": "History",
+            "apiVersion": "ringleader.io/v1alpha1",
+            "interval": interval,
+            "since": q.since,
+            "series": series,
+        })
+    });
+    Ok(format.respond(StatusCode::OK, &body))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn figures(names: &[&str], v: f64) -> Vec<(String, f64)> {
-        names.iter().map(|n| (n.to_string(), v)).collect()
+    fn q(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
-    fn samples_fall_due_once_per_interval() {
-        let mut h = History::new(Config { interval_secs: 10, max_series: 10 });
-        assert_eq!(h.due(1003.5), Some(1003));
-        assert_eq!(h.due(1009.9), None);
-        assert_eq!(h.due(1010.0), Some(1010));
-        // A stall skips the missed rounds rather than catching up.
-        assert_eq!(h.due(1047.0), Some(1047));
-        assert_eq!(h.due(1049.0), None);
-        assert_eq!(h.due(f64::NAN), None);
-        assert_eq!(h.due(-1.0), None);
-    }
-
-    #[test]
-    fn the_series_written_longest_ago_makes_room() {
-        let mut h = History::new(Config { interval_secs: 10, max_series: 3 });
-        h.record(10, figures(&["pod/a/gone/cpu", "pod/a/p1/cpu", "pod/a/p2/cpu"], 1.0));
-        // gone is deleted: not written at 20.
-        h.record(20, figures(&["pod/a/p1/cpu", "pod/a/p2/cpu"], 2.0));
-        h.record(30, figures(&["pod/a/p1/cpu", "pod/a/p2/cpu", "pod/a/p3/cpu"], 3.0));
-        assert_eq!(h.len(), 3);
-        assert!(h.read("pod/a/gone/cpu", 0).is_none());
-        assert_eq!(h.read("pod/a/p3/cpu", 0).map(|r| r.1), Some(vec![(30, 3.0)]));
-        assert_eq!(h.read("pod/a/p1/cpu", 0).map(|r| r.1.len()), Some(3));
-        // A round with more new series than the cap keeps what fits and
-        // never evicts what it just wrote.
-        h.record(40, figures(&["n/1", "n/2", "n/3", "n/4", "n/5"], 1.0));
-        assert_eq!(h.len(), 3);
-        assert_eq!(h.dropped(), 2);
-        assert_eq!(h.names_with_prefix("n/").collect::<Vec<_>>(), vec!["n/1", "n/2", "n/3"]);
-    }
-
-    #[test]
-    fn series_unwritten_for_a_day_expire() {
-        let mut h = History::new(Config { interval_secs: 10, max_series: 10 });
-        h.record(100, figures(&["node/n1/cpu", "node/n2/cpu"], 1.0));
-        h.record(100 + RETAIN_SECS, figures(&["node/n1/cpu"], 1.0));
-        assert_eq!(h.names_with_prefix("node/").count(), 2, "kept for a whole day");
-        h.record(101 + RETAIN_SECS, figures(&["node/n1/cpu"], 1.0));
-        assert_eq!(h.names_with_prefix("node/").collect::<Vec<_>>(), vec!["node/n1/cpu"]);
-    }
-
-    #[test]
-    fn prefixes_select_in_order_and_configs_are_checked() {
-        let mut h = History::new(Config::default());
-        h.record(1, figures(&["pod/b/x/cpu", "pod/a/y/cpu", "pod/a/x/memory", "pod/a/x/cpu", "pod/a/x/cpu"], 1.0));
+    fn queries_are_read_or_refused_naming_the_field() {
+        let got = parse_query(&q(&[("series", "pod/a/p/cpu, node/n/ready"), ("sinceSeconds", "600")]), 10_000.5);
         assert_eq!(
-            h.names_with_prefix("pod/a/").collect::<Vec<_>>(),
-            vec!["pod/a/x/cpu", "pod/a/x/memory", "pod/a/y/cpu"]
+            got.ok(),
+            Some(Query { named: vec!["pod/a/p/cpu".into(), "node/n/ready".into()], prefix: None, since: 9_400 })
         );
-        assert_eq!(h.names_with_prefix("").count(), 4);
-        assert!(Config::new(0, 10).err().is_some_and(|e| e.contains("interval") && e.contains("1 to 60")));
-        assert!(Config::new(61, 10).is_err());
-        assert!(Config::new(10, 0).err().is_some_and(|e| e.contains("series")));
-        assert_eq!(Config::new(1, 5), Ok(Config { interval_secs: 1, max_series: 5 }));
+        let got = parse_query(&q(&[("prefix", "")]), 10_000.0);
+        assert_eq!(got.ok().map(|q| (q.prefix, q.since)), Some((Some(String::new()), 6_400)));
+        for (pairs, field) in [
+            (vec![], "series"),
+            (vec![("series", "pod/a/p/gpu")], "series"),
+            (vec![("prefix", "node/"), ("since", "yesterday")], "since"),
+            (vec![("prefix", "node/"), ("sinceSeconds", "-5")], "sinceSeconds"),
+            (vec![("prefix", "node/"), ("since", "1"), ("sinceSeconds", "5")], "sinceSeconds"),
+        ] {
+            let e = parse_query(&q(&pairs), 10_000.0).err().map(|e| e.message).unwrap_or_default();
+            assert!(e.starts_with(&format!("{field}: ")), "{pairs:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn scopes_ask_rbac_to_list_the_objects() {
+        let a = attributes(&Scope::Pods { namespace: "team".into() });
+        assert_eq!(
+            (a.verb.as_str(), a.api_group.as_str(), a.resource.as_str(), a.namespace.as_str()),
+            ("list", "", "pods", "team")
+        );
+        let a = attributes(&Scope::Jobs {
+            namespace: "t".into(),
+            group: "kubeflow.org".into(),
+            plural: "pytorchjobs".into(),
+        });
+        assert_eq!((a.api_group.as_str(), a.resource.as_str()), ("kubeflow.org", "pytorchjobs"));
+        let path: axum::http::Uri = "/apis/ringleader.io/v1alpha1/history?prefix=node/".parse().unwrap_or_default();
+        assert!(is_history(&Attributes::of(&Method::GET, &path)));
+        assert!(!is_history(&Attributes::of(&Method::DELETE, &path)));
+    }
+
+    #[test]
+    fn points_print_as_short_decimals() {
+        let v = series_json("pod/a/p/cpu", "cores", 10, Some((Resolution::Fine, vec![(100, 0.1), (110, 2.5)])));
+        assert_eq!(v, json!({"name": "pod/a/p/cpu", "unit": "cores", "step": 10, "points": [[100, 0.1], [110, 2.5]]}));
+        let v = series_json("node/n/cpu", "cores", 10, Some((Resolution::Coarse, vec![])));
+        assert_eq!(v["step"], 60);
+        assert_eq!(series_json("node/n/cpu", "cores", 10, None)["points"], json!([]));
     }
 }

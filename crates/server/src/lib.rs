@@ -31,7 +31,8 @@ pub mod history;
 mod impersonate;
 pub mod kubelet;
 mod logs;
-pub mod metrics;
+pub mod metrics_endpoint;
+mod metrics_http;
 pub mod node_view;
 mod openapi;
 mod paging;
@@ -47,12 +48,12 @@ mod yaml_budget;
 
 pub use apply::{ApplyAction, ApplyResult};
 pub use health::{ComponentHealth, Health};
-pub use metrics::Metrics;
 pub use ringleader_registry::resources::{find, resolve, ResourceType, RESOURCES};
 pub use ringleader_registry::status::ApiError;
 pub use routes::router;
 
 use ringleader_client::Token;
+use ringleader_observability::Metrics;
 use ringleader_store::{Store, StoreError};
 use std::future::Future;
 use std::sync::Arc;

@@ -576,7 +576,7 @@ mod tests {
     fn the_one_list_holds_what_scheduler_and_agent_write() {
         use ringleader_scheduler::place::{handshake, GPU_MILLI, PREDICATE_TIME, VISIBLE_DEVICES};
         let scheduler = [
-            crate::metrics::DEVICES_ANNOTATION,
+            ringleader_observability::metrics::DEVICES_ANNOTATION,
             PREDICATE_TIME,
             VISIBLE_DEVICES,
             GPU_MILLI,
@@ -588,7 +588,10 @@ mod tests {
         for key in scheduler {
             assert_eq!(annotation_owner(key), Some(Owner::Scheduler), "{key}");
         }
-        for key in crate::resource_metrics::USAGE_ANNOTATIONS.iter().chain(&[crate::logs::LOG_PATH_ANNOTATION]) {
+        for key in ringleader_observability::resource_metrics::USAGE_ANNOTATIONS
+            .iter()
+            .chain(&[crate::logs::LOG_PATH_ANNOTATION])
+        {
             assert_eq!(annotation_owner(key), Some(Owner::Agent), "{key}");
         }
     }

@@ -62,14 +62,14 @@ pub fn router(state: ServerState) -> Router {
         .fallback(api)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(DefaultBodyLimit::max(MAX_BODY))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::http::track))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics_http::track))
         .with_state(state)
 }
 
 async fn metrics(State(state): State<ServerState>) -> Response {
     let m = state.metrics.clone();
     match state.blocking(move |store| m.render(store)).await {
-        Ok(text) => ([(CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text).into_response(),
+        Ok(text) => ([(CONTENT_TYPE, ringleader_observability::metrics::CONTENT_TYPE)], text).into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -232,8 +232,7 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     if let Some(answer) = crate::resource_metrics::serve(state, &req.method, &req.path, &req.query, req.format).await {
         return answer;
     }
-    let history =
-        crate::history::http::serve(state, &req.method, &req.path, &req.query, req.identity.as_ref(), req.format);
+    let history = crate::history::serve(state, &req.method, &req.path, &req.query, req.identity.as_ref(), req.format);
     if let Some(answer) = history.await {
         return answer;
     }

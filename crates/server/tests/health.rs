@@ -5,7 +5,8 @@
 //! (stale nodes listed, failing only when none is left).
 
 use ringleader_client::Token;
-use ringleader_server::{serve, Health, Metrics, ServerState};
+use ringleader_observability::Metrics;
+use ringleader_server::{serve, Health, ServerState};
 use ringleader_store::Store;
 use serde_json::json;
 use std::time::Duration;

@@ -3,7 +3,8 @@
 //! kubelet's options, over a real HTTP server on loopback.
 
 use ringleader_client::Token;
-use ringleader_server::{router, Metrics, ServerState};
+use ringleader_observability::Metrics;
+use ringleader_server::{router, ServerState};
 use ringleader_store::{Options, Store};
 use serde_json::{json, Value};
 use std::path::PathBuf;

@@ -9,7 +9,8 @@
 use anyhow::{bail, Context, Result};
 use ringleader_client::kubeconfig::Kubeconfig;
 use ringleader_client::{TlsFiles, Token};
-use ringleader_server::{Metrics, ServerState};
+use ringleader_observability::Metrics;
+use ringleader_server::ServerState;
 use ringleader_store::{Op, Store};
 use serde::Serialize;
 use serde_json::{json, Value};

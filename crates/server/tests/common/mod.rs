@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use ringleader_client::{Client, Token};
-use ringleader_server::{serve, Metrics, ServerState};
+use ringleader_observability::Metrics;
+use ringleader_server::{serve, ServerState};
 use ringleader_store::{Options, Store};
 use serde_json::{json, Value};
 use tempfile::TempDir;

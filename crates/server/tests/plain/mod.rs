@@ -8,7 +8,8 @@
 
 use ringleader_client::kubeconfig::Kubeconfig;
 use ringleader_client::{TlsFiles, Token};
-use ringleader_server::{serve, serve_tls, Metrics, ServerState};
+use ringleader_observability::Metrics;
+use ringleader_server::{serve, serve_tls, ServerState};
 use ringleader_store::Store;
 use std::time::Duration;
 

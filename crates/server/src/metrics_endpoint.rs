@@ -8,12 +8,12 @@
 //! `WithAuthenticationAndAuthorization` work the same way; the ClusterRole
 //! that grants it is kube's `system:monitoring`). docs/kubernetes.md.
 
-use super::{Metrics, CONTENT_TYPE};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use ringleader_auth::delegated::{bearer, unauthorized, Delegated};
+use ringleader_observability::metrics::{Metrics, CONTENT_TYPE};
 use std::future::Future;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;

@@ -1,25 +1,19 @@
-//! API request metrics: a middleware that counts every request by verb,
-//! group, resource and status code (kube-apiserver's `apiserver_request_total`),
-//! times it, and counts watch streams while they are open.
+//! API request metrics: every request counted by verb, group, resource and
+//! status code (kube-apiserver's `apiserver_request_total`), timed, and watch
+//! streams counted while they are open (the API server's middleware records
+//! them).
 //!
 //! Labels are drawn from fixed sets (the served resource types, the HTTP
 //! methods): a client sending arbitrary paths cannot grow the series.
 
 use super::Metrics;
-use crate::ServerState;
-use axum::body::Body;
-use axum::extract::{Request, State};
 use axum::http::Method;
-use axum::middleware::Next;
-use axum::response::Response;
-use futures_util::StreamExt;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use ringleader_registry::resources;
-use std::time::Instant;
 
 /// Upper bounds (seconds) of API request latency (kube-apiserver's, shortened).
 const REQUEST_BUCKETS: &[f64] = &[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
@@ -126,7 +120,7 @@ impl Metrics {
     }
 
     /// A guard counting one open watch stream until it is dropped.
-    fn open_watch(&self, labels: &RequestLabels) -> WatchGuard {
+    pub fn open_watch(&self, labels: &RequestLabels) -> WatchGuard {
         let key = [
             ("verb", "WATCH".to_string()),
             ("group", labels.group.to_string()),
@@ -139,7 +133,8 @@ impl Metrics {
     }
 }
 
-struct WatchGuard {
+/// One open watch stream, counted until dropped.
+pub struct WatchGuard {
     metrics: Metrics,
     key: [(&'static str, String); 3],
 }
@@ -150,27 +145,6 @@ impl Drop for WatchGuard {
             api.watches.get_or_create(&self.key).dec();
         }
     }
-}
-
-/// The middleware: outermost, so refused requests (401, 403) count too.
-pub async fn track(State(state): State<ServerState>, request: Request, next: Next) -> Response {
-    let labels = classify(request.method(), request.uri().path(), request.uri().query());
-    let started = Instant::now();
-    let response = next.run(request).await;
-    let metrics = state.metrics();
-    metrics.observe_request(&labels, response.status().as_u16(), started.elapsed().as_secs_f64());
-    if labels.verb != "WATCH" || !response.status().is_success() {
-        return response;
-    }
-    // The guard lives in the body stream: dropped when the stream ends or
-    // the client goes away.
-    let guard = metrics.open_watch(&labels);
-    let (parts, body) = response.into_parts();
-    let stream = body.into_data_stream().map(move |chunk| {
-        let _ = &guard;
-        chunk
-    });
-    Response::from_parts(parts, Body::from_stream(stream))
 }
 
 #[cfg(test)]

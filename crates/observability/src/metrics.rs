@@ -15,14 +15,13 @@
 //! the API server's ([`http`]) are registered under `up` only.
 
 pub mod aggregate;
-pub mod endpoint;
-pub mod http;
+pub mod api;
 mod manager;
 pub mod process;
 
 use crate::history::{Config as HistoryConfig, History};
 use aggregate::Aggregate;
-use http::ApiFamilies;
+use api::ApiFamilies;
 use manager::ManagerFamilies;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
@@ -376,7 +375,7 @@ mod tests {
         m.observe_scheduling_latency(f64::NAN);
         m.observe_schedule(3, 2, 0, 0.01);
         m.observe_schedule(0, 2, 4, 0.02);
-        let labels = http::classify(&axum::http::Method::GET, "/api/v1/namespaces/ns/pods", None);
+        let labels = api::classify(&axum::http::Method::GET, "/api/v1/namespaces/ns/pods", None);
         m.observe_request(&labels, 200, 0.004);
         let text = m.render(&store).expect("render");
         assert!(text.contains("# TYPE scheduler_schedule_attempts_total counter\n"), "{text}");
