@@ -5,7 +5,7 @@
 //! out.
 //!
 //! The checks: `ping` (the server answers), `store` (a read comes back in
-//! time and the last write did not fail on SQLite or the disk), each component registered in the [`Health`] registry (the
+//! time and the last write did not fail on SQLite or the disk), each component registered in the [`Health`](crate::components::Health) registry (the
 //! manager: its loop reports a heartbeat on each wake-up, and `up` marks it
 //! stopped when its task ends), and, for readiness only, `agents`: nodes
 //! whose agents stopped heartbeating are listed, but fail the check only
@@ -33,92 +33,12 @@ use axum::response::{IntoResponse, Response};
 use ringleader_auth::identity::Identity;
 use ringleader_store::{ObjectKey, Selector};
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Longest wait for the store's answer before its check fails.
 const STORE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Stale nodes named in the `agents` line; more are counted.
 const MAX_NAMED: usize = 10;
-
-/// Components' liveness, shared between the server and what it reports on.
-#[derive(Clone, Default)]
-pub struct Health {
-    inner: Arc<Mutex<Registry>>,
-}
-
-#[derive(Default)]
-struct Registry {
-    components: BTreeMap<String, Component>,
-    /// Node heartbeat timeout; `None`: no `agents` check.
-    agents: Option<Duration>,
-}
-
-struct Component {
-    stale_after: Duration,
-    registered: Instant,
-    last_beat: Option<Instant>,
-    stopped: Option<String>,
-}
-
-/// One component's handle on the registry.
-#[derive(Clone)]
-pub struct ComponentHealth {
-    health: Health,
-    name: String,
-}
-
-impl ComponentHealth {
-    /// The component is alive and working.
-    pub fn beat(&self) {
-        if let Some(c) = self.health.lock().components.get_mut(&self.name) {
-            c.last_beat = Some(Instant::now());
-        }
-    }
-
-    /// The component ended (and will not beat again); `why` says how.
-    pub fn stopped(&self, why: impl Into<String>) {
-        if let Some(c) = self.health.lock().components.get_mut(&self.name) {
-            c.stopped = Some(why.into());
-        }
-    }
-}
-
-impl Health {
-    /// An empty registry: only `ping` and `store` are checked.
-    pub fn new() -> Health {
-        Health::default()
-    }
-
-    /// Registers a component that fails its checks when it has not beaten
-    /// for `stale_after` (before its first beat it is alive for that long
-    /// after registration, and not ready).
-    pub fn component(&self, name: &str, stale_after: Duration) -> ComponentHealth {
-        let c = Component { stale_after, registered: Instant::now(), last_beat: None, stopped: None };
-        self.lock().components.insert(name.to_string(), c);
-        ComponentHealth { health: self.clone(), name: name.to_string() }
-    }
-
-    /// Marks the registered component `name` stopped (others are ignored).
-    pub fn component_stopped(&self, name: &str, why: &str) {
-        if let Some(c) = self.lock().components.get_mut(name) {
-            c.stopped = Some(why.to_string());
-        }
-    }
-
-    /// Adds the `agents` readiness check: a node is stale when its last
-    /// heartbeat is older than `timeout` (the manager's NotReady timeout).
-    pub fn with_agents(self, timeout: Duration) -> Health {
-        self.lock().agents = Some(timeout);
-        self
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Registry> {
-        // A panic elsewhere while holding the lock leaves plain data behind.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
 
 /// Which endpoint: liveness asks "restart me?", readiness "send me work?".
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -203,13 +123,7 @@ async fn run_checks(state: &ServerState, probe: Probe, excluded: &[String]) -> V
     let skip = |name: &str| excluded.iter().any(|e| e == name);
     let mut out: Vec<(String, Option<Outcome>)> = vec![("ping".into(), (!skip("ping")).then_some(Ok(None)))];
     out.push(("store".into(), if skip("store") { None } else { Some(store_check(state).await) }));
-    let (components, agents) = {
-        let registry = state.health().lock();
-        let now = Instant::now();
-        let components: Vec<(String, Outcome)> =
-            registry.components.iter().map(|(name, c)| (name.clone(), component_check(c, probe, now))).collect();
-        (components, registry.agents)
-    };
+    let (components, agents) = state.health().outcomes(probe == Probe::Ready, Instant::now());
     for (name, outcome) in components {
         let keep = !skip(&name);
         out.push((name, keep.then_some(outcome)));
@@ -235,24 +149,6 @@ async fn store_check(state: &ServerState) -> Outcome {
     }
 }
 
-fn component_check(c: &Component, probe: Probe, now: Instant) -> Outcome {
-    if let Some(why) = &c.stopped {
-        return Err(format!("stopped: {why}"));
-    }
-    let limit = c.stale_after.as_secs_f64();
-    match c.last_beat {
-        Some(beat) if now.duration_since(beat) > c.stale_after => {
-            Err(format!("no heartbeat for {:.0} s (limit {limit:.0} s)", now.duration_since(beat).as_secs_f64()))
-        }
-        Some(_) => Ok(None),
-        // Starting: alive for a while, not ready until its first beat.
-        None if probe == Probe::Ready => Err("starting: no heartbeat yet".into()),
-        None if now.duration_since(c.registered) > c.stale_after => {
-            Err(format!("no heartbeat since it started {limit:.0} s ago"))
-        }
-        None => Ok(None),
-    }
-}
 
 async fn agents_check(state: &ServerState, timeout: Duration) -> Outcome {
     let read = state.blocking(|store| store.list(&Selector::kind("ringleader.io/v1alpha1", "Node")));
@@ -367,22 +263,6 @@ mod tests {
             agents_outcome(&[stopped, node("a", Some(999.0), true)], 40.0, now),
             Ok(Some("1 of 1 nodes heartbeating".into()))
         );
-    }
-
-    #[test]
-    fn a_component_is_alive_while_starting_but_ready_only_after_a_beat() {
-        let now = Instant::now();
-        let c = Component { stale_after: Duration::from_secs(30), registered: now, last_beat: None, stopped: None };
-        assert_eq!(component_check(&c, Probe::Live, now), Ok(None));
-        assert_eq!(component_check(&c, Probe::Ready, now), Err("starting: no heartbeat yet".into()));
-        let beaten = Component { last_beat: Some(now), ..c };
-        assert_eq!(component_check(&beaten, Probe::Ready, now + Duration::from_secs(1)), Ok(None));
-        assert_eq!(
-            component_check(&beaten, Probe::Live, now + Duration::from_secs(45)),
-            Err("no heartbeat for 45 s (limit 30 s)".into())
-        );
-        let stopped = Component { stopped: Some("store: disk full".into()), ..beaten };
-        assert_eq!(component_check(&stopped, Probe::Live, now), Err("stopped: store: disk full".into()));
     }
 
     #[test]

@@ -105,7 +105,7 @@ pub async fn serve_tls(
         stopper.graceful_shutdown(Some(Duration::from_secs(1)));
     });
     // Pods reach this port too: a slow or numerous client is bounded as on the API's.
-    let server = crate::bounded_tls_server(listener, tls, crate::conn_limits::ConnLimits::default(), handle);
+    let server = crate::serve::bounded_tls_server(listener, tls, crate::conn_limits::ConnLimits::default(), handle);
     let served = server.serve(router.into_make_service()).await;
     signal.abort();
     served

@@ -26,8 +26,6 @@ use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
-/// How often a watch that allows bookmarks gets one (kube-apiserver: about a minute).
-pub const DEFAULT_BOOKMARK_PERIOD: Duration = Duration::from_secs(60);
 
 /// The watch parameters of a request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
