@@ -3,8 +3,9 @@
 //! `ringleader validate` does, then stored in one batch — all of it, or (on
 //! any error in any document) none of it.
 
-use crate::admission;
-use crate::routes::{carry_status, check_yaml_depth, prepare};
+use crate::admission::defaulting::{carry_status, prepare};
+use crate::admission::objects as admission;
+use crate::decode::check_yaml_depth;
 use crate::ServerState;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -131,7 +132,7 @@ pub async fn bulk(
         admission::pod_devices(state, rt, object, None).await?;
     }
     for (rt, object) in &objects {
-        crate::protect::admit_applied(state, identity, rt, object).await?;
+        crate::admission::protect::admit_applied(state, identity, rt, object).await?;
     }
 
     let identity = identity.cloned();

@@ -110,7 +110,7 @@ async fn review(state: &ServerState, id: &Identity, content_type: &str, body: &[
     let mut review = if content_type.to_ascii_lowercase().contains("protobuf") {
         ringleader_auth::ssar_protobuf::review(body).map_err(|e| ApiError::bad_field("body", e))?
     } else {
-        crate::routes::parse_value(content_type, body)?.0
+        crate::decode::parse_value(content_type, body)?.0
     };
     let kind = review.get("kind").and_then(Value::as_str).unwrap_or("SelfSubjectAccessReview");
     if kind != "SelfSubjectAccessReview" {

@@ -149,7 +149,6 @@ async fn store_check(state: &ServerState) -> Outcome {
     }
 }
 
-
 async fn agents_check(state: &ServerState, timeout: Duration) -> Outcome {
     let read = state.blocking(|store| store.list(&Selector::kind("ringleader.io/v1alpha1", "Node")));
     let nodes = match tokio::time::timeout(STORE_TIMEOUT, read).await {

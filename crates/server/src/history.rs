@@ -14,7 +14,7 @@
 //! 403 worded as Kubernetes words it.
 
 use crate::authz::{self, Attributes};
-use crate::routes::OutputFormat;
+use crate::encode::OutputFormat;
 use crate::ServerState;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;

@@ -10,7 +10,7 @@
 //! is that same sandbox path. Line stamps come from the agent's `log.times`
 //! beside the log.
 
-use crate::routes::stream_body;
+use crate::encode::stream_body;
 use crate::ServerState;
 use axum::body::Bytes;
 use axum::http::header::CONTENT_TYPE;

@@ -1,7 +1,7 @@
 //! `/api/v1/nodes`: serves the core `v1 Node` view
 //! ([`ringleader_registry::node_view`]) of the stored ringleader.io Nodes.
 
-use crate::routes::OutputFormat;
+use crate::encode::OutputFormat;
 use crate::ServerState;
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -8,7 +8,7 @@
 //! could not scrape. Who may read is decided by RBAC on the request's path
 //! (`get`/`list` of `pods` or `nodes` in group `metrics.k8s.io`).
 
-use crate::routes::OutputFormat;
+use crate::encode::OutputFormat;
 use crate::ServerState;
 use axum::http::{Method, StatusCode};
 use axum::response::Response;

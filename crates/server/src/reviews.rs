@@ -33,7 +33,7 @@ fn namespace_asked(headers: &HeaderMap, body: &[u8]) -> Result<String, ApiError>
             .map_err(|e| ApiError::bad_field("body", e));
     }
     let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
-    let review = crate::routes::parse_value(content_type, body)?.0;
+    let review = crate::decode::parse_value(content_type, body)?.0;
     let kind = review.get("kind").and_then(Value::as_str).unwrap_or("SelfSubjectRulesReview");
     if kind != "SelfSubjectRulesReview" {
         return Err(ApiError::bad_field("kind", format!("{kind:?}: must be SelfSubjectRulesReview")));

@@ -4,7 +4,7 @@
 //! built-in RBAC objects written before the first request.
 
 use crate::conn_limits;
-use crate::routes::router;
+use crate::pipeline::router;
 use crate::state::ServerState;
 use std::future::Future;
 use std::sync::Arc;

@@ -5,9 +5,9 @@
 
 use crate::components::Health;
 use crate::conn_limits;
-use ringleader_registry::status::ApiError;
 use ringleader_client::Token;
 use ringleader_observability::Metrics;
+use ringleader_registry::status::ApiError;
 use ringleader_store::{Store, StoreError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -149,4 +149,3 @@ impl ServerState {
         }
     }
 }
-

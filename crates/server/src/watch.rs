@@ -8,7 +8,8 @@
 //! after the initial events when `sendInitialEvents=true` (annotated
 //! `k8s.io/initial-events-end`), and then one per bookmark period.
 
-use crate::routes::{store_selector, stream_body, OutputFormat};
+use crate::encode::{stream_body, OutputFormat};
+use crate::storage::store_selector;
 use crate::table::IncludeObject;
 use crate::ServerState;
 use axum::body::Bytes;
@@ -25,7 +26,6 @@ use std::time::Duration;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
-
 
 /// The watch parameters of a request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 //! kube-apiserver proxies `…/log` to the kubelet.
 
 use super::LogOptions;
-use crate::routes::stream_body;
+use crate::encode::stream_body;
 use crate::ServerState;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;

@@ -1,0 +1,73 @@
+//! The admission stage of the request pipeline ([`crate::pipeline`]): every
+//! rule a written object passes before the store sees it, in the order they
+//! run — [`object`] for a whole object (create, replace, server-side apply,
+//! each document of a bulk apply), [`patched`] for the result of a patch,
+//! and the delete guards ([`delete_guard`]). A new admission rule is one
+//! more step in [`object`] and [`patched`] (in a module of its own here); a
+//! new kind needs none here: its rules are `ringleader-api`'s, which
+//! [`validation`] applies to every kind that crate knows.
+
+pub(crate) mod defaulting;
+pub(crate) mod delete_guard;
+pub(crate) mod fields;
+pub(crate) mod objects;
+pub(crate) mod protect;
+pub(crate) mod validation;
+
+use crate::state::ServerState;
+use ringleader_auth::Identity;
+use ringleader_registry::resources::ResourceType;
+use ringleader_registry::status::ApiError;
+use serde_json::Value;
+
+/// Who writes what, for the rules that depend on it.
+pub(crate) struct Write<'a> {
+    pub state: &'a ServerState,
+    pub identity: Option<&'a Identity>,
+    /// `create`, `update` or `patch`, as RBAC and the audit name them.
+    pub verb: &'static str,
+    pub rt: &'static ResourceType,
+    /// `?fieldValidation=`: Strict, Warn (the default) or Ignore.
+    pub field_validation: Option<&'a str>,
+}
+
+/// A whole object sent to `ns`/`name` (either absent on a collection),
+/// rule by rule: the object as it will be stored, and the warnings to send
+/// back about its unknown or duplicate fields. `before` is what it replaces.
+pub(crate) async fn object(
+    w: &Write<'_>,
+    ns: Option<&str>,
+    name: Option<&str>,
+    object: Value,
+    duplicates: &[String],
+    before: protect::Before<'_>,
+) -> Result<(Value, Vec<String>), ApiError> {
+    // 1. Defaulting: apiVersion, kind, namespace and name agree with the path.
+    let object = defaulting::prepare(w.rt, ns, name, object)?;
+    // 2. Fields: unknown and duplicate ones refused (Strict) or warned about.
+    let warnings = fields::check(w.rt, &object, duplicates, w.field_validation)?;
+    // 3. Validation: what holds for any object, then the kind's own rules.
+    validation::validate(w.rt, &object)?;
+    // 4. Devices: a Pod's devices are among its node's.
+    objects::pod_devices(w.state, w.rt, &object, None).await?;
+    // 5. Protection: fields only the scheduler and controllers may set, and
+    //    the platform's rules (quotas, workspaces, who may write where).
+    protect::admit(w.state, w.identity, w.verb, w.rt, &object, before).await?;
+    Ok((object, warnings))
+}
+
+/// The result of a JSON, merge or strategic patch of `before`, through the
+/// same rules as [`object`] (the path cannot disagree: a patch keeps the
+/// object's identity); only what the patch changed is held against it.
+pub(crate) async fn patched(
+    w: &Write<'_>,
+    before: &Value,
+    patched: &Value,
+    duplicates: &[String],
+) -> Result<Vec<String>, ApiError> {
+    let warnings = fields::check_patch(w.rt, before, patched, duplicates, w.field_validation)?;
+    validation::validate_patch(w.rt, before, patched)?;
+    objects::pod_devices(w.state, w.rt, patched, Some(before)).await?;
+    protect::admit(w.state, w.identity, w.verb, w.rt, patched, protect::Before::Known(Some(before))).await?;
+    Ok(warnings)
+}
