@@ -102,6 +102,17 @@ impl Attributes {
         }
     }
 
+    /// The history endpoint (`ringleader_registry::resources::HISTORY_PATH`),
+    /// which authorizes each series itself.
+    pub fn is_history(&self) -> bool {
+        self.resource_request
+            && self.api_group == "ringleader.io"
+            && self.resource == resources::HISTORY_RESOURCE
+            && self.name.is_empty()
+            && self.namespace.is_empty()
+            && self.verb == "list"
+    }
+
     /// The bulk apply handler authorizes each document itself.
     pub fn is_bulk_apply(&self) -> bool {
         self.resource_request && self.api_group == "ringleader.io" && self.resource == "apply" && self.name.is_empty()

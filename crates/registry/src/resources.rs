@@ -408,3 +408,5 @@ pub const HISTORY_PATH: &str = "/apis/ringleader.io/v1alpha1/history";
 /// The API group of the resource metrics `kubectl top` reads (served by the
 /// API server, never stored).
 pub const METRICS_GROUP: &str = "metrics.k8s.io";
+/// The resource name RBAC's attributes carry for [`HISTORY_PATH`].
+pub const HISTORY_RESOURCE: &str = "history";

@@ -36,7 +36,7 @@ pub async fn decide(state: &ServerState, id: &Identity, a: &Attributes) -> Resul
 /// each of its documents ([`authorize_write`]).
 pub async fn check(state: &ServerState, id: &Identity, a: &Attributes) -> Result<(), ApiError> {
     // Both authorize what they touch themselves: each document, each series.
-    if a.is_bulk_apply() || crate::history::is_history(a) {
+    if a.is_bulk_apply() || a.is_history() {
         return Ok(());
     }
     if !decide(state, id, a).await?.allowed {

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 /// The path, under the ringleader.io group.
 pub const PATH: &str = ringleader_registry::resources::HISTORY_PATH;
 /// The resource name RBAC's attributes carry for the path.
-pub const RESOURCE: &str = "history";
+pub const RESOURCE: &str = ringleader_registry::resources::HISTORY_RESOURCE;
 /// Default window, seconds.
 const DEFAULT_WINDOW: u64 = 3600;
 /// Most series one request may name.
@@ -37,12 +37,7 @@ const MAX_NAMED: usize = 1000;
 /// Whether authorization attributes are those of this endpoint (the
 /// middleware lets it through; [`serve`] authorizes each series).
 pub fn is_history(a: &Attributes) -> bool {
-    a.resource_request
-        && a.api_group == "ringleader.io"
-        && a.resource == RESOURCE
-        && a.name.is_empty()
-        && a.namespace.is_empty()
-        && a.verb == "list"
+    a.is_history()
 }
 
 /// What a request asks for.

@@ -5,7 +5,7 @@
 //! trusting that CA alone, and streams the answer through — as
 //! kube-apiserver proxies `…/log` to the kubelet.
 
-use super::LogOptions;
+use super::options::LogOptions;
 use crate::encode::stream_body;
 use crate::ServerState;
 use axum::http::header::CONTENT_TYPE;

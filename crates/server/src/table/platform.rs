@@ -2,7 +2,7 @@
 //! person scanning `kubectl get trainingjobs,runs` wants first (state,
 //! queue, framework, runs), the rest under `-o wide`.
 
-use super::{age, at, col, s, text_or, Column, NAME};
+use super::cells::{age, at, col, s, text_or, Column, NAME};
 use serde_json::{json, Value};
 
 const AGE: Column = col("AGE", "date", "", 0);
