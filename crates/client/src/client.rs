@@ -10,8 +10,7 @@ use ringleader_registry::resources::ResourceType;
 use serde_json::Value;
 use std::path::Path;
 
-mod requests;
-pub use requests::{list_version, ListOptions, LogOptions, TABLE_ACCEPT};
+pub(crate) mod requests;
 
 /// Why a client call failed.
 #[derive(Debug, thiserror::Error)]

@@ -11,9 +11,8 @@ pub mod remote;
 pub mod tls;
 mod token;
 
-pub use client::{
-    encode, list_version, Client, ClientError, ListOptions, LogOptions, ObjectList, WatchEvent, TABLE_ACCEPT,
-};
+pub use client::requests::{list_version, ListOptions, LogOptions, TABLE_ACCEPT};
+pub use client::{encode, Client, ClientError, ObjectList, WatchEvent};
 pub use remote::RemoteCluster;
 pub use tls::{TlsError, TlsFiles};
 pub use token::{Token, TOKEN_FILE};

@@ -17,18 +17,19 @@
 pub mod aggregate;
 pub mod api;
 mod manager;
+pub mod objects;
 pub mod process;
 
 use crate::history::{Config as HistoryConfig, History};
 use aggregate::Aggregate;
 use api::ApiFamilies;
 use manager::ManagerFamilies;
+pub use objects::{node_device_total, node_profile, DEVICES_ANNOTATION, QUEUE_KEY};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use ringleader_store::{Event, Selector, Store, StoreError, Stored};
-use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
@@ -39,11 +40,6 @@ pub use manager::LATENCY_BUCKETS;
 /// `Content-Type` of the exposition (the Prometheus text format, which
 /// `promtool check metrics` reads).
 pub use prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
-
-/// Annotation holding the device IDs a pod was bound to.
-pub const DEVICES_ANNOTATION: &str = "ringleader.io/devices";
-/// Label or annotation naming a pod's queue.
-pub const QUEUE_KEY: &str = "volcano.sh/queue-name";
 
 /// Which process exposes the figures, and so which families it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,44 +317,26 @@ impl Collector for Figures {
     }
 }
 
-fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    let mut v = v;
-    for p in path {
-        v = v.get(p)?;
+impl Metrics {
+    /// Counts and times one answered API request (the API server's
+    /// families only; other processes have none).
+    pub fn observe_request(&self, labels: &api::RequestLabels, code: u16, secs: f64) {
+        if let Some(api) = &self.inner.api {
+            api.observe(labels, code, secs);
+        }
     }
-    v.as_str()
-}
 
-/// A node's hardware profile, from whichever description it carries.
-pub fn node_profile(node: &Value) -> Option<std::borrow::Cow<'static, ringleader_topology::Profile>> {
-    use ringleader_topology::parse::{npu_smi, nvidia_smi};
-    use std::borrow::Cow;
-    if let Some(name) = str_at(node, &["spec", "profile"]) {
-        return ringleader_topology::builtin(name).map(Cow::Borrowed);
+    /// A guard counting one open watch stream until it is dropped.
+    pub fn open_watch(&self, labels: &api::RequestLabels) -> api::WatchGuard {
+        api::WatchGuard::open(self.inner.api.as_ref(), labels)
     }
-    if let Some(text) = str_at(node, &["spec", "topologyText"]) {
-        let name = str_at(node, &["metadata", "name"]).unwrap_or_default();
-        return nvidia_smi::profile_from_topo(name, text, Default::default(), "NVIDIA GPU").ok().map(Cow::Owned);
-    }
-    if let Some(text) = str_at(node, &["spec", "npuSmiText"]) {
-        return npu_smi::parse_info(text).and_then(|i| npu_smi::profile_from_info(&i)).ok().map(|(p, _)| Cow::Owned(p));
-    }
-    None
-}
-
-/// A node's device count from its hardware description.
-pub fn node_device_total(node: &Value) -> Option<usize> {
-    if let Some(n) = node.pointer("/status/capacity/devices").and_then(Value::as_u64) {
-        return usize::try_from(n).ok();
-    }
-    node_profile(node).map(|p| p.len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use ringleader_store::{EventType, ObjectKey};
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     /// The value of the first sample line starting with `prefix`.
     fn sample(text: &str, prefix: &str) -> Option<f64> {

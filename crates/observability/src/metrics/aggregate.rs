@@ -6,7 +6,7 @@
 //! never the number of pods: 50,000 pods are summed once, on the first list,
 //! and not again.
 
-use super::{DEVICES_ANNOTATION, QUEUE_KEY};
+use super::objects::{DEVICES_ANNOTATION, QUEUE_KEY};
 use crate::history;
 use ringleader_api::time::parse_rfc3339;
 use ringleader_store::{EventType, ObjectKey};
@@ -234,7 +234,7 @@ fn node_share(node: &Value, previous: Option<&NodeShare>) -> NodeShare {
     let spec = node.get("spec").cloned().unwrap_or(Value::Null);
     let (resource, model, devices) = match previous {
         Some(p) if p.spec == spec => (p.resource.clone(), p.model.clone(), p.devices.clone()),
-        _ => match super::node_profile(node) {
+        _ => match super::objects::node_profile(node) {
             Some(p) => (p.resource_name.clone(), p.chip.clone(), p.devices.iter().map(|d| d.id.to_string()).collect()),
             None => (String::new(), String::new(), Vec::new()),
         },

@@ -6,7 +6,6 @@
 //! Labels are drawn from fixed sets (the served resource types, the HTTP
 //! methods): a client sending arbitrary paths cannot grow the series.
 
-use super::Metrics;
 use axum::http::Method;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -101,12 +100,11 @@ pub fn classify(method: &Method, path: &str, query: Option<&str>) -> RequestLabe
     RequestLabels { verb, group, resource }
 }
 
-impl Metrics {
+impl ApiFamilies {
     /// Counts and times one answered request.
-    pub fn observe_request(&self, labels: &RequestLabels, code: u16, secs: f64) {
-        let Some(i) = &self.inner.api else { return };
+    pub(super) fn observe(&self, labels: &RequestLabels, code: u16, secs: f64) {
         let (verb, group, resource) = (labels.verb.to_string(), labels.group.to_string(), labels.resource.to_string());
-        i.requests
+        self.requests
             .get_or_create(&[
                 ("verb", verb.clone()),
                 ("group", group.clone()),
@@ -115,34 +113,40 @@ impl Metrics {
             ])
             .inc();
         if labels.verb != "WATCH" && secs.is_finite() && secs >= 0.0 {
-            i.request_duration.get_or_create(&[("verb", verb), ("group", group), ("resource", resource)]).observe(secs);
+            self.request_duration
+                .get_or_create(&[("verb", verb), ("group", group), ("resource", resource)])
+                .observe(secs);
         }
-    }
-
-    /// A guard counting one open watch stream until it is dropped.
-    pub fn open_watch(&self, labels: &RequestLabels) -> WatchGuard {
-        let key = [
-            ("verb", "WATCH".to_string()),
-            ("group", labels.group.to_string()),
-            ("resource", labels.resource.to_string()),
-        ];
-        if let Some(api) = &self.inner.api {
-            api.watches.get_or_create(&key).inc();
-        }
-        WatchGuard { metrics: self.clone(), key }
     }
 }
 
 /// One open watch stream, counted until dropped.
 pub struct WatchGuard {
-    metrics: Metrics,
-    key: [(&'static str, String); 3],
+    watches: Option<Family<Labels3, Gauge>>,
+    key: Labels3,
+}
+
+impl WatchGuard {
+    /// Counts a watch of `labels` open in `api`'s families (nothing when the
+    /// process has none).
+    pub(super) fn open(api: Option<&ApiFamilies>, labels: &RequestLabels) -> WatchGuard {
+        let key = [
+            ("verb", "WATCH".to_string()),
+            ("group", labels.group.to_string()),
+            ("resource", labels.resource.to_string()),
+        ];
+        let watches = api.map(|a| a.watches.clone());
+        if let Some(w) = &watches {
+            w.get_or_create(&key).inc();
+        }
+        WatchGuard { watches, key }
+    }
 }
 
 impl Drop for WatchGuard {
     fn drop(&mut self) {
-        if let Some(api) = &self.metrics.inner.api {
-            api.watches.get_or_create(&self.key).dec();
+        if let Some(w) = &self.watches {
+            w.get_or_create(&self.key).dec();
         }
     }
 }
