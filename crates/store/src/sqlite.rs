@@ -41,7 +41,7 @@ const KEY_WHERE: &str = "api_version = ?1 AND kind = ?2 AND namespace = ?3 AND n
 
 pub(crate) fn io(e: rusqlite::Error) -> StoreError {
     if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
-        return StoreError::Io(format!("{}: {e}", crate::DISK_FULL));
+        return StoreError::Io(format!("{}: {e}", crate::types::DISK_FULL));
     }
     StoreError::Io(e.to_string())
 }
