@@ -14,7 +14,8 @@
 //! TTL are deleted by [`expire`].
 
 use crate::cache::{str_at, Cache};
-use crate::jobs::{self, JobObject};
+use crate::job_object::JobObject;
+use crate::writes;
 use crate::ManagerError;
 use ringleader_api::model::JobKind;
 use ringleader_api::time::{parse_rfc3339, rfc3339};
@@ -234,9 +235,9 @@ fn fnv1a(mut h: u64, parts: &[&str]) -> u64 {
     h
 }
 
-/// [`jobs::write`] of `ops` with the recorder's events in the same batch.
+/// [`writes::write`] of `ops` with the recorder's events in the same batch.
 /// When the batch fails because the cache lagged, the decisions are retried
-/// as `jobs::write` does, and an event tied to a write goes only if that
+/// as `writes::write` does, and an event tied to a write goes only if that
 /// write took effect.
 pub fn write(
     store: &dyn Backend,
@@ -246,11 +247,11 @@ pub fn write(
     now: f64,
 ) -> Result<(), ManagerError> {
     if events.is_empty() {
-        return jobs::write(store, cache, ops);
+        return writes::write(store, cache, ops);
     }
     let events = events.into_ops(cache, now);
     if events.is_empty() {
-        return jobs::write(store, cache, ops);
+        return writes::write(store, cache, ops);
     }
     let decisions = ops.len();
     let mut all = ops;
@@ -259,7 +260,7 @@ pub fn write(
         all.push(op);
         subjects.push(subject);
     }
-    match jobs::batch(store, cache, all.clone()) {
+    match writes::batch(store, cache, all.clone()) {
         Ok(()) => Ok(()),
         Err(StoreError::Io(e)) => Err(ManagerError::Store(StoreError::Io(e))),
         Err(_) => {
@@ -272,7 +273,7 @@ pub fn write(
                 })
                 .collect();
             let before = store.version();
-            jobs::write(store, cache, all)?;
+            writes::write(store, cache, all)?;
             let took_effect = |key: &ObjectKey| {
                 if gone.contains(key) {
                     cache.get(key).is_none()
@@ -286,7 +287,7 @@ pub fn write(
                 .filter(|(_, s)| s.as_ref().is_none_or(took_effect))
                 .map(|(op, _)| op)
                 .collect();
-            jobs::write(store, cache, kept)
+            writes::write(store, cache, kept)
         }
     }
 }
@@ -307,7 +308,7 @@ pub fn expire(store: &dyn Backend, cache: &mut Cache, ttl: f64, now: f64) -> Res
         .map(|e| Op::Delete { key: e.key.clone(), expected: None })
         .collect();
     let n = ops.len();
-    jobs::write(store, cache, ops)?;
+    writes::write(store, cache, ops)?;
     Ok(n)
 }
 
@@ -630,7 +631,7 @@ mod tests {
             kind: ringleader_store::EventType::Added,
             object: std::sync::Arc::new(stored.clone()),
         };
-        assert!(!crate::note(&mut cache, &mut dirty, &watched), "no pass for an event");
+        assert!(!crate::dirty::note(&mut cache, &mut dirty, &watched), "no pass for an event");
         assert!(matches!(&dirty, crate::Dirty::Some(s) if s.is_empty()), "{dirty:?}");
         assert!(cache.get(&stored.key).is_some(), "but the cache knows it (for aggregation)");
     }

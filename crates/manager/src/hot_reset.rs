@@ -8,8 +8,8 @@
 //! annotation [`ANNOTATION`], so a restarted manager finishes them.
 
 use crate::cache::{str_at, Cache};
-use crate::jobs::write;
 use crate::pods;
+use crate::writes::write;
 use crate::ManagerError;
 use ringleader_controller::fault::DeviceRef;
 use ringleader_controller::hotreset::HotReset;

@@ -13,7 +13,7 @@
 
 use crate::cache::{annotation, at, Cache};
 use crate::events::{self, EventType, Recorder};
-use crate::jobs::JobObject;
+use crate::job_object::JobObject;
 use crate::pods::{PlanRef, DEVICES, PLAN};
 use crate::ManagerError;
 use ringleader_api::time::rfc3339;

@@ -6,8 +6,12 @@
 
 use crate::cache::{annotation, str_at, Cache};
 use crate::events::{self, Recorder};
+pub use crate::job_object::JobObject;
+pub use crate::node_view::{node_views, NodeView};
+pub use crate::placement::placement_of;
 use crate::pods::{self, CONFIG_FILES, FILES, START};
 use crate::ports;
+pub use crate::writes::write;
 use crate::{ManagerConfig, ManagerError};
 use ringleader_api::devices::{classify, Family};
 use ringleader_api::model::JobKind;
@@ -15,78 +19,18 @@ use ringleader_api::time::rfc3339;
 use ringleader_api::{DeviceKind, Job, Resource};
 use ringleader_controller::fault::NodeLossConfig;
 use ringleader_controller::lifecycle::{status, DeleteMode, JobStatus, ObservedNode, PodPhase};
-use ringleader_controller::placement::{PlacedDevice, Placement, PodPlacement};
-use ringleader_controller::ports::{self as chosen, parse_annotation};
+use ringleader_controller::placement::Placement;
+use ringleader_controller::ports as chosen;
 use ringleader_controller::ranktable::hccl;
 use ringleader_controller::ssh;
 use ringleader_controller::{env, reconcile, Action, JobState, Observed};
-use ringleader_store::{Backend, ObjectKey, Op, StoreError, Stored};
+use ringleader_store::{Backend, ObjectKey, Op, Stored};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Kinds that are never jobs, skipped without parsing.
 const NOT_JOBS: &[&str] = &["Pod", "Node", "Event", "ConfigMap", "PodGroup", "Queue", "PriorityClass", "Workload"];
-
-/// A node as the job controller and scheduler see it.
-#[derive(Debug, Clone)]
-pub struct NodeView {
-    /// Name.
-    pub name: String,
-    /// Address pods on it get.
-    pub address: String,
-    /// SuperPoD, if any.
-    pub super_pod: Option<String>,
-    /// Heartbeating.
-    pub ready: bool,
-    /// Device IDs of its profile.
-    pub devices: Vec<u32>,
-    /// Broken devices.
-    pub unhealthy: BTreeSet<u32>,
-    /// Network-broken devices.
-    pub network_unhealthy: BTreeSet<u32>,
-    /// `status.lastHeartbeat` (seconds since the epoch).
-    pub last_heartbeat: Option<f64>,
-}
-
-/// Nodes from the cache.
-pub fn node_views(cache: &Cache) -> Vec<NodeView> {
-    cache
-        .of_kind("ringleader.io/v1alpha1", "Node")
-        .filter_map(|n| {
-            let node: ringleader_api::kinds::cluster::Node = serde_json::from_value(n.object.clone()).ok()?;
-            let name = node.metadata.name.clone()?;
-            let profile = node.spec.profile.as_deref().and_then(ringleader_topology::profiles::builtin);
-            Some(NodeView {
-                address: node.spec.address.clone().unwrap_or_else(|| "127.0.0.1".to_string()),
-                super_pod: node.spec.network.super_pod.clone(),
-                ready: node.status.ready != Some(false) && !node.spec.stopped,
-                devices: profile.map(|p| p.devices.iter().map(|d| d.id).collect()).unwrap_or_default(),
-                unhealthy: node.status.unhealthy_devices.iter().copied().collect(),
-                network_unhealthy: node.status.network_unhealthy_devices.iter().copied().collect(),
-                last_heartbeat: node.status.last_heartbeat.filter(|t| t.is_finite() && *t >= 0.0),
-                name,
-            })
-        })
-        .collect()
-}
-
-/// A job object with its parsed forms.
-pub struct JobObject {
-    /// As stored.
-    pub stored: Stored,
-    /// Typed.
-    pub resource: Resource,
-    /// Controller state (spec + persisted status).
-    pub state: JobState,
-}
-
-impl JobObject {
-    /// `metadata.uid`.
-    pub fn uid(&self) -> &str {
-        str_at(&self.stored.object, &["metadata", "uid"]).unwrap_or_default()
-    }
-}
 
 /// Every job in the cache, parsed; objects that do not parse are skipped
 /// (the API server validated them, so this only happens to hand-made stores).
@@ -119,32 +63,6 @@ pub fn pods_by_owner(cache: &Cache) -> HashMap<String, Vec<Arc<Stored>>> {
         }
     }
     by
-}
-
-/// The placement of a bound pod.
-pub fn placement_of(pod: &Value, nodes: &BTreeMap<&str, &NodeView>) -> Option<PodPlacement> {
-    let node = nodes.get(pods::node_of(pod)?)?;
-    Some(PodPlacement {
-        node: node.name.clone(),
-        host_ip: node.address.clone(),
-        pod_ip: node.address.clone(),
-        devices: pods::devices_of(pod)
-            .into_iter()
-            .map(|id| PlacedDevice { id, device_ip: Some(device_ip(&node.address, id)), super_device_id: None })
-            .collect(),
-        super_pod_id: node.super_pod.clone(),
-        // Only a released pod's port is settled; a waiting one's is chosen at its release.
-        port: pods::started(pod)
-            .then(|| annotation(pod, ports::ANNOTATION).and_then(|v| parse_annotation(v).first().copied()))
-            .flatten(),
-    })
-}
-
-/// A stable per-chip RoCE address for virtual nodes: `10.<node octets>.<chip>`
-/// style addresses do not exist on loopback, so derive one from the node's.
-fn device_ip(address: &str, id: u32) -> String {
-    let last = address.rsplit('.').next().unwrap_or("1");
-    format!("192.168.{last}.{}", 100 + id)
 }
 
 /// Runs one reconcile of a job and carries out its actions. Returns the
@@ -339,58 +257,6 @@ fn observe(
         })
         .collect();
     Observed { pods: observed_pods, nodes: observed_nodes }
-}
-
-/// Carries out writes in one transaction; when that fails because the cache
-/// lagged (a pod already created or gone), each write alone, skipping those.
-pub fn write(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(), ManagerError> {
-    if ops.is_empty() {
-        return Ok(());
-    }
-    match batch(store, cache, ops.clone()) {
-        Ok(()) => Ok(()),
-        Err(StoreError::Io(e)) => Err(ManagerError::Store(StoreError::Io(e))),
-        Err(_) => {
-            for op in ops {
-                let delete = match &op {
-                    Op::Delete { key, .. } => Some(key.clone()),
-                    _ => None,
-                };
-                match store.batch(vec![op]) {
-                    Ok(mut r) => {
-                        if let Some(r) = r.pop() {
-                            match delete {
-                                Some(key) => cache.remove(&key, r.resource_version),
-                                None => cache.put_shared(r),
-                            };
-                        }
-                    }
-                    Err(StoreError::Io(e)) => return Err(ManagerError::Store(StoreError::Io(e))),
-                    Err(e) => tracing::debug!("skipped a write: {e}"),
-                }
-            }
-            Ok(())
-        }
-    }
-}
-
-/// One transaction, its results recorded in the cache (shared with the
-/// watch events, not copied); on error nothing was written.
-pub(crate) fn batch(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(), StoreError> {
-    let deletes: Vec<Option<ObjectKey>> = ops
-        .iter()
-        .map(|o| match o {
-            Op::Delete { key, .. } => Some(key.clone()),
-            _ => None,
-        })
-        .collect();
-    for (r, d) in store.batch(ops)?.into_iter().zip(deletes) {
-        match d {
-            Some(key) => cache.remove(&key, r.resource_version),
-            None => cache.put_shared(r),
-        };
-    }
-    Ok(())
 }
 
 /// Largest rank table copied into a pod's `ringleader.io/files` annotation

@@ -7,8 +7,11 @@
 //! change, which stands in for ClusterD's gRPC subscription.
 
 use crate::cache::{str_at, Cache};
-use crate::jobs::{self, JobObject, NodeView};
+use crate::job_object::JobObject;
+use crate::node_view::NodeView;
+use crate::placement::placement_of;
 use crate::pods;
+use crate::writes;
 use crate::ManagerError;
 use ringleader_controller::placement::Placement;
 use ringleader_controller::ranktable::mindie::{self, MindieMember, MindieRole};
@@ -136,7 +139,7 @@ pub fn publish(
                         .filter(|p| !pods::deleting(&p.object) && pods::phase_of(&p.object).is_live())
                         .filter_map(|p| {
                             let name = str_at(&p.object, &["metadata", "name"])?.to_string();
-                            Some((name, jobs::placement_of(&p.object, &by_name)?))
+                            Some((name, placement_of(&p.object, &by_name)?))
                         })
                         .collect(),
                 };
@@ -178,7 +181,7 @@ pub fn publish(
             "data": {KEY: content, "version": version.to_string()},
         })));
     }
-    jobs::write(store, cache, ops)
+    writes::write(store, cache, ops)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! for the next job.
 
 use crate::cache::{annotation, at, Cache};
-use crate::jobs::NodeView;
+use crate::node_view::NodeView;
 use crate::pods;
 use ringleader_controller::ports::{parse_annotation, PortsInUse, RENDEZVOUS_PORT_NAMES};
 use serde_json::Value;

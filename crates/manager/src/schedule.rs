@@ -6,8 +6,11 @@
 use crate::cache::{str_at, Cache};
 use crate::events::{self, Recorder};
 use crate::invalid::Findings;
-use crate::jobs::{self, JobObject, NodeView};
+use crate::job_object::JobObject;
+use crate::jobs;
+use crate::node_view::NodeView;
 use crate::pods::{self, DEVICES, EVICTED};
+pub use crate::schedule_pass::Pass;
 use crate::ManagerError;
 use ringleader_api::time::{parse_rfc3339, rfc3339};
 use ringleader_api::{Job, Resource};
@@ -21,25 +24,6 @@ use ringleader_topology::DeviceSet;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-
-/// What one pass did.
-#[derive(Debug, Default)]
-pub struct Pass {
-    /// Pods bound.
-    pub bound: usize,
-    /// Pods evicted.
-    pub evicted: usize,
-    /// Jobs left pending.
-    pub pending: usize,
-    /// Pods of jobs the session left pending with a reason.
-    pub unschedulable: usize,
-    /// Scheduling sessions run (0 when no pod was waiting).
-    pub sessions: usize,
-    /// Seconds from creation to binding of each bound pod.
-    pub latencies: Vec<f64>,
-    /// Uids of the jobs that got bindings or evictions.
-    pub jobs: std::collections::BTreeSet<String>,
-}
 
 /// One job's pods waiting for a node, per role, in index order.
 struct Waiting<'a> {

@@ -10,7 +10,8 @@
 //! the network pairs, or the nccl-tests rows. `spec.terminate` (or
 //! deleting the CheckRun) deletes the jobs, and with them their pods.
 
-use super::{dns_label, key_of, name, status_op};
+use super::node_job::{file_tail, node_job, node_jobs_of};
+use super::object::{dns_label, key_of, name, objects, status_op};
 use crate::cache::{annotation, at, str_at, Cache};
 use crate::pods;
 use ringleader_api::kinds::check::{CheckItem, CheckReport, CheckRunSpec, CollectiveRow, NetworkPair};
@@ -99,7 +100,7 @@ pub fn job(cr: &Value, spec: &CheckRunSpec, index: usize, node: &str, master: &s
         }
     }
     let container = json!({"name": "probe", "image": "ringleader/probe", "command": command(spec), "env": env});
-    super::node_job(cr, job_name(name(cr), index), CHECK_RUN_LABEL, node, container)
+    node_job(cr, job_name(name(cr), index), CHECK_RUN_LABEL, node, container)
 }
 
 /// The payload of the last report line of a log.
@@ -109,7 +110,7 @@ pub fn report_line(log: &str) -> Option<Value> {
 
 /// The last `LOG_BYTES` of a file.
 fn read_log(path: &str) -> Option<String> {
-    super::file_tail(path, LOG_BYTES)
+    file_tail(path, LOG_BYTES)
 }
 
 /// The last few lines of a log, for a failure message.
@@ -489,7 +490,7 @@ pub fn pass_ops(cache: &Cache, now: f64) -> Vec<Op> {
     if runs.is_empty() {
         return Vec::new();
     }
-    let nodes = super::objects(cache, super::NODE_API, "Node");
+    let nodes = objects(cache, super::api::NODE_API, "Node");
     let taken_ports: BTreeSet<u16> = runs
         .iter()
         .filter(|r| !FINAL.contains(&str_at(r, &["status", "phase"]).unwrap_or_default()))
@@ -498,7 +499,7 @@ pub fn pass_ops(cache: &Cache, now: f64) -> Vec<Op> {
     let now = ringleader_api::time::rfc3339(now);
     let mut ops = Vec::new();
     for cr in runs {
-        let (jobs, pods) = super::node_jobs_of(cache, str_at(cr, &["metadata", "uid"]));
+        let (jobs, pods) = node_jobs_of(cache, str_at(cr, &["metadata", "uid"]));
         // Its own port is not taken from itself.
         let own = at(cr, &["status", "port"]).and_then(Value::as_u64).and_then(|p| u16::try_from(p).ok());
         let others: BTreeSet<u16> = taken_ports.iter().copied().filter(|p| Some(*p) != own).collect();

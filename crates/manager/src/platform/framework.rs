@@ -5,7 +5,8 @@
 //! by a shell, datasets and storage as hostPath volumes, the pods confined
 //! to the queue's resource group, all labelled with the TrainingJob and Run.
 
-use super::{name, namespace, owner_ref, GROUP_LABEL, RUN_LABEL, TRAINING_JOB_LABEL};
+use super::api::{GROUP_LABEL, RUN_LABEL, TRAINING_JOB_LABEL};
+use super::object::{name, namespace, owner_ref};
 use crate::cache::{at, str_at};
 use ringleader_api::ascend as keys;
 use serde_json::{json, Map, Value};

@@ -3,7 +3,8 @@
 //! under the resource name of its resource group's chips, so the
 //! scheduler's capability check enforces the fixed quota of seed 004.
 
-use super::{key_of, label, name, GROUP_LABEL};
+use super::api::GROUP_LABEL;
+use super::object::{key_of, label, name};
 use crate::cache::{at, str_at};
 use ringleader_store::Op;
 use serde_json::{json, Map, Value};

@@ -4,7 +4,8 @@
 //! node belongs to one group: the label says which, so a second group that
 //! names it is `config-failed` and says why.
 
-use super::{label, name, status_op, GROUP_LABEL, NODE_API};
+use super::api::{GROUP_LABEL, NODE_API};
+use super::object::{label, name, status_op};
 use crate::cache::{at, str_at};
 use ringleader_store::{ObjectKey, Op};
 use ringleader_topology::Vendor;

@@ -7,9 +7,10 @@
 //! the last pod is gone, then `stopped`. A TrainingJob's status counts its
 //! Runs and names the last one.
 
+use super::api::{GROUP_LABEL, RUN_LABEL};
 use super::framework::{self, Context, Mount};
+use super::object::{compact, key_of, label, name, namespace, status_op};
 use super::quota::{group_resource, NPU};
-use super::{label, name, namespace, status_op, GROUP_LABEL, RUN_LABEL};
 use crate::cache::{annotation, at, str_at, Cache};
 use crate::pods::{self, PlanRef, PLAN};
 use ringleader_api::time::{parse_rfc3339, rfc3339};
@@ -156,7 +157,7 @@ pub fn pod_summary(pod: &Value) -> Value {
         .as_ref()
         .map(|p| p.role.clone())
         .or_else(|| label(pod, "training.kubeflow.org/replica-type").map(str::to_string));
-    super::compact(json!({
+    compact(json!({
         "role": role,
         "name": n,
         "phase": str_at(pod, &["status", "phase"]).unwrap_or("Pending"),
@@ -194,7 +195,7 @@ pub fn decide(run: &Value, w: &World<'_>, job: Option<&Value>, pods: &[&Value], 
     let stop = at(run, &["spec", "stop"]).and_then(Value::as_bool) == Some(true);
     if stop {
         if let Some(j) = job {
-            ops.push(Op::Delete { key: super::key_of(j), expected: None });
+            ops.push(Op::Delete { key: key_of(j), expected: None });
         }
         let live = job.is_some() || !pods.is_empty();
         if FINAL.contains(&current) && current != "stopped" {
@@ -334,7 +335,8 @@ pub fn training_job_status(tj: &Value, runs: &[Value]) -> Option<Op> {
 
 /// The writes of every Run and TrainingJob in the cache.
 pub fn pass_ops(cache: &Cache, now: f64) -> Vec<Op> {
-    use super::{objects, API, NODE_API, QUEUE_API};
+    use super::api::{API, NODE_API, QUEUE_API};
+    use super::object::objects;
     let runs = objects(cache, API, "Run");
     let training_jobs = objects(cache, API, "TrainingJob");
     if runs.is_empty() && training_jobs.is_empty() {

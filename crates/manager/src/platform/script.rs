@@ -4,7 +4,8 @@
 //! records per node its state, exit code and the end of the pod's log, and
 //! an overall state. A node's result, once final, is kept as written.
 
-use super::{dns_label, name, status_op};
+use super::node_job::{file_tail, node_job, node_jobs_of};
+use super::object::{compact, dns_label, name, status_op};
 use crate::cache::{annotation, at, str_at, Cache};
 use crate::pods::{self, exit_code};
 use ringleader_controller::lifecycle::PodPhase;
@@ -12,10 +13,10 @@ use ringleader_store::Op;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
+pub use super::api::HOSTNAME_LABEL;
+
 /// Label of a ScriptRun's jobs and pods: the ScriptRun.
 pub const SCRIPT_RUN_LABEL: &str = "platform.ringleader.io/script-run";
-/// The node label every node has (the scheduler adds it): its name.
-pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 /// Shortest and default script timeout (seconds).
 pub const MIN_TIMEOUT: u64 = 600;
 /// How much of a pod's log a node's result keeps.
@@ -33,12 +34,12 @@ pub fn job(sr: &Value, index: usize, node: &str, content: &str, timeout: u64) ->
         "image": "busybox:1.36",
         "command": ["timeout", timeout.to_string(), "/bin/sh", "-c", content],
     });
-    super::node_job(sr, job_name(name(sr), index), SCRIPT_RUN_LABEL, node, container)
+    node_job(sr, job_name(name(sr), index), SCRIPT_RUN_LABEL, node, container)
 }
 
 /// The last `OUTPUT_BYTES` of a file, if it can be read.
 pub fn read_tail(path: &str) -> Option<String> {
-    super::file_tail(path, OUTPUT_BYTES)
+    file_tail(path, OUTPUT_BYTES)
 }
 
 /// One node's entry from its pod (`None`: no pod yet).
@@ -51,8 +52,8 @@ fn node_entry(node: &str, pod: Option<&Value>, read_log: &dyn Fn(&str) -> Option
     };
     let output =
         if done { annotation(pod, super::run::LOG_PATH).and_then(read_log).unwrap_or_default() } else { String::new() };
-    super::compact(json!({"node": node, "state": state, "exitCode": if done { exit_code(pod) } else { None },
-                          "output": output}))
+    compact(json!({"node": node, "state": state, "exitCode": if done { exit_code(pod) } else { None },
+                   "output": output}))
 }
 
 /// The writes of one ScriptRun: its jobs created, its status.
@@ -113,7 +114,8 @@ pub fn decide(
 
 /// The writes of every ScriptRun in the cache.
 pub fn pass_ops(cache: &Cache, _now: f64) -> Vec<Op> {
-    use super::{objects, API, NODE_API};
+    use super::api::{API, NODE_API};
+    use super::object::objects;
     let runs = objects(cache, API, "ScriptRun");
     if runs.is_empty() {
         return Vec::new();
@@ -121,7 +123,7 @@ pub fn pass_ops(cache: &Cache, _now: f64) -> Vec<Op> {
     let (scripts, nodes) = (objects(cache, API, "Script"), objects(cache, NODE_API, "Node"));
     let mut ops = Vec::new();
     for sr in &runs {
-        let (jobs, pods) = super::node_jobs_of(cache, str_at(sr, &["metadata", "uid"]));
+        let (jobs, pods) = node_jobs_of(cache, str_at(sr, &["metadata", "uid"]));
         ops.extend(decide(sr, &scripts, &nodes, &jobs, &pods, &read_tail));
     }
     ops

@@ -3,7 +3,7 @@
 //! directory itself is the node's: a pod that names the storage gets it as
 //! a hostPath volume, which the agent's sandbox binds.
 
-use super::{name, status_op};
+use super::object::{name, status_op};
 use crate::cache::at;
 use serde_json::{json, Value};
 

@@ -4,7 +4,8 @@
 //! the workspace boundary. Its queues are bound to it (`spec.workspace`); a
 //! queue bound to another workspace fails it, naming that workspace.
 
-use super::{key_of, name, owner_ref, status_op, QUEUE_API, RBAC_API};
+use super::api::{QUEUE_API, RBAC_API};
+use super::object::{key_of, name, owner_ref, status_op};
 use crate::cache::{at, str_at};
 use ringleader_store::{ObjectKey, Op};
 use serde_json::{json, Value};

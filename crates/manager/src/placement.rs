@@ -1,0 +1,36 @@
+//! Where a bound pod sits: its node, address, devices and port as the
+//! controller's placement (env and rank tables are built from it).
+
+use crate::cache::annotation;
+use crate::node_view::NodeView;
+use crate::{pods, ports};
+use ringleader_controller::placement::{PlacedDevice, PodPlacement};
+use ringleader_controller::ports::parse_annotation;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The placement of a bound pod.
+pub fn placement_of(pod: &Value, nodes: &BTreeMap<&str, &NodeView>) -> Option<PodPlacement> {
+    let node = nodes.get(pods::node_of(pod)?)?;
+    Some(PodPlacement {
+        node: node.name.clone(),
+        host_ip: node.address.clone(),
+        pod_ip: node.address.clone(),
+        devices: pods::devices_of(pod)
+            .into_iter()
+            .map(|id| PlacedDevice { id, device_ip: Some(device_ip(&node.address, id)), super_device_id: None })
+            .collect(),
+        super_pod_id: node.super_pod.clone(),
+        // Only a released pod's port is settled; a waiting one's is chosen at its release.
+        port: pods::started(pod)
+            .then(|| annotation(pod, ports::ANNOTATION).and_then(|v| parse_annotation(v).first().copied()))
+            .flatten(),
+    })
+}
+
+/// A stable per-chip RoCE address for virtual nodes: `10.<node octets>.<chip>`
+/// style addresses do not exist on loopback, so derive one from the node's.
+fn device_ip(address: &str, id: u32) -> String {
+    let last = address.rsplit('.').next().unwrap_or("1");
+    format!("192.168.{last}.{}", 100 + id)
+}
