@@ -12,7 +12,7 @@ use crate::sandbox;
 use crate::status::{self, Exit};
 use crate::telemetry;
 use crate::usage;
-use crate::writer::Write;
+use crate::writer::{merge, Write};
 use crate::{command, AgentError};
 use ringleader_api::{configmap_file, time};
 use ringleader_store::Cluster;
@@ -1336,23 +1336,3 @@ fn kill_leftover(info: &PodInfo, obj: &Value) {
     }
 }
 
-/// RFC 7386 merge of `patch` into `target`.
-pub(crate) fn merge(target: &mut Value, patch: Value) {
-    match patch {
-        Value::Object(p) => {
-            if !target.is_object() {
-                *target = Value::Object(Default::default());
-            }
-            if let Value::Object(t) = target {
-                for (k, v) in p {
-                    if v.is_null() {
-                        t.remove(&k);
-                    } else {
-                        merge(t.entry(k).or_insert(Value::Null), v);
-                    }
-                }
-            }
-        }
-        other => *target = other,
-    }
-}

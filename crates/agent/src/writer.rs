@@ -146,7 +146,7 @@ fn collapse(writes: Vec<Write>) -> Vec<Write> {
         if let Write::Node { key, patch } = &w {
             if let Some(&i) = at.get(key) {
                 if let Write::Node { patch: first, .. } = &mut out[i] {
-                    crate::agent::merge(first, patch.clone());
+                    merge(first, patch.clone());
                     continue;
                 }
             }
@@ -297,4 +297,25 @@ fn one_by_one(store: &dyn Cluster, w: &Write, counters: &Counters) {
     }
     tracing::warn!(write = ?w, "store write kept conflicting; given up");
     counters.failures.fetch_add(1, Ordering::Relaxed);
+}
+
+/// RFC 7386 merge of `patch` into `target`.
+pub(crate) fn merge(target: &mut Value, patch: Value) {
+    match patch {
+        Value::Object(p) => {
+            if !target.is_object() {
+                *target = Value::Object(Default::default());
+            }
+            if let Value::Object(t) = target {
+                for (k, v) in p {
+                    if v.is_null() {
+                        t.remove(&k);
+                    } else {
+                        merge(t.entry(k).or_insert(Value::Null), v);
+                    }
+                }
+            }
+        }
+        other => *target = other,
+    }
 }
