@@ -1335,4 +1335,3 @@ fn kill_leftover(info: &PodInfo, obj: &Value) {
         process::signal_group(pgid, libc::SIGKILL);
     }
 }
-

@@ -6,6 +6,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Lowest uid (and gid) a pod runs as; pod `n` of the agent gets `base + n`.
+
+pub const DEFAULT_UID_BASE: u32 = 200_000;
+/// How many pods of one agent may run at once in sandboxes (distinct uids).
+pub const DEFAULT_UID_COUNT: u32 = 65_536;
+
 /// How bound pods are run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Runtime {
@@ -190,7 +196,7 @@ pub struct AgentConfig {
     /// Readings of the machine's detected devices (`--detect`,
     /// [`crate::telemetry::spawn`]), published on every node served;
     /// `None` (virtual nodes): no figures are published.
-    pub device_telemetry: Option<tokio::sync::watch::Receiver<Option<crate::telemetry::Reading>>>,
+    pub device_telemetry: Option<tokio::sync::watch::Receiver<Option<crate::telemetry::figures::Reading>>>,
     /// Pod sandboxes (process runtime only).
     pub isolation: Isolation,
     /// Paths hidden from sandboxed pods besides the data dir (a kubeconfig
@@ -207,7 +213,7 @@ pub struct AgentConfig {
     /// How many uids from `pod_uid_base` are the agent's.
     pub pod_uid_count: u32,
     /// Limits on every pod (pids, `/tmp`, log size).
-    pub pod_limits: crate::runtime::limits::NodeLimits,
+    pub pod_limits: crate::runtime::node_limits::NodeLimits,
 }
 
 impl AgentConfig {
@@ -230,9 +236,9 @@ impl AgentConfig {
             isolation: Isolation::Auto,
             hidden_paths: Vec::new(),
             init_program: None,
-            pod_uid_base: crate::runtime::isolate::DEFAULT_UID_BASE,
-            pod_uid_count: crate::runtime::isolate::DEFAULT_UID_COUNT,
-            pod_limits: crate::runtime::limits::NodeLimits::default(),
+            pod_uid_base: DEFAULT_UID_BASE,
+            pod_uid_count: DEFAULT_UID_COUNT,
+            pod_limits: crate::runtime::node_limits::NodeLimits::default(),
         }
     }
 

@@ -41,7 +41,7 @@ pub mod volumes;
 mod writer;
 
 pub use config::{loopback_address, AgentConfig, Isolation, Runtime, VirtualNode};
+pub use error::AgentError;
 pub use node::node_object;
 pub use ringleader_store::Cluster;
-pub use error::AgentError;
 pub use start::{run, run_shared, sampling_interval, start, start_shared, AgentHandle, AgentStats};

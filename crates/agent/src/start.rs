@@ -5,8 +5,8 @@
 use crate::config::{AgentConfig, Runtime, VirtualNode};
 use crate::error::AgentError;
 use crate::{agent, node, runtime, telemetry, writer};
-use ringleader_store::Cluster;
 use ringleader_api::time;
+use ringleader_store::Cluster;
 use ringleader_store::{Selector, StoreError};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

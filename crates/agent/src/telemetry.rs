@@ -11,7 +11,10 @@
 //! than the tools' own jitter, or every [`REFRESH_ROUNDS`] readings, so an
 //! idle machine costs one Node write every few minutes.
 
+pub mod figures;
 pub mod parse;
+
+pub use figures::{DeviceFigures, Reading};
 
 use crate::config::Hardware;
 use crate::detect::{CommandRunner, RunError, SystemRunner};
@@ -26,24 +29,6 @@ pub const STATUS_FIELD: &str = "deviceTelemetry";
 pub const REFRESH_ROUNDS: u32 = 30;
 /// Most devices one reading holds (a tool listing more is cut there).
 pub const MAX_DEVICES: usize = 64;
-
-/// One device's figures; `None` where the tool could not read a figure.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DeviceFigures {
-    /// Device ID as the Node numbers it.
-    pub id: u32,
-    /// Busy time over the tool's last sample period, percent (GPU
-    /// utilisation; AI-core use on Ascend).
-    pub utilization_percent: Option<f64>,
-    /// Device memory in use, bytes (HBM on Ascend training chips).
-    pub memory_used_bytes: Option<u64>,
-    /// Device memory, bytes.
-    pub memory_total_bytes: Option<u64>,
-    /// Temperature, °C.
-    pub temperature_c: Option<f64>,
-    /// Power draw, W.
-    pub power_w: Option<f64>,
-}
 
 impl DeviceFigures {
     /// Whether `other` differs by more than the jitter of a steady device:
@@ -88,15 +73,6 @@ impl DeviceFigures {
         m.insert("at".into(), json!(at));
         Value::Object(m)
     }
-}
-
-/// One read of every device.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reading {
-    /// Unix time of the read.
-    pub at: f64,
-    /// The figures, or why the tool could not be read.
-    pub devices: Result<Vec<DeviceFigures>, String>,
 }
 
 /// Whether a reading is worth a Node write after `last` (what the node

@@ -5,10 +5,28 @@
 //! (where the read-only host file system cannot take a mount point) is
 //! mounted at the same path re-rooted in the sandbox, as the pod's files are.
 
-use crate::runtime::isolate::{under, Bind};
 use crate::sandbox::in_sandbox;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::{Component, Path, PathBuf};
+
+/// One host directory or file made visible inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bind {
+    /// Host path.
+    pub source: PathBuf,
+    /// Path inside the sandbox.
+    pub target: PathBuf,
+    /// Directory (else a file).
+    pub dir: bool,
+    /// Writable (else read-only).
+    pub writable: bool,
+}
+
+/// Whether `path` is `hidden` or lies under it.
+pub fn under(path: &Path, hidden: &Path) -> bool {
+    path.starts_with(hidden)
+}
 
 /// One entry of `spec.containers[0].volumeMounts`.
 #[derive(Debug, Clone, PartialEq, Eq)]

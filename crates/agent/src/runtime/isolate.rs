@@ -8,6 +8,8 @@
 //! calls instead of the few a forked copy of a threaded program may make.
 
 use crate::config::{AgentConfig, Isolation, Runtime};
+pub use crate::config::{DEFAULT_UID_BASE, DEFAULT_UID_COUNT};
+pub use crate::volumes::{under, Bind};
 use crate::AgentError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -21,12 +23,6 @@ pub const INIT_ARG: &str = "__ringleader-pod-init";
 /// What the probe's init prints when every sandbox step worked.
 pub const PROBE_OK: &str = "ringleader-pod-init: sandboxes work";
 
-/// Lowest uid (and gid) a pod runs as; pod `n` of the agent gets `base + n`.
-pub const DEFAULT_UID_BASE: u32 = 200_000;
-
-/// How many pods of one agent may run at once in sandboxes (distinct uids).
-pub const DEFAULT_UID_COUNT: u32 = 65_536;
-
 /// A path the pods must not see.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hidden {
@@ -35,19 +31,6 @@ pub struct Hidden {
     /// A directory (an empty read-only tmpfs covers it) or a file
     /// (`/dev/null` is bound over it).
     pub dir: bool,
-}
-
-/// One host directory or file made visible inside the sandbox.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Bind {
-    /// Host path.
-    pub source: PathBuf,
-    /// Path inside the sandbox.
-    pub target: PathBuf,
-    /// Directory (else a file).
-    pub dir: bool,
-    /// Writable (else read-only).
-    pub writable: bool,
 }
 
 /// Where a sandboxed pod sees its sandbox and the agent's programs: at fixed
@@ -291,7 +274,7 @@ pub fn confine(
     launch: &mut super::process::Launch,
     sandbox: &Path,
     hostname_of_pod: &str,
-) -> Result<super::process::Confined, (&'static str, String)> {
+) -> Result<Confined, (&'static str, String)> {
     let (mounts, volumes) = crate::volumes::read(pod).map_err(|m| ("InvalidPod", m))?;
     let plan = crate::volumes::plan(&mounts, &volumes, sandbox, &sandboxing.hidden, &crate::volumes::RealHost)
         .map_err(|m| ("InvalidPod", m))?;
@@ -336,12 +319,7 @@ pub fn confine(
         cgroup_procs: Vec::new(),
         tmp_size: None,
     };
-    Ok(super::process::Confined { init_program: sandboxing.init_program.clone(), spec, lease, notes, cgroup: None })
-}
-
-/// Whether `path` is `hidden` or lies under it.
-pub fn under(path: &Path, hidden: &Path) -> bool {
-    path.starts_with(hidden)
+    Ok(Confined { init_program: sandboxing.init_program.clone(), spec, lease, notes, cgroup: None })
 }
 
 /// Runs the init in probe mode: it makes every kind of namespace and mount
@@ -432,6 +410,21 @@ pub fn hostname(name: &str) -> String {
         end -= 1;
     }
     name[..end].to_string()
+}
+
+/// A pod's sandbox as the agent hands it to the pod init.
+#[derive(Debug)]
+pub struct Confined {
+    /// The program run with [`INIT_ARG`].
+    pub init_program: PathBuf,
+    /// What the init builds and runs.
+    pub spec: Spec,
+    /// The pod's uid, free again once the init is reaped.
+    pub lease: Lease,
+    /// Lines for the head of the log (volumes not mounted as asked).
+    pub notes: Vec<String>,
+    /// The pod's cgroup, removed when the pod has been reaped.
+    pub cgroup: Option<super::cgroup::PodCgroup>,
 }
 
 #[cfg(test)]

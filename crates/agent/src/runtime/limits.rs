@@ -3,19 +3,10 @@
 //! an end by the OOM killer reads in its status.
 
 use super::cgroup::{self, Cgroups, PodCgroup};
+pub use super::log_file::LogCap;
+pub use super::node_limits::{NodeLimits, DEFAULT_DELETED_RETENTION, DEFAULT_LOG_MAX, DEFAULT_TMP_SIZE};
 use crate::status::Exit;
 use std::path::{Path, PathBuf};
-
-/// Default size of a pod's `/tmp` (and `/dev/shm`) when it sets neither a
-/// memory nor an ephemeral-storage limit.
-pub const DEFAULT_TMP_SIZE: u64 = 1 << 30;
-
-/// Default cap of a pod's log (the kubelet's `containerLogMaxSize`).
-pub const DEFAULT_LOG_MAX: u64 = 10 << 20;
-
-/// Default time the sandbox and log of a deleted pod are kept (for a look
-/// at a job's logs after its cleanup deleted its pods).
-pub const DEFAULT_DELETED_RETENTION: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Removes a deleted pod's sandbox (files, log, emptyDirs). It is renamed
 /// aside at once, so a new pod of the same name starts on a fresh
@@ -39,35 +30,6 @@ pub fn remove_sandbox(dir: &Path) {
     });
     if let Err(e) = spawned {
         tracing::warn!(error = %e, "removing a deleted pod's sandbox: no thread");
-    }
-}
-
-/// What a node enforces on every pod (`AgentConfig::pod_limits`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeLimits {
-    /// Processes and threads per pod (the kubelet's `podPidsLimit`);
-    /// `None`: unlimited.
-    pub pids: Option<u64>,
-    /// Size of `/tmp` and `/dev/shm` of a pod without memory or
-    /// ephemeral-storage limits, and the most any pod gets.
-    pub tmp_size: u64,
-    /// Bytes of a pod's log before it is rotated (one older file is kept).
-    pub log_max: u64,
-    /// Where the cgroup hierarchies are mounted.
-    pub cgroup_root: PathBuf,
-    /// How long the sandbox and log of a deleted pod are kept.
-    pub deleted_retention: std::time::Duration,
-}
-
-impl Default for NodeLimits {
-    fn default() -> NodeLimits {
-        NodeLimits {
-            pids: Some(cgroup::DEFAULT_PIDS_LIMIT),
-            tmp_size: DEFAULT_TMP_SIZE,
-            log_max: DEFAULT_LOG_MAX,
-            cgroup_root: PathBuf::from("/sys/fs/cgroup"),
-            deleted_retention: DEFAULT_DELETED_RETENTION,
-        }
     }
 }
 
@@ -146,48 +108,6 @@ pub fn exit_with_oom(exit: Exit, oom_killed: bool) -> Exit {
         return Exit { code: 137, reason: "OOMKilled".into(), message: None };
     }
     exit
-}
-
-/// Keeps a pod's log under `max` bytes: past it the log moves to `<log>.1`
-/// (replacing the older one), its stamps with it, and a fresh pair starts,
-/// as the kubelet rotates container logs.
-#[derive(Debug)]
-pub struct LogCap {
-    path: PathBuf,
-    max: u64,
-    written: u64,
-}
-
-impl LogCap {
-    /// A cap of `max` bytes for the log at `path`.
-    pub fn new(path: &Path, max: u64) -> LogCap {
-        LogCap { path: path.to_path_buf(), max: max.max(4096), written: 0 }
-    }
-
-    /// Counts `n` bytes about to be written; true when the log must rotate first.
-    pub fn rotate_before(&mut self, n: usize) -> bool {
-        let n = n as u64;
-        if self.written > 0 && self.written.saturating_add(n) > self.max {
-            self.written = n;
-            return true;
-        }
-        self.written = self.written.saturating_add(n);
-        false
-    }
-
-    /// Moves the log and its stamps aside and opens fresh ones.
-    pub fn rotate(&self) -> std::io::Result<(std::fs::File, std::fs::File)> {
-        let times = super::process::times_path(&self.path);
-        let aside = |p: &Path| {
-            let mut name = p.as_os_str().to_os_string();
-            name.push(".1");
-            PathBuf::from(name)
-        };
-        std::fs::rename(&self.path, aside(&self.path))?;
-        std::fs::rename(&times, aside(&times))?;
-        let open = |p: &Path| std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(p);
-        Ok((open(&self.path)?, open(&times)?))
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,11 @@
 pub mod cgroup;
 pub mod eviction;
 pub mod isolate;
+pub mod launch;
 pub mod limits;
+pub mod log_file;
+mod memfd;
+pub mod node_limits;
 pub mod pod_init;
 pub mod process;
 pub mod shim;

@@ -3,37 +3,16 @@
 //! the whole group (a training launcher's children die with it), re-adopt
 //! what a previous agent started, and find groups it left behind.
 
+pub use super::isolate::Confined;
+pub use super::launch::Launch;
+use super::log_file::{record, DRAIN};
+pub use super::log_file::{times_path, TIMES_SUFFIX};
+use super::memfd::{memfd, spec_file};
 use super::{isolate, shim};
 use crate::status::Exit;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-
-/// Everything a spawn needs.
-#[derive(Debug, Clone)]
-pub struct Launch {
-    /// Program and arguments.
-    pub argv: Vec<String>,
-    /// The complete environment (nothing is inherited from the agent).
-    pub env: Vec<(String, String)>,
-    /// Working directory.
-    pub cwd: PathBuf,
-    /// Log file (created or truncated).
-    pub log: PathBuf,
-    /// Bytes of log kept before it rotates ([`super::limits::LogCap`]).
-    pub log_max: u64,
-}
-
-/// Suffix of the file beside a log holding when each of its lines began.
-pub const TIMES_SUFFIX: &str = ".times";
-
-/// The file of line stamps of `log`: one RFC 3339 stamp (nanoseconds) per
-/// line of the log, in order.
-pub fn times_path(log: &Path) -> PathBuf {
-    let mut name = log.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(TIMES_SUFFIX);
-    log.with_file_name(name)
-}
 
 /// Starts the process as the leader of a new process group, attached to
 /// the agent: its stdout and stderr come through the agent, which appends
@@ -53,21 +32,6 @@ pub struct ShimTarget {
     pub uid: String,
     /// The pod's state directory (emptied for the new start).
     pub state: PathBuf,
-}
-
-/// A pod's sandbox as the agent hands it to the pod init.
-#[derive(Debug)]
-pub struct Confined {
-    /// The program run with [`isolate::INIT_ARG`].
-    pub init_program: PathBuf,
-    /// What the init builds and runs.
-    pub spec: isolate::Spec,
-    /// The pod's uid, free again once the init is reaped.
-    pub lease: isolate::Lease,
-    /// Lines for the head of the log (volumes not mounted as asked).
-    pub notes: Vec<String>,
-    /// The pod's cgroup, removed when the pod has been reaped.
-    pub cgroup: Option<super::cgroup::PodCgroup>,
 }
 
 /// [`spawn`], in a sandbox when `confined` is given: the process the agent
@@ -253,32 +217,6 @@ impl Ended {
     }
 }
 
-/// The anonymous file `text` is read from (no size limit, nothing on disk,
-/// nothing on a command line other users can read).
-fn memfd(text: &[u8]) -> std::io::Result<std::fs::File> {
-    use std::io::Seek;
-    use std::os::fd::FromRawFd;
-    // SAFETY: the name is a NUL-terminated literal.
-    let fd = unsafe { libc::memfd_create(c"pod-spec".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: memfd_create returned a new descriptor we own.
-    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
-    file.write_all(text)?;
-    file.rewind()?;
-    Ok(file)
-}
-
-/// The init's spec in an anonymous file.
-pub(crate) fn spec_file(spec: &isolate::Spec) -> std::io::Result<std::fs::File> {
-    memfd(&serde_json::to_vec(spec).map_err(std::io::Error::other)?)
-}
-
-/// How long an exited pod's last output may take to reach the log; a
-/// background process still holding the pipe does not hold the pod up.
-pub(crate) const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
-
 /// How often the agent looks at a shim for its end where the kernel has no pidfds.
 const POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
@@ -362,49 +300,6 @@ impl Running {
     /// this is dropped, which removes the pod's cgroup).
     pub fn oom_killed(&self) -> bool {
         self.cgroup.as_ref().is_some_and(super::cgroup::PodCgroup::oom_killed)
-    }
-}
-
-/// Copies the pipe into the log until every writer closed it, stamping
-/// each line's start.
-pub(crate) fn record(
-    mut pipe: std::io::PipeReader,
-    mut log: std::fs::File,
-    mut times: std::fs::File,
-    mut cap: super::limits::LogCap,
-) -> std::io::Result<()> {
-    let mut buf = vec![0u8; 16 << 10];
-    let mut line_start = true;
-    loop {
-        let n = match pipe.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let chunk = &buf[..n];
-        if cap.rotate_before(n) {
-            match cap.rotate() {
-                Ok(pair) => {
-                    (log, times) = pair;
-                    // The line running on continues the new file: it gets a stamp there.
-                    line_start = true;
-                }
-                Err(e) => tracing::warn!(error = %e, "rotating a pod's log failed; it grows on"),
-            }
-        }
-        let stamp = jiff::Timestamp::now().to_string();
-        let mut stamps = String::new();
-        for byte in chunk {
-            if line_start {
-                stamps.push_str(&stamp);
-                stamps.push('\n');
-            }
-            line_start = *byte == b'\n';
-        }
-        // Stamps first: a reader never sees a line without its stamp.
-        times.write_all(stamps.as_bytes())?;
-        log.write_all(chunk)?;
     }
 }
 

@@ -21,7 +21,8 @@
 //! another process.
 
 use super::isolate;
-use super::process::{record, spec_file, times_path, DRAIN};
+use super::log_file::{record, times_path, DRAIN};
+use super::memfd::spec_file;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};

@@ -4,7 +4,7 @@
 //! absent, never zero; a line that is not the tool's format is an error
 //! naming the line, the text and what was expected.
 
-use super::DeviceFigures;
+use super::figures::DeviceFigures;
 use ringleader_topology::parse::npu_smi;
 
 /// One MiB: both tools print memory in MiB (labelled `MiB` by
