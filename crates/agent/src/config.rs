@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Lowest uid (and gid) a pod runs as; pod `n` of the agent gets `base + n`.
-
 pub const DEFAULT_UID_BASE: u32 = 200_000;
 /// How many pods of one agent may run at once in sandboxes (distinct uids).
 pub const DEFAULT_UID_COUNT: u32 = 65_536;
