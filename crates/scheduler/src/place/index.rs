@@ -8,7 +8,7 @@
 //! groups must agree with, pending reasons included.
 
 use super::view::{node_key, NodeKey};
-use super::{annotations, network, topology_request, PodPlacement};
+use super::{annotations, topology_request, PodPlacement};
 use crate::cluster::Cluster;
 use crate::explain::Explanation;
 use crate::predicates::{labels_match, policy_matches, serves, Filtered};
@@ -168,7 +168,7 @@ impl Index {
         if role.partitions.is_some()
             || job.topology.network_topology.is_some()
             || job.labels.contains_key(keys::TOR_AFFINITY)
-            || network::super_pod_rule(job).is_some()
+            || super::domains::super_pod_rule(job).is_some()
             || cluster.nodes.len() != self.class_of.len()
         {
             return Tried::Unsupported;
