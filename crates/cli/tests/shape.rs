@@ -118,6 +118,8 @@ struct Collector<'a> {
     children: &'a BTreeSet<String>,
     refs: Vec<(Vec<String>, usize)>,
     reexports: BTreeMap<String, Vec<String>>,
+    /// Names `use` brought into scope, so `name::item` resolves through them.
+    aliases: BTreeMap<String, Vec<String>>,
 }
 
 impl Collector<'_> {
@@ -136,6 +138,11 @@ impl Collector<'_> {
                     rest = &rest[1..];
                 }
                 b.extend(rest.iter().cloned());
+                return Some(b);
+            }
+            name if self.aliases.contains_key(name) => {
+                let mut b = self.aliases.get(name)?.clone();
+                b.extend(segs[1..].iter().cloned());
                 return Some(b);
             }
             name if self.children.contains(name) => {
@@ -186,16 +193,13 @@ impl Collector<'_> {
         }
         let line = at.span().start().line;
         if let Some(abs) = self.absolute(&segs) {
+            let alias =
+                rename
+                    .unwrap_or_else(|| if name == "self" { prefix.last().cloned().unwrap_or_default() } else { name });
             if public {
-                let alias = rename.unwrap_or_else(|| {
-                    if name == "self" {
-                        prefix.last().cloned().unwrap_or_default()
-                    } else {
-                        name
-                    }
-                });
-                self.reexports.insert(alias, abs.clone());
+                self.reexports.insert(alias.clone(), abs.clone());
             }
+            self.aliases.insert(alias, abs.clone());
             self.refs.push((abs, line));
         }
     }
@@ -320,7 +324,13 @@ fn walk(file: &Path, path: Vec<String>, out: &mut BTreeMap<PathBuf, Module>) {
             }
         }
     }
-    let mut c = Collector { here: &path, children: &children, refs: Vec::new(), reexports: BTreeMap::new() };
+    let mut c = Collector {
+        here: &path,
+        children: &children,
+        refs: Vec::new(),
+        reexports: BTreeMap::new(),
+        aliases: BTreeMap::new(),
+    };
     c.visit_file(&ast);
     let (refs, reexports) = (c.refs, c.reexports);
     out.insert(file.to_path_buf(), Module { path: path.clone(), reexports, children, refs });

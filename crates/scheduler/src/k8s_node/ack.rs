@@ -6,7 +6,7 @@
 //! `GPU_<link code>_<i>_<j>` (e.g. `"GPU_NV2_0_3": "Two NVLinks"`,
 //! `"GPU_SYS_0_4": "Cross CPU socket"`), one per GPU pair.
 
-use super::Invalid;
+use super::invalid::Invalid;
 use ringleader_topology::LinkKind;
 use std::collections::BTreeMap;
 

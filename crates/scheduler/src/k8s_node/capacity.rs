@@ -5,7 +5,7 @@
 //! whose links are all the slowest level (PCIe across sockets), so the
 //! allocators never assume a topology nobody published.
 
-use super::Invalid;
+use super::invalid::Invalid;
 use ringleader_topology::{builtin, builtins, AllocatorKind, Device, Link, LinkKind, LinkSpeeds, Profile, Vendor};
 use std::collections::BTreeMap;
 

@@ -14,7 +14,7 @@
 //! `ManuallySeparateNPU` lists chips an operator took out of service.
 
 use super::check_code::device_info_check_code;
-use super::Invalid;
+use super::invalid::Invalid;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

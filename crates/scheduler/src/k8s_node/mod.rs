@@ -40,6 +40,7 @@ mod ack;
 mod capacity;
 mod check_code;
 mod device_info;
+mod invalid;
 
 pub use ack::{ACK_COUNT_LABEL, ACK_SCHEDULE_LABEL, ACK_TOPOLOGY_ANNOTATION, ACK_TOPOLOGY_VALUE};
 pub use device_info::{
@@ -47,6 +48,7 @@ pub use device_info::{
 };
 
 use crate::cluster::{default_labels, Node as ClusterNode};
+pub(crate) use invalid::Invalid;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use ringleader_api::kinds::cluster::NodeNetwork;
 use ringleader_topology::parse::{npu_smi, nvidia_smi};
@@ -188,50 +190,14 @@ pub enum NodeHardwareError {
     },
 }
 
-/// A malformed source, before the node name is attached.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Invalid {
-    /// `None`: the Node itself.
-    object: Option<String>,
-    field: String,
-    value: String,
-    message: String,
-}
-
-impl Invalid {
-    pub(crate) fn new(
-        object: &str,
-        field: impl Into<String>,
-        value: impl fmt::Display,
-        message: impl Into<String>,
-    ) -> Invalid {
-        Invalid {
-            object: Some(object.to_string()),
-            field: field.into(),
-            value: value.to_string(),
-            message: message.into(),
-        }
-    }
-
-    /// A problem in the Node object itself.
-    pub(crate) fn node(field: impl Into<String>, value: impl fmt::Display, message: impl Into<String>) -> Invalid {
-        Invalid { object: None, field: field.into(), value: value.to_string(), message: message.into() }
-    }
-
-    fn into_error(self, node: &str) -> NodeHardwareError {
-        NodeHardwareError::Invalid {
-            node: node.to_string(),
-            object: self.object.unwrap_or_else(|| format!("Node {node}")),
-            field: self.field,
-            value: self.value,
-            message: self.message,
-        }
-    }
-}
-
-impl fmt::Display for Invalid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {:?}: {}", self.object.as_deref().unwrap_or("Node"), self.field, self.value, self.message)
+/// The error naming the node a malformed source belongs to.
+fn into_error(invalid: Invalid, node: &str) -> NodeHardwareError {
+    NodeHardwareError::Invalid {
+        node: node.to_string(),
+        object: invalid.object.unwrap_or_else(|| format!("Node {node}")),
+        field: invalid.field,
+        value: invalid.value,
+        message: invalid.message,
     }
 }
 
@@ -251,10 +217,10 @@ impl From<Invalid> for Fail {
 pub fn node_hardware(node: &Node, config_maps: &[ConfigMap]) -> Result<NodeHardware, NodeHardwareError> {
     let name = node.metadata.name.clone().unwrap_or_default();
     if name.is_empty() {
-        return Err(Invalid::node("metadata.name", "", "a Node needs a name").into_error("<unnamed>"));
+        return Err(into_error(Invalid::node("metadata.name", "", "a Node needs a name"), "<unnamed>"));
     }
     read(&name, node, config_maps).map_err(|f| match f {
-        Fail::Invalid(e) => e.into_error(&name),
+        Fail::Invalid(e) => into_error(e, &name),
         Fail::Nothing(looked_for) => NodeHardwareError::NoAccelerator { node: name.clone(), looked_for },
     })
 }
