@@ -5,16 +5,7 @@
 //! `queue team-a over capability: huawei.com/Ascend910 requested 16, used 120 of 128`.
 
 use crate::resources::{format_milli, Resources};
-use crate::session::Session;
-
-/// What admission counts a job by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Amount {
-    /// The gang's minimum (enqueue, Volcano's minResources).
-    Minimum,
-    /// Every pod (allocate).
-    Full,
-}
+use crate::session::{Amount, Session};
 
 /// Whether job `j` may be admitted with `victims` gone and `extra` already
 /// promised to other jobs of its queue (enqueue's jobs not yet placed).

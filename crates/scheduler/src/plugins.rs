@@ -16,31 +16,13 @@
 //! accepted and do nothing here. Queue existence, state and capability are
 //! checked whatever the configuration ([`crate::admission`]).
 
-use crate::admission::Amount;
 use crate::conf::SchedulerConf;
 use crate::resources::{format_milli, Resources};
 use crate::session::Session;
+use crate::session::{Amount, Evict, Plugin, Shares};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Debug;
-
-/// Why a victim is being considered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Evict {
-    /// Inside the preemptor's queue.
-    Preempt,
-    /// From another queue.
-    Reclaim,
-}
-
-/// Shares of every queue and namespace, computed once per ordering pass.
-#[derive(Debug, Clone, Default)]
-pub struct Shares {
-    /// Queue use over its deserved share.
-    pub queue: BTreeMap<String, f64>,
-    /// Namespace dominant share of the cluster.
-    pub namespace: BTreeMap<String, f64>,
-}
 
 impl Shares {
     /// The shares as the session stands.
@@ -57,48 +39,6 @@ impl Shares {
         let namespace =
             ss.namespaces.iter().map(|n| (n.clone(), ss.namespace_usage(n).dominant_share(&ss.total))).collect();
         Shares { queue, namespace }
-    }
-}
-
-/// One plugin's extension points; each defaults to "no opinion".
-pub(crate) trait Plugin: Debug {
-    /// Orders two queues (`Less`: `a` first).
-    fn order_queues(&self, _shares: &Shares, _a: &str, _b: &str) -> Ordering {
-        Ordering::Equal
-    }
-
-    /// Orders two jobs of the session (`Less`: `a` first).
-    fn order_jobs(&self, _ss: &Session, _shares: &Shares, _a: usize, _b: usize) -> Ordering {
-        Ordering::Equal
-    }
-
-    /// Whether `order_jobs` reads the jobs' namespaces (the job order's
-    /// bucketing must then watch for ties between queues).
-    fn orders_by_namespace(&self) -> bool {
-        false
-    }
-
-    /// Whether job `j`'s queue may take it with `victims` gone and `extra`
-    /// promised to its queue; the refusal is the job's explanation.
-    fn admit(
-        &self,
-        _ss: &Session,
-        _j: usize,
-        _victims: &[usize],
-        _amount: Amount,
-        _extra: &Resources,
-    ) -> Result<(), String> {
-        Ok(())
-    }
-
-    /// A vote on evicting `victim` for job `j`: `None` abstains.
-    fn may_evict(&self, _ss: &Session, _j: usize, _victim: usize, _why: Evict) -> Option<bool> {
-        None
-    }
-
-    /// Whether evicting the whole set keeps the plugin's invariants.
-    fn allow_victims(&self, _ss: &Session, _set: &[usize], _why: Evict) -> bool {
-        true
     }
 }
 

@@ -10,11 +10,12 @@
 //! then dropped again, highest priority first, while it still fits (a set no
 //! victim can leave, not always the smallest).
 
-use crate::admission::{admit, Amount};
+use crate::admission::admit;
 use crate::place::PodPlacement;
-use crate::plugins::Evict;
 use crate::predicates::serves;
 use crate::resources::Resources;
+use crate::session::Amount;
+use crate::session::Evict;
 use crate::session::{Session, Statement, Status};
 
 /// Most candidates searched exhaustively.

@@ -6,9 +6,10 @@
 //! reservation ([`crate::reserve`]). Jobs that ask for no devices are left
 //! to `backfill`.
 
-use crate::admission::{admit, Amount};
+use crate::admission::admit;
 use crate::reserve::reserve_for;
 use crate::resources::Resources;
+use crate::session::Amount;
 use crate::session::{Reservation, Session, Status};
 use crate::vip::VipMode;
 

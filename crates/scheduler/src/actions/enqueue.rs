@@ -3,8 +3,9 @@
 //! what it already let in this session. Refused jobs stay Pending with the
 //! queue's reason (unknown, Closed, over capability).
 
-use crate::admission::{admit, Amount};
+use crate::admission::admit;
 use crate::resources::Resources;
+use crate::session::Amount;
 use crate::session::{Session, Status};
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 //! in the same statement. The queue's capability is checked with the victims
 //! gone. Without a plugin that votes for victims (priority), nothing is evicted.
 
-use crate::plugins::Evict;
+use crate::session::Evict;
 use crate::victims::evict_round;
 
 /// Runs the action.

@@ -4,7 +4,7 @@
 //! than it deserves, and keeps its guarantee; priority: the victim is not of
 //! higher priority) — never a VIP job — the fewest that make it fit.
 
-use crate::plugins::Evict;
+use crate::session::Evict;
 use crate::victims::evict_round;
 
 /// Runs the action.

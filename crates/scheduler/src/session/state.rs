@@ -1,24 +1,11 @@
-//! One scheduling cycle over a snapshot (Volcano's session): open a session
-//! on a copy of the cluster with the running workloads' devices taken, run
-//! the configured actions in order (`enqueue → allocate → backfill →
-//! preempt → reclaim`), and close it into decisions — bindings, evictions
-//! (each naming the job that caused it) and, for every job left pending, why.
-//!
-//! Nothing outside the session changes; time comes in as `now`.
-//!
-//! ```text
-//! Snapshot ──open──► Session ──actions──► Outcome {bindings, evictions, pending, phases}
-//! ```
-//!
-//! A gang is tried inside a [`Statement`]: evictions and its placement are
-//! made on a copy of the cluster and either committed together or dropped.
+//! The session's state: the snapshot it opened on, its jobs, queues and
+//! cluster copy, statements, and the extension points plugins implement
+//! ([`Plugin`], named in one place as in kube-scheduler's framework).
 
-use crate::actions;
 use crate::cluster::{Cluster, Node};
 use crate::conf::SchedulerConf;
 use crate::place::index::{Index, Tried};
 use crate::place::{Pending, PodPlacement};
-use crate::plugins::{self, Plugin, Shares};
 use crate::predicates::Filtered;
 use crate::priority::PriorityClasses;
 use crate::queue::{QueueInfo, Queues};
@@ -300,11 +287,11 @@ pub struct Session {
     pub(crate) time: u64,
     /// Node groups over `cluster`, kept in step with every change to it;
     /// `None` places every job node by node (the reference path).
-    groups: Option<Index>,
+    pub(crate) groups: Option<Index>,
     /// Every namespace of the session's jobs, for the DRF shares.
     pub(crate) namespaces: Vec<String>,
     /// Pick the next job by a scan of every job (the reference path).
-    scan_jobs: bool,
+    pub(crate) scan_jobs: bool,
 }
 
 /// Jobs of one `next_job` loop, bucketed by everything the ordering reads
@@ -312,54 +299,13 @@ pub struct Session {
 /// so that inside a bucket only submission order is left and the bucket's
 /// first wanted job stands for it.
 pub(crate) struct JobCursor {
-    buckets: Vec<(Vec<usize>, usize)>,
-}
-
-/// Runs one session with this configuration: the whole cycle in one call.
-pub fn run(snapshot: Snapshot, conf: &SchedulerConf, now: u64) -> Outcome {
-    run_session(Session::open(snapshot, conf, now), conf)
-}
-
-/// [`run`] for tests: the outcome, the device state the session ends with,
-/// and whether its node groups still agree with that state. `per_node` runs
-/// the session the way sessions ran before node groups and job buckets —
-/// every job placed node by node, the next job found by a scan of every
-/// job — the reference the fast path must agree with, decision for decision.
-#[doc(hidden)]
-pub fn run_traced(snapshot: Snapshot, conf: &SchedulerConf, now: u64, per_node: bool) -> (Outcome, Cluster, bool) {
-    let mut session = Session::open(snapshot, conf, now);
-    if per_node {
-        session.groups = None;
-        session.scan_jobs = true;
-    }
-    run_actions(&mut session, conf);
-    let agree = session.groups.as_ref().is_none_or(|g| g.agrees(&session.cluster));
-    let cluster = std::mem::take(&mut session.cluster);
-    (session.close(), cluster, agree)
-}
-
-fn run_session(mut session: Session, conf: &SchedulerConf) -> Outcome {
-    run_actions(&mut session, conf);
-    session.close()
-}
-
-fn run_actions(session: &mut Session, conf: &SchedulerConf) {
-    for action in conf.actions() {
-        match action {
-            "enqueue" => actions::enqueue::run(session),
-            "allocate" => actions::allocate::run(session),
-            "backfill" => actions::backfill::run(session),
-            "preempt" => actions::preempt::run(session),
-            "reclaim" => actions::reclaim::run(session),
-            _ => {}
-        }
-    }
+    pub(crate) buckets: Vec<(Vec<usize>, usize)>,
 }
 
 impl Session {
     /// Opens a session: takes the running workloads' devices, resolves
     /// priorities, queues and VIP requests, and computes each queue's deserved share.
-    pub fn open(snapshot: Snapshot, conf: &SchedulerConf, now: u64) -> Session {
+    pub(crate) fn open(snapshot: Snapshot, conf: &SchedulerConf, now: u64, plugins: Vec<Box<dyn Plugin>>) -> Session {
         let Snapshot { mut cluster, queues, priority_classes, running, pending } = snapshot;
         let mut by_name: BTreeMap<String, QueueInfo> = queues.into_iter().map(|q| (q.name.clone(), q)).collect();
         let implicit_all = by_name.is_empty();
@@ -462,7 +408,7 @@ impl Session {
             namespaces,
             scan_jobs: false,
             conf: conf.clone(),
-            plugins: plugins::from_conf(conf),
+            plugins,
             queue_usage,
             ns_usage,
             cluster,
@@ -675,76 +621,73 @@ impl Session {
         }
         JobCursor { buckets: buckets.into_values().map(|jobs| (jobs, 0)).collect() }
     }
+}
 
-    /// Index of the first job, in scheduling order, that `want` accepts.
-    ///
-    /// `want` must stay false for a job once it is false within the loop of
-    /// one cursor (every caller marks jobs seen, and no action makes a job
-    /// wait again): the cursor skips such jobs for good.
-    pub(crate) fn next_job(&self, cursor: &mut JobCursor, want: impl Fn(&JobInfo) -> bool) -> Option<usize> {
-        let shares = Shares::of(self);
-        if self.scan_jobs {
-            return self.scan(&shares, &want);
-        }
-        let mut heads = Vec::with_capacity(cursor.buckets.len());
-        for (jobs, pos) in &mut cursor.buckets {
-            while jobs.get(*pos).is_some_and(|&i| !want(&self.jobs[i])) {
-                *pos += 1;
-            }
-            heads.extend(jobs.get(*pos).copied());
-        }
-        if !self.ordered_by_key(&shares, &heads) {
-            return self.scan(&shares, &want);
-        }
-        heads.into_iter().reduce(|b, i| if crate::order::compare(self, &shares, b, i).is_le() { b } else { i })
+/// Why a victim is being considered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evict {
+    /// Inside the preemptor's queue.
+    Preempt,
+    /// From another queue.
+    Reclaim,
+}
+
+/// Shares of every queue and namespace, computed once per ordering pass.
+#[derive(Debug, Clone, Default)]
+pub struct Shares {
+    /// Queue use over its deserved share.
+    pub queue: BTreeMap<String, f64>,
+    /// Namespace dominant share of the cluster.
+    pub namespace: BTreeMap<String, f64>,
+}
+
+/// What admission counts a job by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Amount {
+    /// The gang's minimum (enqueue, Volcano's minResources).
+    Minimum,
+    /// Every pod (allocate).
+    Full,
+}
+
+/// One plugin's extension points; each defaults to "no opinion".
+pub(crate) trait Plugin: std::fmt::Debug {
+    /// Orders two queues (`Less`: `a` first).
+    fn order_queues(&self, _shares: &Shares, _a: &str, _b: &str) -> Ordering {
+        Ordering::Equal
     }
 
-    /// The scan's answer: the best job in a pass over every job, ties to the earlier.
-    fn scan(&self, shares: &Shares, want: &impl Fn(&JobInfo) -> bool) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for (i, j) in self.jobs.iter().enumerate() {
-            if !want(j) {
-                continue;
-            }
-            best = match best {
-                Some(b) if crate::order::compare(self, shares, b, i).is_le() => Some(b),
-                _ => Some(i),
-            };
-        }
-        best
+    /// Orders two jobs of the session (`Less`: `a` first).
+    fn order_jobs(&self, _ss: &Session, _shares: &Shares, _a: usize, _b: usize) -> Ordering {
+        Ordering::Equal
     }
 
-    /// Whether the job order is a total order over the buckets of `heads`,
-    /// so the best head is the scan's answer whatever the order of the pass.
-    /// It is unless a plugin orders by namespace inside a queue (DRF) while
-    /// two queues of equal VIP standing tie on queue order: then DRF can
-    /// order `a` before `c` in one queue while a job `b` of the other queue
-    /// sits between them by priority or submission order, a cycle the scan
-    /// settles by its pass order alone.
-    fn ordered_by_key(&self, shares: &Shares, heads: &[usize]) -> bool {
-        if !self.plugins.iter().any(|p| p.orders_by_namespace()) {
-            return true;
-        }
-        let mut namespace_of: BTreeMap<&str, &str> = BTreeMap::new();
-        let mut mixed = false;
-        for j in heads.iter().map(|&h| &self.jobs[h]) {
-            mixed |= *namespace_of.entry(&j.queue).or_insert(&j.namespace) != j.namespace.as_str();
-        }
-        if !mixed {
-            return true;
-        }
-        let queues: BTreeSet<(bool, &str)> =
-            heads.iter().map(|&h| (self.jobs[h].is_vip, self.jobs[h].queue.as_str())).collect();
-        let queues: Vec<(bool, &str)> = queues.into_iter().collect();
-        for (k, (vip, a)) in queues.iter().enumerate() {
-            for (other_vip, b) in &queues[k + 1..] {
-                let order =
-                    self.plugins.iter().fold(Ordering::Equal, |o, p| o.then_with(|| p.order_queues(shares, a, b)));
-                if vip == other_vip && order == Ordering::Equal {
-                    return false;
-                }
-            }
-        }
+    /// Whether `order_jobs` reads the jobs' namespaces (the job order's
+    /// bucketing must then watch for ties between queues).
+    fn orders_by_namespace(&self) -> bool {
+        false
+    }
+
+    /// Whether job `j`'s queue may take it with `victims` gone and `extra`
+    /// promised to its queue; the refusal is the job's explanation.
+    fn admit(
+        &self,
+        _ss: &Session,
+        _j: usize,
+        _victims: &[usize],
+        _amount: Amount,
+        _extra: &Resources,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// A vote on evicting `victim` for job `j`: `None` abstains.
+    fn may_evict(&self, _ss: &Session, _j: usize, _victim: usize, _why: Evict) -> Option<bool> {
+        None
+    }
+
+    /// Whether evicting the whole set keeps the plugin's invariants.
+    fn allow_victims(&self, _ss: &Session, _set: &[usize], _why: Evict) -> bool {
         true
     }
 }
