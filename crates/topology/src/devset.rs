@@ -9,6 +9,8 @@ use std::fmt;
 
 /// The most devices one node may have.
 pub const MAX_DEVICES: usize = 64;
+/// The most GPUs the exact search handles on one node.
+pub const MAX_GPUS: usize = 16;
 
 /// A set of device indices (`0..64`) of one node.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -472,7 +472,7 @@ impl Profile {
     pub fn validate(&self) -> Result<(), ProfileError> {
         let n = self.devices.len();
         let max =
-            if self.allocator == AllocatorKind::Gpu { crate::alloc::gpu::MAX_GPUS } else { crate::devset::MAX_DEVICES };
+            if self.allocator == AllocatorKind::Gpu { crate::devset::MAX_GPUS } else { crate::devset::MAX_DEVICES };
         if n == 0 || n > max {
             return Err(ProfileError::DeviceCount { name: self.name.clone(), count: n, max });
         }

@@ -23,8 +23,7 @@ use super::{Allocation, DeviceState, GpuScore, NoFit, NodeScore, WholeRequest};
 use crate::devset::DeviceSet;
 use crate::profile::Profile;
 
-/// The most GPUs the exact search handles on one node.
-pub const MAX_GPUS: usize = 16;
+pub use crate::devset::MAX_GPUS;
 
 /// A bandwidth matrix of at most [`MAX_GPUS`] devices, MB/s.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! Built-in Ascend profiles (spec/ascend.md `schedule_policy` table and
 //! accelerator-type labels).
 
-use super::{devices, matrix};
+use super::build::{devices, matrix};
 use crate::devset::DeviceSet;
 use crate::profile::{
     AllocatorKind, DvppShare, GroupKind, Link, LinkKind, LinkSpeeds, Profile, SchedulePolicy, Vendor, VnpuFamily,

@@ -6,12 +6,13 @@
 //! GPU allocator only needs the order of the levels to be right.
 
 mod ascend;
+mod build;
 mod nvidia;
 
 pub use ascend::{vnpu_910b_chip, VNPU_910B_CHIPS};
 pub use nvidia::card_memory_gib;
 
-use crate::profile::{Device, Link, LinkKind, Profile};
+use crate::profile::Profile;
 use std::sync::OnceLock;
 
 /// Every built-in profile, in a fixed order (Ascend first, then NVIDIA).
@@ -32,16 +33,4 @@ pub fn builtin(name: &str) -> Option<&'static Profile> {
 /// Names of all built-in profiles.
 pub fn builtin_names() -> Vec<&'static str> {
     builtins().iter().map(|p| p.name.as_str()).collect()
-}
-
-/// An n×n link matrix from a function of the pair (called for `i != j` only).
-pub(crate) fn matrix(n: usize, f: impl Fn(usize, usize) -> Link) -> Vec<Vec<Link>> {
-    (0..n)
-        .map(|i| (0..n).map(|j| if i == j { Link { kind: LinkKind::SelfLink, mbps: 0 } } else { f(i, j) }).collect())
-        .collect()
-}
-
-/// Devices `0..n` named `{prefix}{i}`, NUMA node from `numa(i)`.
-pub(crate) fn devices(n: usize, prefix: &str, numa: impl Fn(usize) -> Option<u32>) -> Vec<Device> {
-    (0..n).map(|i| Device { id: i as u32, name: format!("{prefix}{i}"), numa: numa(i), bus_id: None }).collect()
 }

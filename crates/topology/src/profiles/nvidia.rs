@@ -1,6 +1,6 @@
 //! Built-in NVIDIA profiles (spec/gpu.md "Built-in profiles worth shipping").
 
-use super::{devices, matrix};
+use super::build::{devices, matrix};
 use crate::devset::DeviceSet;
 use crate::profile::{AllocatorKind, GroupKind, Link, LinkKind, LinkSpeeds, Nic, Profile, Vendor};
 
