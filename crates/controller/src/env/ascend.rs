@@ -7,7 +7,7 @@
 //! before placement the pod name stands in. `HCCL_IF_IP` (host IP) only with
 //! `hostNetwork: true`.
 
-use super::{Ctx, PodEnv};
+use super::context::{Ctx, PodEnv};
 use crate::expand::PodPlan;
 use ringleader_api::model::Framework;
 

@@ -8,7 +8,7 @@
 //! runtime creates them when the pod starts (as the Ascend Operator skips
 //! `ASCEND_VISIBLE_DEVICES` for virtual resources).
 
-use super::{Ctx, PodEnv};
+use super::context::{Ctx, PodEnv};
 use crate::expand::PodPlan;
 use ringleader_api::devices::{classify, Family};
 use ringleader_api::DeviceKind;

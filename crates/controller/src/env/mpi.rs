@@ -2,7 +2,7 @@
 //! mounted at `/etc/mpi/hostfile` on the launcher, the launcher's
 //! OpenMPI / Intel MPI / MPICH env, and `K_MPI_JOB_ROLE` everywhere.
 
-use super::{Ctx, PodEnv};
+use super::context::{Ctx, PodEnv};
 use crate::expand::PodPlan;
 use crate::extras::MpiImplementation;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -60,7 +60,7 @@ pub const DEFAULT_SSH_PATH: &str = "/root/.ssh";
 pub(crate) fn static_env(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
     if let Some(keys) = &ctx.opts.ssh {
         let dir = ctx.extras.ssh_auth_mount_path.as_deref().unwrap_or(DEFAULT_SSH_PATH);
-        super::ssh_files(keys, dir, None, env);
+        super::context::ssh_files(keys, dir, None, env);
     }
     if pod.role != "Launcher" {
         env.push("K_MPI_JOB_ROLE", "worker");

@@ -2,7 +2,7 @@
 //! `NCCL_IB_DISABLE=0` and the RDMA interface; off, `NCCL_IB_DISABLE=1` and
 //! the Ethernet interface. A value the user set wins.
 
-use super::{Ctx, PodEnv};
+use super::context::{Ctx, PodEnv};
 use crate::expand::PodPlan;
 use ringleader_api::devices::Family;
 

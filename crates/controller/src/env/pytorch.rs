@@ -1,7 +1,7 @@
 //! PyTorchJob env: Kubeflow training-operator (`MASTER_*`, `WORLD_SIZE`,
 //! `RANK`, torchrun's `PET_*`, elastic rendezvous) or the AI Hub variant.
 
-use super::{Ctx, PodEnv, PyTorchFlavor};
+use super::context::{Ctx, PodEnv, PyTorchFlavor};
 use crate::expand::PodPlan;
 
 /// Port when no container port is named `pytorchjob-port`.

@@ -1,7 +1,7 @@
 //! TFJob `TF_CONFIG`: the cluster spec (every replica type except Evaluator,
 //! keys sorted as Go marshals a map) and the pod's task.
 
-use super::{Ctx, PodEnv};
+use super::context::{Ctx, PodEnv};
 use crate::expand::PodPlan;
 
 /// Port when no container port is named `tfjob-port`.

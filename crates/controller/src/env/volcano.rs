@@ -4,7 +4,7 @@
 //! is an annotation set at expansion; `ssh` writes the key pair the caller
 //! generated (this crate has no randomness) and an ssh `config`.
 
-use super::{Ctx, PodEnv};
+use super::context::{Ctx, PodEnv};
 use crate::expand::PodPlan;
 
 /// `pytorch` plugin port when no `--port` argument is given.
@@ -90,7 +90,7 @@ fn ssh_config(ctx: &Ctx<'_>) -> String {
 pub(crate) fn static_env(ctx: &Ctx<'_>, pod: &PodPlan, env: &mut PodEnv) {
     if let (true, Some(keys)) = (has(ctx, "ssh"), &ctx.opts.ssh) {
         let dir = arg(ctx, "ssh", "ssh-key-file-path").unwrap_or_else(|| DEFAULT_SSH_PATH.to_string());
-        super::ssh_files(keys, &dir, Some(ssh_config(ctx)), env);
+        super::context::ssh_files(keys, &dir, Some(ssh_config(ctx)), env);
     }
     if has(ctx, "env") {
         env.push("VK_TASK_INDEX", pod.index.to_string());

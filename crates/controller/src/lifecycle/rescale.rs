@@ -6,7 +6,8 @@
 //! as long as the other job runs, so it shrinks to what fits now, as at the
 //! fault. With not even `minReplicas` fitting it stays Pending.
 
-use super::{DeleteMode, Observed, ObservedNode, ObservedPod, Phase, PodPhase, Run};
+use super::run::Run;
+use super::types::{DeleteMode, Observed, ObservedNode, ObservedPod, Phase, PodPhase};
 use crate::elastic::{self, Scale};
 use ringleader_api::model::Job;
 use std::collections::BTreeSet;
