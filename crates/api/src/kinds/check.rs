@@ -6,7 +6,7 @@
 //! time, re-run by copying the spec, deleted like any object. The rules on
 //! the spec are in [`crate::validate`]; the manager writes the status.
 
-use super::Object;
+use super::object::Object;
 use serde::{Deserialize, Serialize};
 
 /// `apiVersion` of a CheckRun.

@@ -6,8 +6,11 @@ pub mod ascend;
 pub mod check;
 pub mod cluster;
 pub mod kubeflow;
+mod object;
 pub mod platform;
 pub mod volcano;
+
+pub use object::Object;
 
 use crate::error::FieldError;
 use crate::path;
@@ -17,26 +20,6 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-
-/// A Kubernetes-shaped object with a typed spec.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Object<S> {
-    /// e.g. `kubeflow.org/v1`.
-    pub api_version: String,
-    /// e.g. `PyTorchJob`.
-    pub kind: String,
-    /// Name, namespace, labels, annotations.
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    /// The kind's spec.
-    #[serde(default)]
-    pub spec: S,
-    /// Status as last written, kept opaque here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<serde_json::Value>,
-}
 
 /// MindCluster AscendJob.
 pub type AscendJob = Object<ascend::AscendJobSpec>;

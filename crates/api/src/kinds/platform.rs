@@ -6,7 +6,7 @@
 //! writes them; [`super::Object`] keeps them opaque, so read one with
 //! [`status_of`].
 
-use super::Object;
+use super::object::Object;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

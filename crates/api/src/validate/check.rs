@@ -1,7 +1,8 @@
 //! Rules of a CheckRun's spec: its type, its nodes, and per type the
 //! operations, sizes, iterations and baseline node it may name.
 
-use super::{names, Errors};
+use super::errors::Errors;
+use super::names;
 use crate::error::FieldError;
 use crate::kinds::check::{self as c, CheckRunSpec};
 use crate::path;

@@ -1,6 +1,6 @@
 //! Rules for one pod template: containers, images, ports, resources, env.
 
-use super::Errors;
+use super::errors::Errors;
 use crate::devices::{self, Family};
 use crate::error::FieldError;
 use crate::path;

@@ -1,7 +1,7 @@
 //! ACK GPU topology-aware scheduling rules (seed 002): `gpu-topology` jobs
 //! are gangs whose pods all ask for the same GPUs.
 
-use super::Errors;
+use super::errors::Errors;
 use crate::devices;
 use crate::error::FieldError;
 use crate::kinds::Resource;

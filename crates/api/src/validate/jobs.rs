@@ -2,7 +2,9 @@
 //! policies, gang sizes, run policies, Volcano policies, queues and pod groups.
 
 use super::containers::check_template;
-use super::{names, Errors};
+use super::errors::Errors;
+use super::names;
+use super::quantity::is_quantity;
 use crate::error::FieldError;
 use crate::kinds::kubeflow::RunPolicy;
 use crate::kinds::volcano::{LifecyclePolicy, NetworkTopology, PartitionPolicy};
@@ -28,9 +30,7 @@ fn replica_types(resource: &Resource) -> Option<&'static [&'static str]> {
     }
 }
 
-/// Most pods one job may create; larger ones are almost certainly a typo and
-/// would flood the store.
-pub const MAX_JOB_PODS: i64 = 100_000;
+pub use super::quantity::MAX_JOB_PODS;
 
 /// Metadata rules for every kind.
 pub fn check_metadata(resource: &Resource, errs: &mut Errors) {
@@ -500,17 +500,4 @@ fn check_quantities(
             errs.push(FieldError::new(path::key(field, k), &q.0, "not a Kubernetes quantity (e.g. 8, 500m, 64Gi)"));
         }
     }
-}
-
-/// A non-negative Kubernetes quantity: number with optional SI/binary suffix or exponent.
-pub fn is_quantity(s: &str) -> bool {
-    let s = s.trim();
-    let s = s.strip_prefix('+').unwrap_or(s);
-    let digits_end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-    let (num, suffix) = s.split_at(digits_end);
-    let num_ok = !num.is_empty() && num != "." && num.matches('.').count() <= 1;
-    let suffix_ok =
-        matches!(suffix, "" | "m" | "k" | "M" | "G" | "T" | "P" | "E" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei")
-            || (suffix.starts_with(['e', 'E']) && suffix[1..].trim_start_matches(['+', '-']).parse::<u32>().is_ok());
-    num_ok && suffix_ok
 }

@@ -4,18 +4,20 @@
 
 mod check;
 mod containers;
+mod errors;
 mod gpu;
 mod jobs;
 mod names;
 mod npu;
 mod platform;
+mod quantity;
 pub mod vnpu;
 
-pub use jobs::is_quantity;
 pub use names::{
     is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name, LABEL_RULE, LABEL_VALUE_RULE,
     QUALIFIED_NAME_RULE, SUBDOMAIN_RULE,
 };
+pub use quantity::is_quantity;
 
 use crate::ascend as keys;
 use crate::document::Document;
@@ -23,8 +25,6 @@ use crate::error::FieldError;
 use crate::kinds::Resource;
 use crate::path;
 use serde::Serialize;
-
-type Errors = Vec<FieldError>;
 
 /// Every error of one typed object, in the order the rules found them.
 pub fn validate(resource: &Resource) -> Vec<FieldError> {

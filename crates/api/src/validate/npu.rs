@@ -1,7 +1,7 @@
 //! MindCluster rules (`spec/ascend.md`, "Validation rules"): chip counts per
 //! server type, vNPU, ring-controller, acjob containers and ports, labels.
 
-use super::Errors;
+use super::errors::Errors;
 use crate::ascend::{self as keys, ServerType};
 use crate::devices::{self, DeviceKind, Family};
 use crate::error::FieldError;

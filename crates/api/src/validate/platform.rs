@@ -2,7 +2,9 @@
 //! platform fields, from `spec/platform.md`: display names, lengths, enums,
 //! framework roles, launchers, mounts, timeouts.
 
-use super::{is_quantity, names, Errors};
+use super::errors::Errors;
+use super::names;
+use super::quantity::is_quantity;
 use crate::error::FieldError;
 use crate::kinds::platform::{self as p, InstanceSpec, Mount, TrainingJobSpec};
 use crate::kinds::volcano::QueueSpec;
@@ -319,11 +321,11 @@ fn roles(s: &TrainingJobSpec, framework_ok: bool, errs: &mut Errors) {
                 format!("{} takes exactly 1 pod", role.name),
             ));
         }
-        if role.count > super::jobs::MAX_JOB_PODS {
+        if role.count > super::quantity::MAX_JOB_PODS {
             errs.push(FieldError::new(
                 path::key(&field, "count"),
                 role.count,
-                format!("at most {} pods a job", super::jobs::MAX_JOB_PODS),
+                format!("at most {} pods a job", super::quantity::MAX_JOB_PODS),
             ));
         }
         let rf = path::key(&field, "resources");
