@@ -1,6 +1,6 @@
 //! The one list of pod fields that belong to the scheduler or to a node's
 //! agent, never to whoever writes the pod or its template. The server
-//! refuses them on every write path (`ringleader_server::protect`) and the
+//! refuses them on every write path (`ringleader_server`'s `admission::protect`) and the
 //! job controller drops them from the templates it makes pods of, so a pod
 //! can reach a node and its devices only through the scheduler.
 

@@ -335,6 +335,16 @@ pub fn by_path(group: &str, version: &str, plural: &str) -> Option<&'static Reso
     RESOURCES.iter().find(|r| r.group == group && r.version == version && r.plural == plural)
 }
 
+/// Where the API server serves the embedded metrics history (series of
+/// node, pod and job usage), which `ringleader top` and the console read.
+pub const HISTORY_PATH: &str = "/apis/ringleader.io/v1alpha1/history";
+
+/// The API group of the resource metrics `kubectl top` reads (served by the
+/// API server, never stored).
+pub const METRICS_GROUP: &str = "metrics.k8s.io";
+/// The resource name RBAC's attributes carry for [`HISTORY_PATH`].
+pub const HISTORY_RESOURCE: &str = "history";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -400,13 +410,3 @@ mod tests {
         assert!(NODES.categories().is_empty());
     }
 }
-
-/// Where the API server serves the embedded metrics history (series of
-/// node, pod and job usage), which `ringleader top` and the console read.
-pub const HISTORY_PATH: &str = "/apis/ringleader.io/v1alpha1/history";
-
-/// The API group of the resource metrics `kubectl top` reads (served by the
-/// API server, never stored).
-pub const METRICS_GROUP: &str = "metrics.k8s.io";
-/// The resource name RBAC's attributes carry for [`HISTORY_PATH`].
-pub const HISTORY_RESOURCE: &str = "history";

@@ -12,7 +12,7 @@ use crate::kinds::Resource;
 use crate::path;
 use std::collections::BTreeSet;
 
-/// Longest user name a token is issued for (crates/server/src/identity.rs).
+/// Longest user name a token is issued for (crates/auth/src/identity.rs).
 const MAX_USER_CHARS: usize = 253;
 
 /// What a display name may be.
