@@ -167,20 +167,17 @@ fn step(run: &mut Run<'_>, observed: &Observed) {
         Faults::PodLevel(moved) => current.into_iter().filter(|p| !moved.contains(p.name.as_str())).collect(),
         Faults::None => current,
     };
-    // Kubeflow and MindCluster judge success before failures: a job whose
-    // coordinator (or enough pods) succeeded is done, whatever another pod
-    // did meanwhile. Judged after a restart instead, the restarted pod would
-    // be stale on the next pass and the verdict would differ from this one.
-    // Volcano's verdict needs every pod finished, so its policies go first.
-    if job.kind != JobKind::VolcanoJob {
-        if let Some((phase, reason, msg)) = success::verdict(&job, &current) {
-            run.transition(phase, reason, &msg);
-            return;
-        }
-    }
     if handle_pod_events(run, &job, &current) {
         if matches!(run.st.phase, Phase::Aborting | Phase::Terminating | Phase::Completing) {
             stopping(run, &current);
+        } else if !run.st.phase.is_finished() && run.st.phase != Phase::Restarting {
+            // Pods restarted one by one are stale from now on: judge the job by
+            // the others as the next pass will (a master that succeeded while a
+            // worker failed succeeds the job now, not one pass later).
+            let kept: Vec<&ObservedPod> = current.iter().copied().filter(|p| !is_stale(&run.st, &slots, p)).collect();
+            if let Some((phase, reason, msg)) = success::verdict(&job, &kept) {
+                run.transition(phase, reason, &msg);
+            }
         }
         return;
     }
