@@ -2,7 +2,8 @@
 //!
 //! * crates depend only on crates in a lower layer of DESIGN.md's
 //!   `crate-layers` table (read from DESIGN.md, so picture and check agree);
-//! * within a crate, no file-level import circle: the files' imports (`use`
+//! * within a crate, no file-level import circle and no module using what
+//!   an ancestor module defines: the files' imports (`use`
 //!   and qualified paths, in code and in macro arguments) form a graph with
 //!   no cycle, so every import points down. A parent declaring `mod child;`
 //!   is structure, not an import; test-only modules are left out.
@@ -469,6 +470,15 @@ fn no_crate_has_a_file_level_import_circle() {
         if std::env::var_os("SHAPE_EDGES").is_some() {
             for ((a, b), line) in &why {
                 eprintln!("edge {}: {}:{line} -> {}", dir_name(&dir), rel(a), rel(b));
+            }
+        }
+        // A module using what an ancestor module defines imports upward even
+        // when the ancestor does not use it back (re-exports were followed,
+        // so an edge to an ancestor means an item defined there).
+        for ((a, b), line) in &why {
+            let (Some(ma), Some(mb)) = (mods.get(a), mods.get(b)) else { continue };
+            if ma.path.len() > mb.path.len() && ma.path.starts_with(&mb.path) {
+                report.push(format!("{}: {}:{line} imports upward from {}", dir_name(&dir), rel(a), rel(b)));
             }
         }
         for comp in circles(&edges) {

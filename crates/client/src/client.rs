@@ -10,8 +10,6 @@ use ringleader_registry::resources::ResourceType;
 use serde_json::Value;
 use std::path::Path;
 
-pub(crate) mod requests;
-
 /// Why a client call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -79,7 +77,7 @@ impl ClientError {
     }
 }
 
-type Result<T> = std::result::Result<T, ClientError>;
+pub(crate) type Result<T> = std::result::Result<T, ClientError>;
 
 /// A list and the version it is consistent with (watch from it to follow on).
 #[derive(Debug, Clone, PartialEq)]
@@ -214,11 +212,11 @@ impl Client {
         format!("{}{path}", self.base)
     }
 
-    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         self.http.request(method, self.url(path)).bearer_auth(&self.token)
     }
 
-    async fn send(&self, builder: reqwest::RequestBuilder, url: &str) -> Result<reqwest::Response> {
+    pub(crate) async fn send(&self, builder: reqwest::RequestBuilder, url: &str) -> Result<reqwest::Response> {
         let response = builder.send().await.map_err(|source| ClientError::Http { url: url.to_string(), source })?;
         if response.status().is_success() {
             return Ok(response);
@@ -241,7 +239,7 @@ impl Client {
         })
     }
 
-    async fn json(&self, builder: reqwest::RequestBuilder, url: &str) -> Result<Value> {
+    pub(crate) async fn json(&self, builder: reqwest::RequestBuilder, url: &str) -> Result<Value> {
         let response = self.send(builder, url).await?;
         response.json().await.map_err(|e| ClientError::Decode(format!("{url}: {e}")))
     }
@@ -457,7 +455,7 @@ impl Client {
 }
 
 /// Splits a byte stream into its newline-terminated lines (without the newline).
-fn lines<S>(bytes: S) -> impl Stream<Item = Result<Vec<u8>>> + Send + 'static
+pub(crate) fn lines<S>(bytes: S) -> impl Stream<Item = Result<Vec<u8>>> + Send + 'static
 where
     S: Stream<Item = Result<Bytes>> + Send + Unpin + 'static,
 {

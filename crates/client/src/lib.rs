@@ -8,11 +8,12 @@
 mod client;
 pub mod kubeconfig;
 pub mod remote;
+mod requests;
 pub mod tls;
 mod token;
 
-pub use client::requests::{list_version, ListOptions, LogOptions, TABLE_ACCEPT};
 pub use client::{encode, Client, ClientError, ObjectList, WatchEvent};
 pub use remote::RemoteCluster;
+pub use requests::{list_version, ListOptions, LogOptions, TABLE_ACCEPT};
 pub use tls::{TlsError, TlsFiles};
 pub use token::{Token, TOKEN_FILE};

@@ -2,7 +2,8 @@
 //! (`spec/jobs.md` "NCCL settings", after seed 003's table). `ringleader
 //! validate` prints them; `--strict` turns them into errors.
 
-use super::{static_env, EnvOptions};
+use super::context::EnvOptions;
+use super::pods::static_env;
 use crate::expand::{expand, ExpandOptions};
 use crate::extras::JobExtras;
 use ringleader_api::devices::{classify, Family};

@@ -13,7 +13,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use ringleader_scheduler::nodeorder::{node_frag, NodeOrder, Policy};
 
-use super::Experiment;
+use super::experiment::Experiment;
 
 /// Highest arrived-load percentage binned.
 const MAX_PERCENT: usize = 400;

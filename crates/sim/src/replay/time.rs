@@ -11,7 +11,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use ringleader_scheduler::nodeorder::{GpuPick, NodeOrder, NodeState, Policy};
 
-use super::Experiment;
+use super::experiment::Experiment;
 
 /// Samples kept of the utilisation curve.
 const MAX_SAMPLES: usize = 500;

@@ -6,7 +6,7 @@
 //! `| Chip [Device] | Bus-Id | AICore(%) Memory-Usage(MB) [HBM-Usage(MB)] |`.
 //! The process table that follows is skipped.
 
-use super::ParseError;
+use super::error::ParseError;
 use crate::devset::DeviceSet;
 use crate::profile::Profile;
 

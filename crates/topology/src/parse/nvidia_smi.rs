@@ -5,7 +5,8 @@
 //! driver prints them. Rows follow until `Legend:`; a `NIC Legend:` maps
 //! `NIC0` to `mlx5_0`.
 
-use super::{strip_ansi, ParseError};
+use super::ansi::strip_ansi;
+use super::error::ParseError;
 use crate::devset::DeviceSet;
 use crate::profile::{AllocatorKind, Device, GroupKind, Link, LinkKind, LinkSpeeds, Nic, Profile, Vendor};
 

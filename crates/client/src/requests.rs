@@ -2,7 +2,7 @@
 //! and watches as `meta.k8s.io/v1` Tables, field selectors, the log
 //! parameters of `kubectl logs`, and `/version`.
 
-use super::{encode, lines, Client, ClientError, ObjectList, Result, WatchEvent};
+use crate::client::{encode, lines, Client, ClientError, ObjectList, Result, WatchEvent};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use ringleader_registry::resources::ResourceType;
