@@ -25,6 +25,9 @@ pub const DEFAULT_PIDS_LIMIT: u64 = 4_096;
 /// Name of the agent's directory in each hierarchy.
 const PARENT: &str = "ringleader";
 
+/// How old an empty pod group must be before a starting agent removes it.
+const SWEEP_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What a pod's cgroup is limited to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Limits {
@@ -146,6 +149,10 @@ impl Cgroups {
 
     /// Removes the empty groups a stopped agent left (a group with
     /// processes in it refuses removal, so a pod still running keeps its).
+    /// Groups are shared by every agent on the host, and one another agent
+    /// has just made is empty until its pod joins it: only groups older
+    /// than [`SWEEP_AFTER`] go, so an agent starting beside a busy one
+    /// never takes a group from under a pod being started.
     fn sweep(&self) {
         let parents: Vec<PathBuf> = match &self.hierarchy {
             Hierarchy::V2 { root } => vec![root.join(PARENT)],
@@ -153,7 +160,13 @@ impl Cgroups {
         };
         for parent in parents {
             for e in std::fs::read_dir(&parent).into_iter().flatten().flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let old_enough = e
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|made| made.elapsed().ok())
+                    .is_some_and(|age| age >= SWEEP_AFTER);
+                if e.file_type().is_ok_and(|t| t.is_dir()) && old_enough {
                     let _ = std::fs::remove_dir(e.path());
                 }
             }
@@ -406,5 +419,32 @@ mod tests {
         assert_eq!(detect(tmp.path()).unwrap(), Hierarchy::V2 { root: tmp.path().to_path_buf() });
         std::fs::write(tmp.path().join("cgroup.controllers"), "cpu io\n").unwrap();
         assert!(detect(tmp.path()).unwrap_err().contains("memory, pids"));
+    }
+
+    #[test]
+    fn a_starting_agent_sweeps_only_old_empty_groups() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return; // detect() needs root; CI runs this as root.
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        for c in ["memory", "pids", "cpu"] {
+            std::fs::create_dir_all(tmp.path().join(c).join(PARENT)).unwrap();
+            std::fs::write(tmp.path().join(c).join("cgroup.procs"), "").unwrap();
+        }
+        let group = |c: &str, name: &str| tmp.path().join(c).join(PARENT).join(name);
+        let long_ago = std::time::SystemTime::now() - SWEEP_AFTER - std::time::Duration::from_secs(5);
+        for c in ["memory", "pids", "cpu"] {
+            // A group another agent made a moment ago, its pod not yet in it.
+            std::fs::create_dir(group(c, "fresh")).unwrap();
+            // A group a stopped agent left behind.
+            std::fs::create_dir(group(c, "stale")).unwrap();
+            std::fs::File::open(group(c, "stale")).unwrap().set_modified(long_ago).unwrap();
+        }
+        Cgroups::new(tmp.path(), None).unwrap();
+        for c in ["memory", "pids", "cpu"] {
+            assert!(group(c, "fresh").is_dir(), "{c}: a group made moments ago is kept");
+            assert!(!group(c, "stale").exists(), "{c}: an old empty group is removed");
+        }
     }
 }

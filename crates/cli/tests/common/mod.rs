@@ -196,11 +196,17 @@ impl Plane {
                     .list("pods")
                     .iter()
                     .map(|p| {
+                        // Why a pod ended where it did: its reason, message
+                        // and each container's last state, so a failure in
+                        // CI says more than the phase.
                         format!(
-                            "{} {} {}",
+                            "{} {} {} {} {} {}",
                             p["metadata"]["name"].as_str().unwrap_or(""),
                             p["status"]["phase"].as_str().unwrap_or(""),
-                            p["spec"]["nodeName"].as_str().unwrap_or("")
+                            p["spec"]["nodeName"].as_str().unwrap_or(""),
+                            p["status"]["reason"].as_str().unwrap_or(""),
+                            p["status"]["message"].as_str().unwrap_or(""),
+                            p["status"]["containerStatuses"]
                         )
                     })
                     .collect();
