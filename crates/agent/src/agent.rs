@@ -37,14 +37,15 @@ struct NodeState {
     detected: Vec<u32>,
 }
 
-enum PodState {
+pub(crate) enum PodState {
     /// Released to start on a stopped node: starts (from this latest
     /// object) when the node is started again.
     Waiting(Box<Value>),
     /// A process group, or a simulated pod (`None`).
     Running { pgid: Option<i32> },
-    /// SIGTERM sent; the object is deleted once the process is gone.
-    Terminating { pgid: i32 },
+    /// SIGTERM sent (a container: asked to stop); the object is deleted
+    /// once the process is gone.
+    Terminating { pgid: Option<i32> },
     /// Its node was stopped under it; settled when the node comes back.
     Lost { deleting: bool },
     /// Its end is written; kept until the object is deleted so that a stale
@@ -52,31 +53,37 @@ enum PodState {
     Finished { delete_sent: bool },
 }
 
-struct PodEntry {
-    uid: String,
-    node: String,
+pub(crate) struct PodEntry {
+    pub(crate) uid: String,
+    pub(crate) node: String,
     /// Devices it holds while its processes may run.
     devices: Vec<u32>,
     /// It holds shares of those devices (vNPUs, GPU shares), not the devices whole.
     shares: bool,
-    container: status::Containers,
-    started: Option<f64>,
-    state: PodState,
+    pub(crate) container: status::Containers,
+    pub(crate) started: Option<f64>,
+    pub(crate) state: PodState,
     /// Runs under its shim: it outlives this agent.
     detached: bool,
     /// Files it takes from ConfigMaps: pod path → (ConfigMap, key).
     config_files: BTreeMap<String, (String, String)>,
     /// Its ephemeral-storage limits and sandbox, when it has limits.
     storage: Option<(eviction::StorageLimits, std::path::PathBuf)>,
+    /// Its container, when the CRI runtime runs it.
+    pub(crate) cri: Option<crate::cri_runtime::CriPod>,
 }
 
-enum TimerAction {
+pub(crate) enum TimerAction {
     /// A simulated pod is done at this Unix time.
     SimDone { key: ObjectKey, uid: String, at: f64 },
     /// The grace period of a deleted pod is over.
     GraceKill { key: ObjectKey, uid: String },
     /// A deleted pod's sandbox and log have been kept long enough.
     RemoveSandbox { key: ObjectKey, node: String },
+    /// A pod whose image pull failed shows `ImagePullBackOff` while it waits.
+    CriBackOff { key: ObjectKey, uid: String },
+    /// A pod whose image pull failed tries again.
+    CriRetry { key: ObjectKey, uid: String },
 }
 
 /// A child process ended.
@@ -98,11 +105,11 @@ pub(crate) struct Feeds {
 }
 
 pub(crate) struct Agent {
-    cfg: AgentConfig,
+    pub(crate) cfg: AgentConfig,
     nodes: HashMap<String, NodeState>,
     /// Address of every node in the cluster (ours and others'), for hosts files.
     addresses: HashMap<String, String>,
-    pods: HashMap<ObjectKey, PodEntry>,
+    pub(crate) pods: HashMap<ObjectKey, PodEntry>,
     directory: Directory,
     /// Last hosts-file text written per namespace.
     hosts_written: HashMap<String, String>,
@@ -130,6 +137,9 @@ pub(crate) struct Agent {
     telemetry_sent: HashMap<String, (Vec<telemetry::DeviceFigures>, u32)>,
     /// The last telemetry read failed (logged once per failure spell).
     telemetry_failing: bool,
+    /// The CRI runtime, its news of containers, and the containers a
+    /// previous agent left (by pod UID), when pods run as containers.
+    pub(crate) cri: Option<crate::cri_runtime::CriRuntime>,
 }
 
 fn uid_of(obj: &Value) -> &str {
@@ -181,7 +191,14 @@ impl Agent {
             started_at: time::now(),
             telemetry_sent: HashMap::new(),
             telemetry_failing: false,
+            cri: None,
         }
+    }
+
+    /// With pods run as containers of this CRI runtime.
+    pub(crate) fn with_cri(mut self, cri: Option<crate::cri_runtime::CriRuntime>) -> Agent {
+        self.cri = cri;
+        self
     }
 
     /// With pods started in sandboxes (`None`: plain process groups).
@@ -203,7 +220,11 @@ impl Agent {
     /// The files a pod takes from ConfigMaps, read as the pod starts (the
     /// manager wrote them before it released the pod); a missing one stops
     /// the start, as `CreateContainerConfigError` does in Kubernetes.
-    fn config_files(&self, ns: &str, obj: &Value) -> Result<BTreeMap<String, String>, (&'static str, String)> {
+    pub(crate) fn config_files(
+        &self,
+        ns: &str,
+        obj: &Value,
+    ) -> Result<BTreeMap<String, String>, (&'static str, String)> {
         let wanted = pod::config_files(obj).map_err(|m| ("InvalidPod", m))?;
         let mut out = BTreeMap::new();
         let ns = if ns.is_empty() { "default" } else { ns };
@@ -227,30 +248,31 @@ impl Agent {
         Ok(out)
     }
 
-    fn write(&self, w: Write) {
+    pub(crate) fn write(&self, w: Write) {
         // The writer only stops after the agent does; a failed send means
         // the agent is shutting down and the write no longer matters.
         let _ = self.writes.send(w);
     }
 
     /// The containers of a pod as this agent's runtime reports them.
-    fn containers(&self, obj: &Value) -> status::Containers {
+    pub(crate) fn containers(&self, obj: &Value) -> status::Containers {
         let runtime = match self.cfg.runtime {
             Runtime::Process => "process",
             Runtime::Simulated => "simulated",
+            Runtime::Cri => "containerd",
         };
         status::Containers::of(obj, runtime)
     }
 
-    fn write_pod(&self, key: &ObjectKey, uid: &str, patch: Value) {
+    pub(crate) fn write_pod(&self, key: &ObjectKey, uid: &str, patch: Value) {
         self.write(Write::Pod { key: key.clone(), uid: uid.to_string(), patch });
     }
 
-    fn delete_pod(&self, key: &ObjectKey, uid: &str) {
+    pub(crate) fn delete_pod(&self, key: &ObjectKey, uid: &str) {
         self.write(Write::DeletePod { key: key.clone(), uid: uid.to_string() });
     }
 
-    fn add_timer(&mut self, after: Duration, action: TimerAction) {
+    pub(crate) fn add_timer(&mut self, after: Duration, action: TimerAction) {
         let id = self.next_timer;
         self.next_timer += 1;
         self.timers.push(Reverse((Instant::now() + after, id)));
@@ -377,6 +399,7 @@ impl Agent {
                     None => break Err(AgentError::WatchClosed("configmaps")),
                 },
                 Some(exit) = exits.recv() => self.on_exit(exit),
+                Some(news) = crate::cri_runtime::next_news(&mut self.cri) => self.on_cri_news(news),
                 Some(now) = next_detected(&mut detected) => self.on_detected(&now),
                 _ = heartbeat.tick() => self.heartbeat(),
                 _ = usage_tick.tick() => {
@@ -398,7 +421,12 @@ impl Agent {
         // applies the restart rule to it.
         let (mut killed, mut kept) = (0, 0);
         for e in self.pods.values() {
-            if let PodState::Running { pgid: Some(p) } | PodState::Terminating { pgid: p } = e.state {
+            if e.cri.is_some() && matches!(e.state, PodState::Running { .. } | PodState::Terminating { .. }) {
+                // Containers belong to the runtime: they run on.
+                kept += 1;
+                continue;
+            }
+            if let PodState::Running { pgid: Some(p) } | PodState::Terminating { pgid: Some(p) } = e.state {
                 if e.detached {
                     kept += 1;
                 } else {
@@ -601,10 +629,14 @@ impl Agent {
                         process::signal_group(p, libc::SIGKILL);
                         killed += 1;
                     }
+                    killed += usize::from(crate::cri_runtime::kill(self.cri.as_ref(), e.cri.as_ref()));
                     e.state = PodState::Lost { deleting: false };
                 }
                 PodState::Terminating { pgid } => {
-                    process::signal_group(pgid, libc::SIGKILL);
+                    if let Some(p) = pgid {
+                        process::signal_group(p, libc::SIGKILL);
+                    }
+                    crate::cri_runtime::kill(self.cri.as_ref(), e.cri.as_ref());
                     killed += 1;
                     e.state = PodState::Lost { deleting: true };
                 }
@@ -654,8 +686,9 @@ impl Agent {
             if self.pods.get(key).is_some_and(|e| e.uid == uid) {
                 if let Some(e) = self.pods.remove(key) {
                     forget(&e);
+                    crate::cri_runtime::remove(self.cri.as_ref(), e.cri.as_ref());
                     self.forget_state(key, &e);
-                    if self.cfg.runtime == Runtime::Process {
+                    if self.cfg.runtime != Runtime::Simulated {
                         let action = TimerAction::RemoveSandbox { key: key.clone(), node: e.node.clone() };
                         self.add_timer(self.cfg.pod_limits.deleted_retention, action);
                     }
@@ -696,6 +729,7 @@ impl Agent {
                 if let Some(p) = *pgid {
                     process::signal_group(p, libc::SIGKILL);
                 }
+                crate::cri_runtime::kill(self.cri.as_ref(), entry.cri.as_ref());
                 tracing::warn!(pod = %info.key.name, node, "pod ended by the control plane while running here: killed its processes");
                 entry.state = PodState::Finished { delete_sent: false };
             }
@@ -706,10 +740,24 @@ impl Agent {
                     **latest = obj.clone();
                 }
             }
+            PodState::Running { pgid: None } if info.deleting && entry.cri.is_some() => {
+                let grace = info
+                    .grace_seconds
+                    .filter(|g| g.is_finite() && *g >= 0.0)
+                    .map(|g| Duration::from_secs_f64(g.min(1e7)))
+                    .unwrap_or(self.cfg.default_grace_period);
+                if crate::cri_runtime::stop(self.cri.as_ref(), entry.cri.as_mut(), grace) {
+                    entry.state = PodState::Terminating { pgid: None };
+                } else {
+                    // Never started (its image still pulling): nothing runs.
+                    entry.state = PodState::Finished { delete_sent: true };
+                    self.delete_pod(&info.key, &info.uid);
+                }
+            }
             PodState::Running { pgid } if info.deleting => match *pgid {
                 Some(p) => {
                     process::signal_group(p, libc::SIGTERM);
-                    entry.state = PodState::Terminating { pgid: p };
+                    entry.state = PodState::Terminating { pgid: Some(p) };
                     let grace = info
                         .grace_seconds
                         .filter(|g| g.is_finite() && *g >= 0.0)
@@ -732,7 +780,7 @@ impl Agent {
         }
     }
 
-    fn track(&mut self, info: &PodInfo, obj: &Value, node: &str, started: Option<f64>, state: PodState) {
+    pub(crate) fn track(&mut self, info: &PodInfo, obj: &Value, node: &str, started: Option<f64>, state: PodState) {
         let entry = PodEntry {
             uid: info.uid.clone(),
             node: node.to_string(),
@@ -746,6 +794,7 @@ impl Agent {
             storage: sandbox::sandbox_dir(&self.cfg.data_dir, node, &info.key.namespace, &info.key.name)
                 .ok()
                 .and_then(|dir| Some((eviction::limits_of(obj, &dir)?, dir))),
+            cri: None,
         };
         self.pods.insert(info.key.clone(), entry);
     }
@@ -755,6 +804,9 @@ impl Agent {
         let was_running = initial && info.is_running();
         // Not only Running ones: a pod started just before its agent died
         // may have lost its Running write.
+        if initial && !info.is_terminal() && self.cfg.runtime == Runtime::Cri && self.cri_adopt(info, obj, node) {
+            return;
+        }
         if initial && !info.is_terminal() && self.cfg.runtime == Runtime::Process {
             if self.adopt_process(info, obj, node, stopped) {
                 return;
@@ -786,7 +838,7 @@ impl Agent {
                 return;
             }
             match self.cfg.runtime {
-                Runtime::Process => {
+                Runtime::Process | Runtime::Cri => {
                     let exit = Exit::agent(137, "AgentRestarted", "the agent restarted while the pod ran");
                     let address = self.address_of(node);
                     let patch = status::terminated(&self.containers(obj), &address, started, time::now(), &exit);
@@ -889,7 +941,7 @@ impl Agent {
         });
     }
 
-    fn address_of(&self, node: &str) -> String {
+    pub(crate) fn address_of(&self, node: &str) -> String {
         self.nodes.get(node).map(|n| n.vnode.address.clone()).unwrap_or_default()
     }
 
@@ -909,7 +961,7 @@ impl Agent {
     }
 
     /// Ends a pod that could not be started, with the reason in its status.
-    fn fail_unstarted(&mut self, info: &PodInfo, obj: &Value, node: &str, reason: &str, message: String) {
+    pub(crate) fn fail_unstarted(&mut self, info: &PodInfo, obj: &Value, node: &str, reason: &str, message: String) {
         tracing::warn!(pod = %info.key, reason, %message, "pod cannot start");
         let address = self.address_of(node);
         let exit = Exit::agent(128, reason, message);
@@ -971,7 +1023,7 @@ impl Agent {
     }
 
     /// Starts the pods of `node` that waited for devices (or for the node).
-    fn start_waiting(&mut self, node: &str) {
+    pub(crate) fn start_waiting(&mut self, node: &str) {
         let waiting: Vec<(ObjectKey, Value)> = self
             .pods
             .iter_mut()
@@ -988,7 +1040,7 @@ impl Agent {
         }
     }
 
-    fn start(&mut self, info: &PodInfo, obj: &Value, node: &str) {
+    pub(crate) fn start(&mut self, info: &PodInfo, obj: &Value, node: &str) {
         if let Some((reason, message)) = self.device_conflict(info, obj, node) {
             if self.held_only_by_leaving(info, obj, node) {
                 tracing::info!(pod = %info.key, node, "waiting for the pods leaving its devices to exit");
@@ -1012,6 +1064,7 @@ impl Agent {
                 }
                 Err(msg) => self.fail_unstarted(info, obj, node, "InvalidPod", msg),
             },
+            Runtime::Cri => self.cri_start(info, obj, node),
             Runtime::Process => match self.spawn(info, obj, node, &address) {
                 Ok((child, log)) => {
                     let now = time::now();
@@ -1119,7 +1172,7 @@ impl Agent {
     /// Writes the namespace's hosts file for a starting pod; when the
     /// namespace's names changed since last time, rewrites the hosts files of
     /// its running pods too (a grown elastic job's new members resolve).
-    fn write_hosts(&mut self, namespace: &str, path: &Path) -> Result<(), String> {
+    pub(crate) fn write_hosts(&mut self, namespace: &str, path: &Path) -> Result<(), String> {
         let content = self.directory.content(namespace, &self.addresses);
         sandbox::write_file(path, content.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
         if self.hosts_written.get(namespace) == Some(&content) {
@@ -1235,7 +1288,9 @@ impl Agent {
                 self.write_pod(&exit.key, &exit.uid, patch);
             }
             PodState::Terminating { pgid } => {
-                process::signal_group(pgid, libc::SIGKILL);
+                if let Some(p) = pgid {
+                    process::signal_group(p, libc::SIGKILL);
+                }
                 e.state = PodState::Finished { delete_sent: true };
                 let node = e.node.clone();
                 self.delete_pod(&exit.key, &exit.uid);
@@ -1265,11 +1320,11 @@ impl Agent {
                     self.write_pod(&key, &uid, patch);
                 }
                 Some(TimerAction::GraceKill { key, uid }) => {
-                    if let Some(PodEntry { state: PodState::Terminating { pgid }, .. }) =
+                    if let Some(PodEntry { state: PodState::Terminating { pgid: Some(p) }, .. }) =
                         self.pods.get(&key).filter(|e| e.uid == uid)
                     {
                         tracing::info!(pod = %key, "grace period over: SIGKILL");
-                        process::signal_group(*pgid, libc::SIGKILL);
+                        process::signal_group(*p, libc::SIGKILL);
                     }
                 }
                 Some(TimerAction::RemoveSandbox { key, node }) => {
@@ -1281,6 +1336,8 @@ impl Agent {
                         limits::remove_sandbox(&dir);
                     }
                 }
+                Some(TimerAction::CriBackOff { key, uid }) => self.cri_back_off(&key, &uid),
+                Some(TimerAction::CriRetry { key, uid }) => self.cri_retry(&key, &uid),
                 None => {}
             }
         }
@@ -1325,7 +1382,7 @@ pub(crate) fn usage_interval(heartbeat: Duration) -> Duration {
 }
 
 fn forget(e: &PodEntry) {
-    if let PodState::Running { pgid: Some(p) } | PodState::Terminating { pgid: p } = e.state {
+    if let PodState::Running { pgid: Some(p) } | PodState::Terminating { pgid: Some(p) } = e.state {
         process::signal_group(p, libc::SIGKILL);
     }
 }

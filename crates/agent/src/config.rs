@@ -21,7 +21,12 @@ pub enum Runtime {
     /// `ringleader.io/duration` annotation (seconds); without one it runs
     /// until deleted.
     Simulated,
+    /// Each pod is a container of a CRI runtime (containerd), from its image.
+    Cri,
 }
+
+/// Where kubelet finds containerd by default.
+pub const DEFAULT_CRI_ENDPOINT: &str = "unix:///run/containerd/containerd.sock";
 
 /// One node the agent serves. Many can share one machine: each has its own
 /// loopback address, hardware profile and sandbox directory.
@@ -213,6 +218,8 @@ pub struct AgentConfig {
     pub pod_uid_count: u32,
     /// Limits on every pod (pids, `/tmp`, log size).
     pub pod_limits: crate::runtime::node_limits::NodeLimits,
+    /// The CRI runtime's socket ([`Runtime::Cri`]).
+    pub cri_endpoint: String,
 }
 
 impl AgentConfig {
@@ -238,7 +245,15 @@ impl AgentConfig {
             pod_uid_base: DEFAULT_UID_BASE,
             pod_uid_count: DEFAULT_UID_COUNT,
             pod_limits: crate::runtime::node_limits::NodeLimits::default(),
+            cri_endpoint: DEFAULT_CRI_ENDPOINT.to_string(),
         }
+    }
+
+    /// Pods run as containers of the CRI runtime at `endpoint`.
+    pub fn with_cri(mut self, endpoint: impl Into<String>) -> AgentConfig {
+        self.runtime = Runtime::Cri;
+        self.cri_endpoint = endpoint.into();
+        self
     }
 
     /// With another sandboxing choice.

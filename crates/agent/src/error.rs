@@ -22,6 +22,9 @@ pub enum AgentError {
     /// The store's watch ended (the store shut down).
     #[error("the store's watch of {0} ended")]
     WatchClosed(&'static str),
+    /// The container runtime could not be reached.
+    #[error("container runtime: {0}")]
+    Runtime(String),
     /// An agent task failed.
     #[error("agent task failed: {0}")]
     Task(String),

@@ -22,6 +22,8 @@
 //! fields (docs/control-plane.md, "A pod's life").
 
 mod agent;
+mod cri_pods;
+mod cri_runtime;
 mod error;
 mod start;
 

@@ -190,22 +190,46 @@ pub fn address(node: &Value) -> Option<&str> {
 /// names no image).
 pub fn image_not_used_event(pod: &ObjectKey, uid: &str, obj: &Value, node: &str, now: f64) -> Option<Value> {
     let image = obj.pointer("/spec/containers/0/image").and_then(Value::as_str).filter(|i| !i.is_empty())?;
+    let message = format!(
+        "image {image:?} is not pulled or used: the process runtime runs the command with this node's own files"
+    );
+    Some(pod_event(pod, uid, node, now, ("Warning", "ImageNotUsed"), &message))
+}
+
+/// An Event about a pod, as kubelet reports one (`type`, `reason`).
+pub fn pod_event(
+    pod: &ObjectKey,
+    uid: &str,
+    node: &str,
+    now: f64,
+    (kind, reason): (&str, &str),
+    message: &str,
+) -> Value {
     let ns = if pod.namespace.is_empty() { "default" } else { pod.namespace.as_str() };
     let stamp = ringleader_api::time::rfc3339(now);
-    // Kubernetes names events `<object>.<hex>`; the uid's head keeps one per pod.
-    let suffix: String = uid.chars().filter(char::is_ascii_hexdigit).take(16).collect();
-    Some(json!({
+    // Kubernetes names events `<object>.<hex>`: the uid's head and the
+    // reason keep one per pod and reason, the time one per occurrence.
+    let head: String = uid.chars().filter(char::is_ascii_hexdigit).take(8).collect();
+    let reason_hex: String = reason.bytes().take(4).map(|b| format!("{b:02x}")).collect();
+    let nanos = (now.fract() * 1e9) as u64 ^ (now as u64);
+    let name = if reason == "ImageNotUsed" {
+        let suffix: String = uid.chars().filter(char::is_ascii_hexdigit).take(16).collect();
+        format!("{}.{suffix}", pod.name)
+    } else {
+        format!("{}.{head}{reason_hex}{nanos:x}", pod.name)
+    };
+    json!({
         "apiVersion": "v1", "kind": "Event",
-        "metadata": {"name": format!("{}.{suffix}", pod.name), "namespace": ns},
+        "metadata": {"name": name, "namespace": ns},
         "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "namespace": ns, "uid": uid},
-        "reason": "ImageNotUsed",
-        "message": format!("image {image:?} is not pulled or used: the process runtime runs the command with this node's own files"),
-        "type": "Warning",
+        "reason": reason,
+        "message": message,
+        "type": kind,
         "source": {"component": "ringleader-agent", "host": node},
         "reportingComponent": "ringleader-agent",
         "reportingInstance": node,
         "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -94,7 +94,11 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
     let sandboxing = runtime::isolate::resolve(&config)?;
     let shim = match config.runtime {
         Runtime::Process => runtime::shim::resolve(&config, sandboxing.as_ref()),
-        Runtime::Simulated => None,
+        Runtime::Simulated | Runtime::Cri => None,
+    };
+    let mut cri = match config.runtime {
+        Runtime::Cri => Some(crate::cri_runtime::connect(&config.cri_endpoint).await.map_err(AgentError::Runtime)?),
+        _ => None,
     };
     let nodes = config.nodes.clone();
     let s = store.clone();
@@ -103,6 +107,7 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
     let mut info = node::system_info_patch(match config.runtime {
         Runtime::Process => "process",
         Runtime::Simulated => "simulated",
+        Runtime::Cri => "containerd",
     });
     if let Some(endpoint) = &config.endpoint {
         writer::merge(&mut info, serde_json::json!({"status": {"agentEndpoint": endpoint}}));
@@ -124,12 +129,28 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
     })
     .await?;
 
+    if let Some(rt) = cri.as_mut() {
+        // Containers of pods that are gone (deleted, or bound elsewhere
+        // while no agent ran) go before any pod starts.
+        let ours: std::collections::HashSet<&str> = config.nodes.iter().map(|n| n.name.as_str()).collect();
+        let live = feeds
+            .pods
+            .iter()
+            .filter(|p| p.object.pointer("/spec/nodeName").and_then(|v| v.as_str()).is_some_and(|n| ours.contains(n)))
+            .filter(|p| {
+                !matches!(p.object.pointer("/status/phase").and_then(|v| v.as_str()), Some("Succeeded" | "Failed"))
+            })
+            .filter_map(|p| p.object.pointer("/metadata/uid").and_then(|v| v.as_str()).map(str::to_string))
+            .collect();
+        crate::cri_runtime::remove_orphans(rt, &ours, &live).await;
+    }
     let counters = Arc::new(writer::Counters::default());
     let (write_tx, write_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(writer::run(store.clone(), write_rx, config.flush_interval, counters.clone()));
     let (exit_tx, exit_rx) = mpsc::unbounded_channel();
     let (stop_tx, stop_rx) = watch::channel(false);
-    let mut agent = agent::Agent::new(config, write_tx, exit_tx, store).with_sandboxing(sandboxing).with_shim(shim);
+    let mut agent =
+        agent::Agent::new(config, write_tx, exit_tx, store).with_sandboxing(sandboxing).with_shim(shim).with_cri(cri);
     agent.initial(&feeds.nodes, &feeds.pods);
     tracing::info!(pods = feeds.pods.len(), "agent running");
     let task = tokio::spawn(async move {

@@ -241,6 +241,36 @@ pub fn terminated(containers: &Containers, address: &str, started: Option<f64>, 
     json!({ "status": status })
 }
 
+/// Waiting to start (`Pending`): an image pull failing or backing off,
+/// with kubelet's reason and message.
+pub fn waiting(containers: &Containers, address: &str, at: f64, reason: &str, message: &str) -> Value {
+    let at = rfc3339(at);
+    json!({
+        "status": {
+            "phase": "Pending",
+            "hostIP": address,
+            "hostIPs": [{"ip": address}],
+            "startTime": at,
+            "qosClass": containers.qos,
+            "conditions": containers.conditions(false, &at, None),
+            "containerStatuses": containers.statuses(false, false,
+                json!({"waiting": {"reason": reason, "message": message}})),
+        }
+    })
+}
+
+/// Names the first container's runtime IDs in a status patch
+/// (`containerID`, `imageID`), as kubelet reports a container it ran.
+pub fn with_runtime_ids(mut patch: Value, runtime: &str, container_id: &str, image_ref: &str) -> Value {
+    if let Some(first) = patch.pointer_mut("/status/containerStatuses/0") {
+        first["containerID"] = json!(format!("{runtime}://{container_id}"));
+        if !image_ref.is_empty() {
+            first["imageID"] = json!(image_ref);
+        }
+    }
+    patch
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

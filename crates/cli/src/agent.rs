@@ -9,7 +9,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ringleader_agent::detect::Detected;
-use ringleader_agent::{loopback_address, AgentConfig, AgentError, Cluster, Runtime, VirtualNode};
+use ringleader_agent::{loopback_address, AgentConfig, AgentError, Cluster, VirtualNode};
 use ringleader_api::kinds::cluster::AgentEndpoint;
 use ringleader_client::RemoteCluster;
 use ringleader_client::{Client, TlsFiles};
@@ -48,9 +48,16 @@ pub struct AgentArgs {
     /// Where the agent serves pod logs to the API server (port 0: any free port).
     #[arg(long, default_value = "0.0.0.0:10250")]
     pub listen: String,
-    /// `process` runs pods' commands; `simulated` runs none.
-    #[arg(long, default_value = "process", value_parser = ["process", "simulated"])]
+    /// `process` runs pods' commands as sandboxed host processes; `cri` runs
+    /// them as containers of their images through the CRI runtime at
+    /// `--cri-endpoint` (containerd); `auto` picks `cri` when that runtime
+    /// answers, else `process`; `simulated` runs none (pods finish after their
+    /// `ringleader.io/duration` annotation), for scale tests.
+    #[arg(long, default_value = "process", value_parser = ["auto", "process", "cri", "simulated"])]
     pub runtime: String,
+    /// The CRI runtime's socket, as kubelet's `--container-runtime-endpoint`.
+    #[arg(long, env = "RINGLEADER_CRI_ENDPOINT", default_value = ringleader_agent::config::DEFAULT_CRI_ENDPOINT)]
+    pub cri_endpoint: String,
     /// Seconds between heartbeats.
     #[arg(long, default_value_t = 10.0)]
     pub heartbeat_interval: f64,
@@ -200,8 +207,13 @@ async fn serve(args: AgentArgs) -> Result<()> {
     }));
 
     let mut config = AgentConfig::new(&data_dir, nodes.clone())
-        .with_runtime(if args.runtime == "simulated" { Runtime::Simulated } else { Runtime::Process })
+        .with_runtime(
+            ringleader_agent::runtime::cri::choose(&args.runtime, &args.cri_endpoint)
+                .await
+                .map_err(anyhow::Error::msg)?,
+        )
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.clamp(0.05, 3600.0)));
+    config.cri_endpoint = args.cri_endpoint.clone();
     config.endpoint = Some(AgentEndpoint { url: url.clone(), ca_pem: tls.ca_pem.clone() });
     if let Some(d) = detected {
         config.device_telemetry = crate::detect::follow_telemetry(&d, config.heartbeat_interval)?;

@@ -43,6 +43,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
         data_dir: data_dir.clone(),
         listen: "127.0.0.1:0".into(),
         runtime: "process".into(),
+        cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
         heartbeat_timeout: 40.0,
         node_lost_toleration: 300.0,
         heartbeat_interval: 2.0,

@@ -9,7 +9,7 @@ use crate::support::server_file;
 use anyhow::{bail, Context, Result};
 pub use backups::StoreFlags;
 use clap::Args;
-use ringleader_agent::{loopback_address, AgentConfig, Runtime, VirtualNode};
+use ringleader_agent::{loopback_address, AgentConfig, VirtualNode};
 use ringleader_api::Resource;
 use ringleader_client::kubeconfig::{self, Kubeconfig};
 use ringleader_client::{Client, TlsFiles, Token};
@@ -46,10 +46,16 @@ pub struct UpArgs {
     /// Address the API listens on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:8470")]
     pub listen: String,
-    /// `process` runs pods' commands; `simulated` runs none (pods finish after
-    /// their `ringleader.io/duration` annotation), for scale tests.
-    #[arg(long, default_value = "process", value_parser = ["process", "simulated"])]
+    /// `process` runs pods' commands as sandboxed host processes; `cri` runs
+    /// them as containers of their images through the CRI runtime at
+    /// `--cri-endpoint` (containerd); `auto` picks `cri` when that runtime
+    /// answers, else `process`; `simulated` runs none (pods finish after their
+    /// `ringleader.io/duration` annotation), for scale tests.
+    #[arg(long, default_value = "process", value_parser = ["auto", "process", "cri", "simulated"])]
     pub runtime: String,
+    /// The CRI runtime's socket, as kubelet's `--container-runtime-endpoint`.
+    #[arg(long, env = "RINGLEADER_CRI_ENDPOINT", default_value = ringleader_agent::config::DEFAULT_CRI_ENDPOINT)]
+    pub cri_endpoint: String,
     /// Seconds without a heartbeat before a node is NotReady.
     #[arg(long, default_value_t = 40.0)]
     pub heartbeat_timeout: f64,
@@ -392,8 +398,13 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         tokio::spawn(async move { loud(ringleader_manager::run(mstore, mconfig, mrx).await.context(MANAGER)) });
     tasks.push((MANAGER, manager));
     let mut aconfig = AgentConfig::new(&args.data_dir, nodes.clone())
-        .with_runtime(if args.runtime == "simulated" { Runtime::Simulated } else { Runtime::Process })
+        .with_runtime(
+            ringleader_agent::runtime::cri::choose(&args.runtime, &args.cri_endpoint)
+                .await
+                .map_err(anyhow::Error::msg)?,
+        )
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.max(0.05)));
+    aconfig.cri_endpoint = args.cri_endpoint.clone();
     // Pods run `ringleader probe …`: this binary's directory goes first on their PATH.
     if let Some(dir) = std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
         aconfig.program_dir = Some(dir);
@@ -501,6 +512,7 @@ mod tests {
             data_dir: dir.to_path_buf(),
             listen: listen.into(),
             runtime: "simulated".into(),
+            cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
             heartbeat_timeout: 40.0,
             node_lost_toleration: 300.0,
             heartbeat_interval: 10.0,

@@ -1,8 +1,11 @@
-//! The two ways a pod runs: as a process group ([`process`]) under its
-//! [`shim`], sandboxed ([`isolate`], [`pod_init`]) or not, or as a timer
+//! The three ways a pod runs: as a process group ([`process`]) under its
+//! [`shim`], sandboxed ([`isolate`], [`pod_init`]) or not; as a container
+//! of a CRI runtime ([`cri`], its log copied by [`cri_log`]); or as a timer
 //! ([`sim`]).
 
 pub mod cgroup;
+pub mod cri;
+pub mod cri_log;
 pub mod eviction;
 pub mod isolate;
 pub mod launch;

@@ -179,6 +179,7 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         data_dir: dir.path().to_path_buf(),
         listen: "127.0.0.1:0".into(),
         runtime: "simulated".into(),
+        cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
         // Heartbeats are not what is measured; keep them out of the way.
         heartbeat_timeout: 3600.0,
         node_lost_toleration: 300.0,

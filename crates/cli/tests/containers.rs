@@ -1,0 +1,209 @@
+//! Pods as containers of a real containerd (its CRI plugin), pulling from a
+//! local registry: `scripts/cri-env.sh start DIR` starts both and builds the
+//! images; `.ci/run` does so and sets `RINGLEADER_REQUIRE_CRI=1`, where these
+//! tests must run. Elsewhere (no containerd, not root) they say so and pass.
+//!
+//! Each test uses nodes of its own names, so the containers it leaves are
+//! told apart and removed at its end.
+
+mod common;
+
+use common::Plane;
+use ringleader_cri::{v1, Cri};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::process::Command;
+use std::time::Duration;
+
+/// The CRI endpoint and registry to test against, or `None` (skip).
+fn environment() -> Option<(String, String)> {
+    let endpoint = std::env::var("RINGLEADER_CRI_ENDPOINT").ok().filter(|s| !s.is_empty());
+    let registry = std::env::var("RINGLEADER_TEST_REGISTRY").ok().filter(|s| !s.is_empty());
+    let required = std::env::var("RINGLEADER_REQUIRE_CRI").is_ok_and(|v| v == "1");
+    match (endpoint, registry) {
+        (Some(e), Some(r)) => Some((e, r)),
+        _ => {
+            assert!(
+                !required,
+                "RINGLEADER_REQUIRE_CRI=1 but RINGLEADER_CRI_ENDPOINT / RINGLEADER_TEST_REGISTRY are not set \
+                 (scripts/cri-env.sh start DIR writes them to DIR/env)"
+            );
+            eprintln!("no CRI runtime given (scripts/cri-env.sh start DIR; source DIR/env): skipped");
+            None
+        }
+    }
+}
+
+fn cluster(block: u8, node: &str) -> String {
+    format!(
+        "apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: {node}}}\nspec: {{profile: hgx-h100-8, address: 127.0.{block}.1}}\n---\n\
+         apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: default}}\nspec: {{weight: 1}}\n"
+    )
+}
+
+fn job(name: &str, image: &str, command: &str, extra_container: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}}}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      \
+         restartPolicy: Never\n      containers:\n      - name: main\n        image: {image}\n        \
+         command: [sh, -c, {command:?}]\n{extra_container}"
+    )
+}
+
+/// Removes every sandbox the runtime runs for `node`'s pods (the test's own).
+struct Cleanup {
+    endpoint: String,
+    node: String,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let Ok(rt) = tokio::runtime::Runtime::new() else { return };
+        rt.block_on(async {
+            let Ok((mut cri, _)) = Cri::connect(&self.endpoint, Duration::from_secs(5)).await else { return };
+            let filter = v1::PodSandboxFilter {
+                label_selector: HashMap::from([("io.ringleader.node".to_string(), self.node.clone())]),
+                ..Default::default()
+            };
+            let Ok(list) = cri.runtime.list_pod_sandbox(v1::ListPodSandboxRequest { filter: Some(filter) }).await
+            else {
+                return;
+            };
+            for s in list.into_inner().items {
+                let _ = cri.runtime.stop_pod_sandbox(v1::StopPodSandboxRequest { pod_sandbox_id: s.id.clone() }).await;
+                let _ = cri.runtime.remove_pod_sandbox(v1::RemovePodSandboxRequest { pod_sandbox_id: s.id }).await;
+            }
+        });
+    }
+}
+
+fn start(block: u8, node: &str, endpoint: &str) -> (Plane, Cleanup) {
+    let cleanup = Cleanup { endpoint: endpoint.to_string(), node: node.to_string() };
+    let plane = Plane::start(&cluster(block, node), &["--runtime", "cri", "--cri-endpoint", endpoint]);
+    (plane, cleanup)
+}
+
+fn pod_of(p: &Plane, job: &str) -> Option<Value> {
+    p.list("pods").into_iter().find(|pod| pod["metadata"]["labels"]["job-name"] == job)
+}
+
+fn phase(pod: &Value) -> &str {
+    pod["status"]["phase"].as_str().unwrap_or_default()
+}
+
+fn kubectl(p: &Plane, args: &[&str]) -> String {
+    let out = Command::new("kubectl")
+        .args(args)
+        .env("KUBECONFIG", p.data_dir().join("kubeconfig"))
+        .env("HOME", p.dir.path().join("home"))
+        .output()
+        .expect("kubectl");
+    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_job_runs_in_a_container_of_its_image_and_reports_as_kubelet_does() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let (p, _cleanup) = start(61, "cri-run-1", &endpoint);
+    let image = format!("{registry}/ringleader/busybox:1");
+    // The image has busybox and nothing else: these commands exist only in it.
+    let ok = "echo hello from $RINGLEADER_POD; ls /bin/busybox; grep -c . /etc/hosts; test ! -e /usr/bin/python3";
+    p.apply(&job("hello", &image, ok, "")).expect("job");
+    p.wait_for(90, "hello succeeded", |p| pod_of(p, "hello").is_some_and(|pod| phase(&pod) == "Succeeded"));
+    let pod = pod_of(&p, "hello").expect("pod");
+    let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let log = p.log(&name);
+    assert!(log.contains(&format!("hello from {name}")) && log.contains("/bin/busybox"), "log: {log}");
+    let status = &pod["status"]["containerStatuses"][0];
+    assert!(status["containerID"].as_str().is_some_and(|c| c.starts_with("containerd://")), "{status}");
+    assert!(status["imageID"].as_str().is_some_and(|i| i.contains("@sha256:")), "{status}");
+    assert_eq!(status["state"]["terminated"]["exitCode"], 0, "{status}");
+
+    // Exit 3 with a termination message: both in the status, as kubectl shows them.
+    let last_words = "echo 'disk on fire' > /dev/termination-log; exit 3";
+    p.apply(&job("crash", &image, last_words, "")).expect("job");
+    p.wait_for(90, "crash failed", |p| pod_of(p, "crash").is_some_and(|pod| phase(&pod) == "Failed"));
+    let name = pod_of(&p, "crash").and_then(|pod| pod["metadata"]["name"].as_str().map(str::to_string)).unwrap();
+    let yaml = kubectl(&p, &["get", "pod", &name, "-o", "yaml"]);
+    assert!(yaml.contains("exitCode: 3") && yaml.contains("disk on fire"), "{yaml}");
+    let describe = kubectl(&p, &["describe", "pod", &name]);
+    assert!(describe.contains("Exit Code:    3") && describe.contains("disk on fire"), "{describe}");
+
+    // FallbackToLogsOnError: no message file, the log's tail instead.
+    let fallback = "        terminationMessagePolicy: FallbackToLogsOnError\n";
+    p.apply(&job("tail", &image, "echo last line before failing; exit 2", fallback)).expect("job");
+    p.wait_for(90, "tail failed", |p| pod_of(p, "tail").is_some_and(|pod| phase(&pod) == "Failed"));
+    let pod = pod_of(&p, "tail").expect("pod");
+    let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    assert_eq!(terminated["exitCode"], 2, "{terminated}");
+    assert!(terminated["message"].as_str().is_some_and(|m| m.contains("last line before failing")), "{terminated}");
+}
+
+#[test]
+fn bad_images_and_privileged_pods_get_kubelets_reasons() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let (p, _cleanup) = start(62, "cri-bad-1", &endpoint);
+    let missing = format!("{registry}/ringleader/no-such-image:1");
+    p.apply(&job("missing", &missing, "true", "")).expect("job");
+    let waiting = |p: &Plane, reason: &str| {
+        pod_of(p, "missing")
+            .is_some_and(|pod| pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == reason)
+    };
+    p.wait_for(60, "ErrImagePull", |p| waiting(p, "ErrImagePull"));
+    p.wait_for(30, "ImagePullBackOff", |p| waiting(p, "ImagePullBackOff"));
+    let pod = pod_of(&p, "missing").expect("pod");
+    assert_eq!(phase(&pod), "Pending", "a pod whose image cannot be pulled waits");
+    let message = pod["status"]["containerStatuses"][0]["state"]["waiting"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Back-off pulling image") && message.contains(&missing), "{message}");
+    let events = p.list("events");
+    assert!(
+        events.iter().any(|e| e["reason"] == "Failed"
+            && e["message"].as_str().is_some_and(|m| m.contains("Failed to pull image") && m.contains(&missing))),
+        "a Failed event names the image: {events:?}"
+    );
+
+    let image = format!("{registry}/ringleader/busybox:1");
+    let privileged = "        securityContext: {privileged: true}\n";
+    p.apply(&job("root", &image, "true", privileged)).expect("job");
+    p.wait_for(60, "privileged refused", |p| pod_of(p, "root").is_some_and(|pod| phase(&pod) == "Failed"));
+    let pod = pod_of(&p, "root").expect("pod");
+    let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    assert_eq!(terminated["reason"], "CreateContainerConfigError", "{terminated}");
+    assert!(terminated["message"].as_str().is_some_and(|m| m.contains("privileged")), "{terminated}");
+
+    // The node keeps running other pods.
+    p.apply(&job("after", &image, "echo still here", "")).expect("job");
+    p.wait_for(90, "a good pod after the bad ones", |p| {
+        pod_of(p, "after").is_some_and(|pod| phase(&pod) == "Succeeded")
+    });
+}
+
+#[test]
+fn containers_outlive_a_killed_control_plane_and_are_adopted() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let (mut p, _cleanup) = start(63, "cri-adopt-1", &endpoint);
+    let image = format!("{registry}/ringleader/busybox:1");
+    // Runs about 20 s, then succeeds.
+    let script = "i=0; while [ $i -lt 200 ]; do echo tick $i; i=$((i+1)); sleep 0.1; done; echo done";
+    p.apply(&job("survivor", &image, script, "")).expect("job");
+    p.wait_for(90, "survivor running", |p| pod_of(p, "survivor").is_some_and(|pod| phase(&pod) == "Running"));
+    let pod = pod_of(&p, "survivor").expect("pod");
+    let id = pod["status"]["containerStatuses"][0]["containerID"].as_str().unwrap_or_default().to_string();
+    assert!(id.starts_with("containerd://"), "{pod}");
+
+    p.kill();
+    std::thread::sleep(Duration::from_millis(500));
+    p.spawn();
+    p.wait_for(30, "the same container adopted", |p| {
+        pod_of(p, "survivor").is_some_and(|pod| {
+            phase(&pod) == "Running" && pod["status"]["containerStatuses"][0]["containerID"] == id.as_str()
+        })
+    });
+    // The same container ends on its own and the job completes.
+    p.wait_for(120, "survivor succeeded", |p| pod_of(p, "survivor").is_some_and(|pod| phase(&pod) == "Succeeded"));
+    let pod = pod_of(&p, "survivor").expect("pod");
+    assert_eq!(pod["status"]["containerStatuses"][0]["containerID"], id.as_str(), "no second container ran");
+    let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let log = p.log(&name);
+    assert!(log.contains("tick 0") && log.contains("done"), "the whole log, across the restart: {log}");
+}
