@@ -284,6 +284,8 @@ pub fn builtin_objects() -> Vec<Value> {
         view.push(rule(&[group], &readable, READ));
         edit.push(rule(&[group], list, WRITE));
     }
+    // As Kubernetes' `edit`: who may change pods may also run commands in them.
+    edit.push(rule(&[""], &["pods/exec", "pods/attach", "pods/portforward"], &["get", "create"]));
     // As metrics-server's aggregated-metrics-reader: whoever reads pods reads their usage.
     view.push(rule(&[ringleader_registry::resources::METRICS_GROUP], &["pods"], READ));
     let edit_all: Vec<Value> = view.iter().chain(&edit).cloned().collect();

@@ -354,10 +354,16 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let heartbeat_timeout = Duration::from_secs_f64(args.heartbeat_timeout.max(0.1));
     let health = Health::new().with_agents(heartbeat_timeout);
     let manager_health = health.component(MANAGER, MANAGER_STALE_AFTER);
-    let state = ServerState::new(store.clone(), token.clone(), metrics.clone())
+    let runtime =
+        ringleader_agent::runtime::cri::choose(&args.runtime, &args.cri_endpoint).await.map_err(anyhow::Error::msg)?;
+    let mut state = ServerState::new(store.clone(), token.clone(), metrics.clone())
         .with_data_dir(&args.data_dir)
         .with_health(health.clone())
         .with_conn_limits(args.conn.limits()?);
+    if runtime == ringleader_agent::Runtime::Cri && !args.no_agent {
+        // `kubectl exec` into the embedded agent's containers.
+        state = state.with_cri_endpoint(args.cri_endpoint.clone());
+    }
     let mut srx = rx.clone();
     let ca_pem = tls.as_ref().map(|(ca, _)| ca.clone());
     let server = tokio::spawn(async move {
@@ -398,11 +404,7 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         tokio::spawn(async move { loud(ringleader_manager::run(mstore, mconfig, mrx).await.context(MANAGER)) });
     tasks.push((MANAGER, manager));
     let mut aconfig = AgentConfig::new(&args.data_dir, nodes.clone())
-        .with_runtime(
-            ringleader_agent::runtime::cri::choose(&args.runtime, &args.cri_endpoint)
-                .await
-                .map_err(anyhow::Error::msg)?,
-        )
+        .with_runtime(runtime)
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.max(0.05)));
     aconfig.cri_endpoint = args.cri_endpoint.clone();
     // Pods run `ringleader probe …`: this binary's directory goes first on their PATH.

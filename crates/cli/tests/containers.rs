@@ -207,3 +207,94 @@ fn containers_outlive_a_killed_control_plane_and_are_adopted() {
     let log = p.log(&name);
     assert!(log.contains("tick 0") && log.contains("done"), "the whole log, across the restart: {log}");
 }
+
+/// `kubectl` with stdin, its exit code and output.
+fn kubectl_io(p: &Plane, args: &[&str], stdin: &str) -> (i32, String) {
+    use std::io::Write;
+    let mut child = Command::new("kubectl")
+        .args(args)
+        .env("KUBECONFIG", p.data_dir().join("kubeconfig"))
+        .env("HOME", p.dir.path().join("home"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    let out = child.wait_with_output().expect("kubectl");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn kubectl_exec_cp_and_port_forward_reach_the_container() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let (p, _cleanup) = start(64, "cri-exec-1", &endpoint);
+    let image = format!("{registry}/ringleader/busybox:1");
+    p.apply(&job("shell", &image, "echo ready; sleep 120", "")).expect("job");
+    p.wait_for(90, "shell running", |p| pod_of(p, "shell").is_some_and(|pod| phase(&pod) == "Running"));
+    let name = pod_of(&p, "shell").and_then(|pod| pod["metadata"]["name"].as_str().map(str::to_string)).unwrap();
+
+    // A command's output and exit code come back.
+    let (code, out) = kubectl_io(&p, &["exec", &name, "--", "sh", "-c", "echo in $RINGLEADER_POD; exit 7"], "");
+    assert_eq!(code, 7, "kubectl exits with the command's code: {out}");
+    assert!(out.contains(&format!("in {name}")) && out.contains("command terminated with exit code 7"), "{out}");
+    // stdin (`-i`) reaches the shell.
+    let (code, out) = kubectl_io(&p, &["exec", "-i", &name, "--", "sh"], "echo typed $((6*7)); exit 0\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("typed 42"), "{out}");
+    // With a terminal (`-it`, through `script` for a pty) too.
+    let line = format!("kubectl exec -it {name} -- sh -c 'tty >/dev/null && echo on a tty'");
+    let script = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env("KUBECONFIG", p.data_dir().join("kubeconfig"))
+        .env("HOME", p.dir.path().join("home"))
+        .output()
+        .expect("script (util-linux)");
+    let text = String::from_utf8_lossy(&script.stdout);
+    assert!(script.status.success() && text.contains("on a tty"), "{text} {}", String::from_utf8_lossy(&script.stderr));
+
+    // `kubectl cp` both ways (exec of tar).
+    let local = p.dir.path().join("to-pod.txt");
+    std::fs::write(&local, "copied in\n").expect("file");
+    let target = format!("{name}:/tmp/in.txt");
+    let (code, out) = kubectl_io(&p, &["cp", &local.to_string_lossy(), &target], "");
+    assert_eq!(code, 0, "cp in: {out}");
+    let (_, out) = kubectl_io(&p, &["exec", &name, "--", "cat", "/tmp/in.txt"], "");
+    assert!(out.contains("copied in"), "{out}");
+    let back = p.dir.path().join("from-pod.txt");
+    let (code, out) = kubectl_io(&p, &["cp", &target, &back.to_string_lossy()], "");
+    assert_eq!(code, 0, "cp out: {out}");
+    assert_eq!(std::fs::read_to_string(&back).unwrap_or_default(), "copied in\n");
+
+    // `kubectl port-forward` reaches a server in the pod.
+    let serve = "echo served from the pod > /tmp/index.html; cd /tmp && httpd -p 18164";
+    let (code, out) = kubectl_io(&p, &["exec", &name, "--", "sh", "-c", serve], "");
+    assert_eq!(code, 0, "{out}");
+    let mut forward = Command::new("kubectl")
+        .args(["port-forward", &format!("pod/{name}"), "18165:18164", "--address", "127.0.0.1"])
+        .env("KUBECONFIG", p.data_dir().join("kubeconfig"))
+        .env("HOME", p.dir.path().join("home"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kubectl port-forward");
+    let mut body = String::new();
+    for _ in 0..100 {
+        if let Ok(mut s) = std::net::TcpStream::connect("127.0.0.1:18165") {
+            use std::io::{Read, Write};
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let _ = s.write_all(b"GET /index.html HTTP/1.0\r\n\r\n");
+            let _ = s.read_to_string(&mut body);
+            if body.contains("served from the pod") {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = forward.kill();
+    let _ = forward.wait();
+    assert!(body.contains("served from the pod"), "through port-forward: {body:?}");
+}

@@ -27,8 +27,14 @@ const KUBE_MINOR: &str = "33";
 /// The media type of aggregated discovery, exactly as kubectl matches it.
 pub(crate) const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
-/// Subresources served, by parent: `pods/log`.
-const SUBRESOURCES: &[(&ResourceType, &str, &str, &[&str])] = &[(PODS, "log", "Pod", &["get"])];
+/// Subresources served, by parent: `pods/log`, and the streams of pods
+/// run as containers.
+const SUBRESOURCES: &[(&ResourceType, &str, &str, &[&str])] = &[
+    (PODS, "log", "Pod", &["get"]),
+    (PODS, "exec", "PodExecOptions", &["create", "get"]),
+    (PODS, "attach", "PodAttachOptions", &["create", "get"]),
+    (PODS, "portforward", "PodPortForwardOptions", &["create", "get"]),
+];
 
 /// `GET /version`: kube-apiserver's `version.Info`. The Kubernetes version
 /// comes first so kubectl's version-skew check reads it; ringleader's own

@@ -45,6 +45,7 @@ mod runtime_gaps;
 mod serve;
 mod state;
 mod storage;
+mod streams;
 pub mod table;
 mod watch;
 mod yaml_budget;

@@ -111,6 +111,12 @@ async fn metrics(State(state): State<ServerState>) -> Response {
 /// encodes).
 async fn api(State(state): State<ServerState>, request: Request) -> Response {
     let (method, path) = (request.method().clone(), request.uri().path().to_string());
+    // Upgraded connections: the raw request goes on, undecoded.
+    if let Some((ns, name, sub)) = crate::streams::target(&path) {
+        if matches!(method, Method::GET | Method::POST) {
+            return crate::streams::serve(&state, request, &ns, &name, &sub).await;
+        }
+    }
     let answer = match decode::request(request, state.conn_limits().body_timeout).await {
         Ok(req) => handle(&state, req).await,
         Err(e) => Err(e),

@@ -36,6 +36,9 @@ pub struct ServerState {
     proxy_token: Token,
     /// Time to send a request, and open connections allowed.
     conn_limits: conn_limits::ConnLimits,
+    /// The CRI runtime of the embedded agent, which `exec`, `attach` and
+    /// `portforward` of its pods stream from.
+    cri_endpoint: Option<Arc<String>>,
 }
 
 impl ServerState {
@@ -56,7 +59,19 @@ impl ServerState {
             conn_limits: conn_limits::ConnLimits::default(),
             data_dir: None,
             health: Health::default(),
+            cri_endpoint: None,
         }
+    }
+
+    /// Streams `exec`, `attach` and `portforward` of pods from the CRI
+    /// runtime at `endpoint` (the embedded agent's).
+    pub fn with_cri_endpoint(mut self, endpoint: impl Into<String>) -> ServerState {
+        self.cri_endpoint = Some(Arc::new(endpoint.into()));
+        self
+    }
+
+    pub(crate) fn cri_endpoint(&self) -> Option<&str> {
+        self.cri_endpoint.as_deref().map(String::as_str)
     }
 
     /// Sets the data dir whose `nodes/<node>/pods/<ns>_<pod>/log` files pod
