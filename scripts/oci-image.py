@@ -3,7 +3,7 @@
 takes) from files on this machine: no base image, nothing downloaded.
 
     oci-image.py OUT.tar REF [--file SRC[:DEST]]... [--link DEST=TARGET]...
-                 [--entrypoint JSON] [--cmd JSON] [--env K=V]... [--workdir DIR]
+                 [--entrypoint JSON] [--cmd JSON] [--env K=V]... [--workdir DIR] [--fast]
 
 A SRC that is a dynamically linked ELF brings the libraries `ldd` names, at
 the same paths, so the program runs inside the image as it does here.
@@ -104,6 +104,7 @@ def main():
     p.add_argument("--cmd")
     p.add_argument("--env", action="append", default=[])
     p.add_argument("--workdir")
+    p.add_argument("--fast", action="store_true", help="gzip level 1 (large binaries)")
     a = p.parse_args()
 
     layer_tar = io.BytesIO()
@@ -123,7 +124,7 @@ def main():
             dest, _, target = spec.partition("=")
             add_link(tar, dest, target, seen)
     diff = layer_tar.getvalue()
-    layer = gzip.compress(diff, mtime=0)
+    layer = gzip.compress(diff, compresslevel=1 if a.fast else 9, mtime=0)
 
     env = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"] + a.env
     config = {

@@ -49,10 +49,10 @@ fn job(name: &str, image: &str, command: &str, extra_container: &str) -> String 
     )
 }
 
-/// Removes every sandbox the runtime runs for `node`'s pods (the test's own).
+/// Removes every sandbox the runtime runs for `nodes`' pods (the test's own).
 struct Cleanup {
     endpoint: String,
-    node: String,
+    nodes: Vec<String>,
 }
 
 impl Drop for Cleanup {
@@ -60,24 +60,26 @@ impl Drop for Cleanup {
         let Ok(rt) = tokio::runtime::Runtime::new() else { return };
         rt.block_on(async {
             let Ok((mut cri, _)) = Cri::connect(&self.endpoint, Duration::from_secs(5)).await else { return };
-            let filter = v1::PodSandboxFilter {
-                label_selector: HashMap::from([("io.ringleader.node".to_string(), self.node.clone())]),
-                ..Default::default()
-            };
-            let Ok(list) = cri.runtime.list_pod_sandbox(v1::ListPodSandboxRequest { filter: Some(filter) }).await
-            else {
-                return;
-            };
-            for s in list.into_inner().items {
-                let _ = cri.runtime.stop_pod_sandbox(v1::StopPodSandboxRequest { pod_sandbox_id: s.id.clone() }).await;
-                let _ = cri.runtime.remove_pod_sandbox(v1::RemovePodSandboxRequest { pod_sandbox_id: s.id }).await;
+            for node in &self.nodes {
+                let filter = v1::PodSandboxFilter {
+                    label_selector: HashMap::from([("io.ringleader.node".to_string(), node.clone())]),
+                    ..Default::default()
+                };
+                let request = v1::ListPodSandboxRequest { filter: Some(filter) };
+                let Ok(list) = cri.runtime.list_pod_sandbox(request).await else { return };
+                for s in list.into_inner().items {
+                    let id = s.id;
+                    let stop = v1::StopPodSandboxRequest { pod_sandbox_id: id.clone() };
+                    let _ = cri.runtime.stop_pod_sandbox(stop).await;
+                    let _ = cri.runtime.remove_pod_sandbox(v1::RemovePodSandboxRequest { pod_sandbox_id: id }).await;
+                }
             }
         });
     }
 }
 
 fn start(block: u8, node: &str, endpoint: &str) -> (Plane, Cleanup) {
-    let cleanup = Cleanup { endpoint: endpoint.to_string(), node: node.to_string() };
+    let cleanup = Cleanup { endpoint: endpoint.to_string(), nodes: vec![node.to_string()] };
     let plane = Plane::start(&cluster(block, node), &["--runtime", "cri", "--cri-endpoint", endpoint]);
     (plane, cleanup)
 }
@@ -297,4 +299,89 @@ fn kubectl_exec_cp_and_port_forward_reach_the_container() {
     let _ = forward.kill();
     let _ = forward.wait();
     assert!(body.contains("served from the pod"), "through port-forward: {body:?}");
+}
+
+/// The probe image: busybox and this build's `ringleader` (with the
+/// libraries it loads), pushed to the test registry once per test run.
+fn probe_image(registry: &str, endpoint: &str) -> String {
+    static BUILT: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let reference = format!("{registry}/ringleader/probe:1");
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let tar = dir.path().join("probe.tar");
+        let mut build = Command::new("python3");
+        build.arg(common::repo().join("scripts/oci-image.py")).arg(&tar).arg(&reference).arg("--fast");
+        build.args(["--file", &format!("{}:/usr/local/bin/ringleader", env!("CARGO_BIN_EXE_ringleader"))]);
+        build.args(["--file", "/bin/busybox:/bin/busybox", "--cmd", "[\"sh\"]"]);
+        let applets = Command::new("/bin/busybox").arg("--list").output().map_err(|e| e.to_string())?;
+        for applet in String::from_utf8_lossy(&applets.stdout).lines().filter(|a| *a != "busybox") {
+            build.args(["--link", &format!("/bin/{applet}=busybox")]);
+        }
+        let socket = endpoint.trim_start_matches("unix://");
+        let ctr = |args: &[&str]| {
+            let out = Command::new("ctr").args(["--address", socket, "-n", "k8s.io"]).args(args).output();
+            match out {
+                Ok(o) if o.status.success() => Ok(()),
+                Ok(o) => Err(format!("ctr {args:?}: {}", String::from_utf8_lossy(&o.stderr))),
+                Err(e) => Err(format!("ctr: {e}")),
+            }
+        };
+        let out = build.output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!("oci-image.py: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        ctr(&["images", "import", &tar.to_string_lossy()])?;
+        ctr(&["images", "push", "--plain-http", &reference])?;
+        // Pods pull it through the CRI, as from any registry.
+        ctr(&["images", "rm", &reference])?;
+        Ok(reference)
+    });
+    built.clone().expect("the probe image")
+}
+
+#[test]
+fn the_demos_jobs_run_in_containers_of_the_probe_image() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let nodes = [
+        ("cri-demo-a800-1", "atlas-800-910"),
+        ("cri-demo-a800-2", "atlas-800-910"),
+        ("cri-demo-h100-1", "hgx-h100-8"),
+        ("cri-demo-h100-2", "hgx-h100-8"),
+        ("cri-demo-4090-1", "pcie-4090-8"),
+        ("cri-demo-4090-2", "pcie-4090-8"),
+    ];
+    let _cleanup = Cleanup { endpoint: endpoint.clone(), nodes: nodes.iter().map(|(n, _)| n.to_string()).collect() };
+    let image = probe_image(&registry, &endpoint);
+    let p = Plane::start(&common::cluster_yaml(65, &nodes), &["--runtime", "cri", "--cri-endpoint", &endpoint]);
+    // The image is the only change to the demo's files.
+    for (file, kind, name) in [
+        ("examples/demo/pytorchjob-h100.yaml", "pytorchjobs", "demo-pytorch"),
+        ("examples/demo/ascendjob-910.yaml", "ascendjobs", "demo-ascend"),
+        ("examples/demo/mpijob.yaml", "mpijobs", "demo-mpi"),
+    ] {
+        let yaml = common::example(file).replace("image: ringleader/probe", &format!("image: {image}"));
+        assert!(yaml.contains(&image), "{file} names the probe image");
+        p.apply(&yaml).unwrap_or_else(|e| panic!("{file}: {e}"));
+        p.wait_for(180, &format!("{name} Completed"), |p| p.phase(kind, name) == "Completed");
+    }
+    // Each met its peers through what the controller injected, read inside the containers.
+    let ascend_master = p.sandbox_log("demo-ascend-master-0");
+    assert!(ascend_master.contains("16 ranks in"), "the rank table was read in the container: {ascend_master}");
+    let pytorch = p.sandbox_log("demo-pytorch-master-0");
+    assert!(pytorch.contains("success"), "{pytorch}");
+    let launcher = p.sandbox_log("demo-mpi-launcher");
+    let launcher = if launcher.is_empty() { p.sandbox_log("demo-mpi-launcher-0") } else { launcher };
+    assert!(launcher.contains("success"), "the launcher reached its workers by name: {launcher}");
+    let events = p.list("events");
+    assert!(!events.iter().any(|e| e["reason"] == "ImageNotUsed"), "images are used: {events:?}");
+    let pods = p.list("pods");
+    let in_containers = pods
+        .iter()
+        .filter(|pod| {
+            let status = &pod["status"]["containerStatuses"][0];
+            status["containerID"].as_str().is_some_and(|c| c.starts_with("containerd://"))
+                && status["image"] == image.as_str()
+        })
+        .count();
+    assert!(in_containers > 0 && in_containers == pods.len(), "every pod left ran in a container: {pods:?}");
 }
