@@ -10,11 +10,15 @@
 #                                  and pushed; writes DIR/env (source it):
 #                                    RINGLEADER_CRI_ENDPOINT=unix://DIR/containerd.sock
 #                                    RINGLEADER_TEST_REGISTRY=127.0.0.1:PORT
+#                                    RINGLEADER_TEST_PRIVATE_REGISTRY=127.0.0.1:PORT+1
+#                                    RINGLEADER_TEST_PRIVATE_AUTH=user:password
 #   scripts/cri-env.sh stop DIR    stops both, removes containers they ran
 #
 # Images (all one layer, built by scripts/oci-image.py):
 #   $REG/ringleader/busybox:1   busybox-static with every applet linked, CMD ["sh"]
 #   $REG/ringleader/pause:1     the same, ENTRYPOINT sleep: the pod sandboxes' image
+#   $PRIVATE/ringleader/private:1  the busybox image again, in a registry that
+#                               wants user `ringleader` (RINGLEADER_TEST_PRIVATE_AUTH)
 #
 # The registry listens on 127.0.0.1:${RINGLEADER_REGISTRY_PORT:-5055};
 # containerd pulls from it over plain HTTP (a mirror entry in its config).
@@ -23,6 +27,10 @@ set -euo pipefail
 
 PORT=${RINGLEADER_REGISTRY_PORT:-5055}
 REG=127.0.0.1:$PORT
+# A second registry that wants a user and password (imagePullSecrets tests).
+PRIVATE=127.0.0.1:$((PORT + 1))
+PRIVATE_USER=ringleader
+PRIVATE_PASSWORD=pull-secret-test
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 die() {
@@ -73,6 +81,23 @@ EOF
   echo $! >"$dir/registry.pid"
   wait_for "the registry at $REG" 20 curl -sf "http://$REG/v2/"
 
+  mkdir -p "$dir/private"
+  python3 -W ignore -c 'import crypt, sys; print(sys.argv[1] + ":" + crypt.crypt(sys.argv[2], crypt.mksalt(crypt.METHOD_BLOWFISH)))' \
+    "$PRIVATE_USER" "$PRIVATE_PASSWORD" >"$dir/htpasswd"
+  cat >"$dir/private.yml" <<EOF
+version: 0.1
+log: {level: warn}
+storage:
+  filesystem: {rootdirectory: $dir/private}
+auth:
+  htpasswd: {realm: ringleader-test, path: $dir/htpasswd}
+http:
+  addr: $PRIVATE
+EOF
+  setsid docker-registry serve "$dir/private.yml" >"$dir/private.log" 2>&1 &
+  echo $! >"$dir/private.pid"
+  wait_for "the private registry at $PRIVATE" 20 curl -sf -u "$PRIVATE_USER:$PRIVATE_PASSWORD" "http://$PRIVATE/v2/"
+
   cat >"$dir/containerd.toml" <<EOF
 version = 2
 root = "$dir/root"
@@ -91,6 +116,8 @@ state = "$dir/state"
       BinaryName = "$dir/runc"
   [plugins."io.containerd.grpc.v1.cri".registry.mirrors."$REG"]
     endpoint = ["http://$REG"]
+  [plugins."io.containerd.grpc.v1.cri".registry.mirrors."$PRIVATE"]
+    endpoint = ["http://$PRIVATE"]
 EOF
   # Sandboxes ask for oom_score_adj -998, which a machine without
   # CAP_SYS_RESOURCE (a VM's container, as CI's) refuses; containerd 1.6's
@@ -117,6 +144,8 @@ EOF
   cat >"$dir/env" <<EOF
 export RINGLEADER_CRI_ENDPOINT=unix://$dir/containerd.sock
 export RINGLEADER_TEST_REGISTRY=$REG
+export RINGLEADER_TEST_PRIVATE_REGISTRY=$PRIVATE
+export RINGLEADER_TEST_PRIVATE_AUTH=$PRIVATE_USER:$PRIVATE_PASSWORD
 EOF
   echo "cri-env: containerd at unix://$dir/containerd.sock, registry at $REG (source $dir/env)"
 }
@@ -135,8 +164,10 @@ images() {
     "${ctr[@]}" images import "$dir/images/$image.tar" >/dev/null
     "${ctr[@]}" images push --plain-http "$REG/ringleader/$image:1" >/dev/null
   done
-  # Tests pull through the CRI: the images are in the registry, not here yet.
-  "${ctr[@]}" images rm "$REG/ringleader/busybox:1" >/dev/null
+  "${ctr[@]}" images tag "$REG/ringleader/busybox:1" "$PRIVATE/ringleader/private:1" >/dev/null
+  "${ctr[@]}" images push --plain-http --user "$PRIVATE_USER:$PRIVATE_PASSWORD" "$PRIVATE/ringleader/private:1" >/dev/null
+  # Tests pull through the CRI: the images are in the registries, not here yet.
+  "${ctr[@]}" images rm "$REG/ringleader/busybox:1" "$PRIVATE/ringleader/private:1" >/dev/null
 }
 
 stop() {
@@ -147,7 +178,7 @@ stop() {
       "${ctr[@]}" tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true
     done
   fi
-  for name in containerd registry; do
+  for name in containerd registry private; do
     if [ -f "$dir/$name.pid" ]; then
       kill "$(cat "$dir/$name.pid")" 2>/dev/null || true
       rm -f "$dir/$name.pid"

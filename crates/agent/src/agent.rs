@@ -119,7 +119,7 @@ pub(crate) struct Agent {
     writes: mpsc::UnboundedSender<Write>,
     exits_tx: mpsc::UnboundedSender<Exited>,
     /// Read (never written) for the ConfigMaps a starting pod takes files from.
-    store: Arc<dyn Cluster>,
+    pub(crate) store: Arc<dyn Cluster>,
     /// Pod sandboxes, when the process runtime uses them.
     sandboxing: Option<isolate::Sandboxing>,
     /// The program run as each pod's shim (`None`: pods are the agent's children).

@@ -188,6 +188,18 @@ impl Agent {
             .pointer("/securityContext/runAsUser")
             .or_else(|| obj.pointer("/spec/securityContext/runAsUser"))
             .and_then(Value::as_i64);
+        let (auth, secret_trouble) = self.pull_auth(ns, obj, &image);
+        for message in secret_trouble {
+            let event = node::pod_event(
+                &info.key,
+                &info.uid,
+                node,
+                time::now(),
+                ("Warning", "FailedToRetrieveImagePullSecret"),
+                &message,
+            );
+            self.write(Write::Event(event));
+        }
         let spec = PodSpec {
             namespace: ns.to_string(),
             name: name.to_string(),
@@ -197,6 +209,7 @@ impl Agent {
             container: pod::container_name(obj),
             image,
             pull: Some(PullPolicyBox(pull)),
+            auth,
             command,
             args,
             working_dir: container.working_dir.clone(),
@@ -215,6 +228,53 @@ impl Agent {
             run_as_user,
         };
         Ok((spec, dir))
+    }
+
+    /// The credentials `imagePullSecrets` hold for `image`'s registry, and
+    /// what went wrong reading them (kubelet warns and pulls without).
+    fn pull_auth(&self, ns: &str, obj: &Value, image: &str) -> (Option<cri::Auth>, Vec<String>) {
+        use base64::Engine;
+        let names: Vec<String> = obj
+            .pointer("/spec/imagePullSecrets")
+            .and_then(Value::as_array)
+            .map(|l| l.iter().filter_map(|s| s.get("name").and_then(Value::as_str)).map(str::to_string).collect())
+            .unwrap_or_default();
+        let mut trouble = Vec::new();
+        for name in names {
+            let key = ObjectKey::new("v1", "Secret", ns, &name);
+            let secret = match self.store.get(&key) {
+                Ok(Some(s)) => s.object,
+                Ok(None) => {
+                    trouble.push(format!(
+                        "Unable to retrieve some image pull secrets ({name}); attempting to pull the image may not succeed."
+                    ));
+                    continue;
+                }
+                Err(e) => {
+                    trouble.push(format!("reading image pull secret {ns}/{name}: {e}"));
+                    continue;
+                }
+            };
+            let field = match str_at(&secret, "/type") {
+                Some("kubernetes.io/dockercfg") => ".dockercfg",
+                _ => ".dockerconfigjson",
+            };
+            let raw = secret.get("data").and_then(|d| d.get(field)).and_then(Value::as_str).unwrap_or_default();
+            let config = base64::engine::general_purpose::STANDARD
+                .decode(raw.trim())
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+            let Some(config) = config else {
+                trouble.push(format!(
+                    "image pull secret {ns}/{name}: data[{field:?}] is not base64 of a docker config (JSON)"
+                ));
+                continue;
+            };
+            if let Some(auth) = cri::auth_for(&config, image) {
+                return (Some(auth), trouble);
+            }
+        }
+        (None, trouble)
     }
 
     /// Starts a bound pod as a container (in the background: a pull may be long).

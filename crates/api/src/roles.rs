@@ -125,6 +125,7 @@ impl Resource {
                 .into_iter()
                 .collect(),
             Resource::ConfigMap(_)
+            | Resource::Secret(_)
             | Resource::Queue(_)
             | Resource::PodGroup(_)
             | Resource::Node(_)
@@ -149,6 +150,7 @@ impl Resource {
         !matches!(
             self,
             Resource::ConfigMap(_)
+                | Resource::Secret(_)
                 | Resource::Queue(_)
                 | Resource::PodGroup(_)
                 | Resource::Node(_)

@@ -277,9 +277,11 @@ pub fn builtin_objects() -> Vec<Value> {
     let mut view = Vec::new();
     let mut edit = Vec::new();
     for (group, list) in &workloads {
-        let mut readable = list.clone();
+        // As Kubernetes' `view`: Secrets are not for every reader.
+        let mut readable: Vec<&str> = list.iter().copied().filter(|r| *r != "secrets").collect();
         if group.is_empty() {
             readable.extend(["pods/log", "events"]);
+            edit.push(rule(&[group], &["secrets"], READ));
         }
         view.push(rule(&[group], &readable, READ));
         edit.push(rule(&[group], list, WRITE));

@@ -385,3 +385,66 @@ fn the_demos_jobs_run_in_containers_of_the_probe_image() {
         .count();
     assert!(in_containers > 0 && in_containers == pods.len(), "every pod left ran in a container: {pods:?}");
 }
+
+fn docker_config_secret(name: &str, registry: &str, user_password: &str) -> String {
+    use base64::Engine;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let config = format!("{{\"auths\": {{\"{registry}\": {{\"auth\": \"{}\"}}}}}}", b64(user_password));
+    format!(
+        "apiVersion: v1\nkind: Secret\nmetadata: {{name: {name}}}\ntype: kubernetes.io/dockerconfigjson\n\
+         data: {{.dockerconfigjson: {}}}\n",
+        b64(&config)
+    )
+}
+
+#[test]
+fn a_private_image_pulls_with_its_pull_secret_and_a_wrong_one_backs_off() {
+    let Some((endpoint, _)) = environment() else { return };
+    let (private, auth) =
+        match (std::env::var("RINGLEADER_TEST_PRIVATE_REGISTRY"), std::env::var("RINGLEADER_TEST_PRIVATE_AUTH")) {
+            (Ok(r), Ok(a)) if !r.is_empty() && !a.is_empty() => (r, a),
+            _ => panic!("scripts/cri-env.sh sets RINGLEADER_TEST_PRIVATE_REGISTRY and RINGLEADER_TEST_PRIVATE_AUTH"),
+        };
+    let (p, _cleanup) = start(66, "cri-secret-1", &endpoint);
+    let image = format!("{private}/ringleader/private:1");
+    p.apply(&docker_config_secret("regcred", &private, &auth)).expect("secret");
+    p.apply(&docker_config_secret("wrongcred", &private, "ringleader:not-the-password")).expect("secret");
+    // `kubectl get secrets` shows its type, as kube-apiserver's table does.
+    let table = kubectl(&p, &["get", "secrets"]);
+    assert!(table.lines().any(|l| l.starts_with("regcred") && l.contains("kubernetes.io/dockerconfigjson")), "{table}");
+
+    // `Always`: a pod pulls with its own credentials even when the node
+    // has the image (with IfNotPresent it would run the copy another pod
+    // pulled, as on Kubernetes).
+    let with = |secret: &str| {
+        let secrets =
+            if secret.is_empty() { String::new() } else { format!("      imagePullSecrets: [{{name: {secret}}}]\n") };
+        format!("        imagePullPolicy: Always\n{secrets}")
+    };
+    p.apply(&job("good", &image, "echo pulled with the secret", &with("regcred"))).expect("job");
+    p.wait_for(90, "good succeeded", |p| pod_of(p, "good").is_some_and(|pod| phase(&pod) == "Succeeded"));
+    p.apply(&job("bad", &image, "true", &with("wrongcred"))).expect("job");
+    p.apply(&job("none", &image, "true", &with(""))).expect("job");
+    let waiting = |p: &Plane, job: &str, reason: &str| {
+        pod_of(p, job).is_some_and(|pod| pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == reason)
+    };
+    for job in ["bad", "none"] {
+        p.wait_for(60, &format!("{job}: ErrImagePull"), |p| waiting(p, job, "ErrImagePull"));
+        p.wait_for(30, &format!("{job}: ImagePullBackOff"), |p| waiting(p, job, "ImagePullBackOff"));
+    }
+    // A malformed secret: an Event says so and the pull goes on without it.
+    let broken = "apiVersion: v1\nkind: Secret\nmetadata: {name: broken}\ntype: Opaque\ndata: {.dockerconfigjson: bm90IGpzb24=}\n";
+    p.apply(broken).expect("an Opaque secret may hold anything");
+    p.apply(&job("odd", &image, "true", &with("broken"))).expect("job");
+    p.wait_for(60, "odd: ErrImagePull", |p| waiting(p, "odd", "ErrImagePull"));
+    let events = p.list("events");
+    assert!(
+        events.iter().any(|e| e["reason"] == "FailedToRetrieveImagePullSecret"
+            && e["message"].as_str().is_some_and(|m| m.contains("broken"))),
+        "{events:?}"
+    );
+    // A dockerconfigjson Secret that is not JSON is refused at the door, naming the key.
+    let refused = "apiVersion: v1\nkind: Secret\nmetadata: {name: refused}\ntype: kubernetes.io/dockerconfigjson\ndata: {.dockerconfigjson: bm90IGpzb24=}\n";
+    let err = p.apply(refused).expect_err("not JSON");
+    assert!(err.contains(".dockerconfigjson") && err.contains("JSON"), "{err}");
+}

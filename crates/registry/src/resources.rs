@@ -133,6 +133,8 @@ pub const RESOURCES: &[ResourceType] = &[
     rt("ScriptRun", PLATFORM, "v1alpha1", PLATFORM_V1, "scriptruns", "scriptrun", &["sr"], false, false),
     rt("AuditRecord", PLATFORM, "v1alpha1", PLATFORM_V1, "auditrecords", "auditrecord", &["audit"], false, false),
     rt("CheckRun", RINGLEADER, "v1alpha1", RINGLEADER_V1, "checkruns", "checkrun", &["chk"], false, false),
+    // Last: the constants below name entries by their index.
+    rt("Secret", "", "v1", "v1", "secrets", "secret", &[], true, false),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";

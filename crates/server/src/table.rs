@@ -92,6 +92,12 @@ pub fn columns(rt: &ResourceType) -> Vec<Column> {
             col("Name", "string", "Name of the event.", 1),
         ],
         ("v1", "ConfigMap") => vec![NAME, col("Data", "integer", "Number of keys in data and binaryData.", 0), AGE],
+        ("v1", "Secret") => vec![
+            NAME,
+            col("Type", "string", "The type of the secret.", 0),
+            col("Data", "integer", "Number of keys in data.", 0),
+            AGE,
+        ],
         ("apps/v1", "Deployment") => vec![
             NAME,
             col("Ready", "string", "Number of the pod with ready state.", 0),
@@ -185,6 +191,11 @@ pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
         ("v1", "ConfigMap") => {
             let count = |p: &str| at(v, p).and_then(Value::as_object).map_or(0, Map::len);
             vec![name, json!(count("/data") + count("/binaryData")), age(v, now)]
+        }
+        ("v1", "Secret") => {
+            let keys = at(v, "/data").and_then(Value::as_object).map_or(0, Map::len);
+            let kind = at(v, "/type").and_then(Value::as_str).unwrap_or("Opaque");
+            vec![name, json!(kind), json!(keys), age(v, now)]
         }
         ("apps/v1", "Deployment") => {
             // ringleader's controller counts running pods (Ready while they

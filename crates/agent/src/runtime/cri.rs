@@ -80,6 +80,8 @@ pub struct PodSpec {
     pub container: String,
     pub image: String,
     pub pull: Option<PullPolicyBox>,
+    /// Credentials for the image's registry, from `imagePullSecrets`.
+    pub auth: Option<Auth>,
     /// `command` and `args` as the pod gives them (empty: the image's).
     pub command: Vec<String>,
     pub args: Vec<String>,
@@ -101,6 +103,61 @@ pub struct PodSpec {
     pub memory_limit: Option<i64>,
     pub cpu_quota: Option<i64>,
     pub run_as_user: Option<i64>,
+}
+
+/// Registry credentials for one pull, from the pod's `imagePullSecrets`.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Auth {
+    pub username: String,
+    pub password: String,
+    /// `base64(username:password)`, as docker config files keep it.
+    pub auth: String,
+    pub server: String,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the password in a log line.
+        write!(f, "Auth {{ server: {:?}, username: {:?} }}", self.server, self.username)
+    }
+}
+
+/// The registry host an image reference pulls from: its first path part
+/// when that names a host (a `.` or `:` in it, or `localhost`), else
+/// Docker Hub, as containerd's reference parsing has it.
+pub fn registry_of(image: &str) -> &str {
+    match image.split_once('/') {
+        Some((first, _)) if first.contains('.') || first.contains(':') || first == "localhost" => first,
+        _ => "docker.io",
+    }
+}
+
+/// The credentials for `image` in a docker config (`.dockerconfigjson`'s
+/// `{"auths": {host: {...}}}`, or `.dockercfg`'s `{host: {...}}`): the
+/// entry whose host (scheme and path stripped, `index.docker.io` for
+/// Docker Hub) is the image's registry.
+pub fn auth_for(config: &serde_json::Value, image: &str) -> Option<Auth> {
+    let host = registry_of(image);
+    let entries = config.get("auths").unwrap_or(config).as_object()?;
+    let bare = |k: &str| -> String {
+        let k = k.trim_start_matches("https://").trim_start_matches("http://");
+        k.split('/').next().unwrap_or(k).to_string()
+    };
+    let matches = |k: &str| {
+        let k = bare(k);
+        k == host || (host == "docker.io" && matches!(k.as_str(), "index.docker.io" | "registry-1.docker.io"))
+    };
+    let (key, entry) = entries.iter().find(|(k, _)| matches(k))?;
+    let text = |f: &str| entry.get(f).and_then(serde_json::Value::as_str).unwrap_or_default().to_string();
+    let (mut username, mut password, auth) = (text("username"), text("password"), text("auth"));
+    if username.is_empty() && !auth.is_empty() {
+        use base64::Engine;
+        let decoded = base64::engine::general_purpose::STANDARD.decode(auth.trim()).ok()?;
+        let pair = String::from_utf8(decoded).ok()?;
+        let (u, p) = pair.split_once(':')?;
+        (username, password) = (u.to_string(), p.to_string());
+    }
+    Some(Auth { username, password, auth, server: bare(key) })
 }
 
 /// [`PullPolicy`] in a [`PodSpec`] (a newtype keeps `Default` derivable).
@@ -181,8 +238,9 @@ async fn present(cri: &mut Cri, image: &str) -> Result<bool, tonic::Status> {
     Ok(cri.image.image_status(req).await?.into_inner().image.is_some())
 }
 
-/// Pulls the image as the policy says; the image reference to run.
-pub async fn pull(cri: &mut Cri, image: &str, policy: PullPolicy) -> Result<(), Failure> {
+/// Pulls the image as the policy says (with the registry's credentials
+/// when the pod has them).
+pub async fn pull(cri: &mut Cri, image: &str, policy: PullPolicy, auth: Option<&Auth>) -> Result<(), Failure> {
     let here = match policy {
         PullPolicy::Always => false,
         PullPolicy::IfNotPresent | PullPolicy::Never => present(cri, image)
@@ -199,9 +257,17 @@ pub async fn pull(cri: &mut Cri, image: &str, policy: PullPolicy) -> Result<(), 
             retry: true,
         });
     }
+    let auth = auth.map(|a| v1::AuthConfig {
+        username: a.username.clone(),
+        password: a.password.clone(),
+        auth: a.auth.clone(),
+        // containerd parses it as a URL and matches its host.
+        server_address: format!("https://{}", a.server),
+        ..Default::default()
+    });
     let req = v1::PullImageRequest {
         image: Some(v1::ImageSpec { image: image.to_string(), ..Default::default() }),
-        auth: None,
+        auth,
         sandbox_config: None,
     };
     cri.image.pull_image(req).await.map(|_| ()).map_err(|e| Failure {
@@ -215,7 +281,7 @@ pub async fn pull(cri: &mut Cri, image: &str, policy: PullPolicy) -> Result<(), 
 /// after the sandbox ran removes it again.
 pub async fn start(cri: &mut Cri, spec: &PodSpec) -> Result<Ids, Failure> {
     let policy = spec.pull.map_or(PullPolicy::IfNotPresent, |p| p.0);
-    pull(cri, &spec.image, policy).await?;
+    pull(cri, &spec.image, policy, spec.auth.as_ref()).await?;
     std::fs::create_dir_all(&spec.log_dir)
         .map_err(|e| fail("CreatePodSandboxError", format!("{}: {e}", spec.log_dir.display())))?;
     let config = sandbox_config(spec);
@@ -502,6 +568,26 @@ mod tests {
         assert_eq!(PullPolicy::of("busybox", Some("Never")).unwrap(), PullPolicy::Never);
         let err = PullPolicy::of("busybox", Some("Sometimes")).unwrap_err();
         assert!(err.contains("imagePullPolicy") && err.contains("Sometimes") && err.contains("IfNotPresent"), "{err}");
+    }
+
+    #[test]
+    fn pull_secrets_give_the_image_registrys_credentials() {
+        assert_eq!(registry_of("127.0.0.1:5056/ringleader/private:1"), "127.0.0.1:5056");
+        assert_eq!(registry_of("registry.example.com/a/b"), "registry.example.com");
+        assert_eq!(registry_of("busybox"), "docker.io");
+        assert_eq!(registry_of("library/busybox:1"), "docker.io");
+        let config = serde_json::json!({"auths": {
+            "https://127.0.0.1:5056/v1/": {"auth": "dTpw"},
+            "index.docker.io": {"username": "hub", "password": "pw"},
+        }});
+        let a = auth_for(&config, "127.0.0.1:5056/x:1").unwrap();
+        assert_eq!((a.username.as_str(), a.password.as_str(), a.server.as_str()), ("u", "p", "127.0.0.1:5056"));
+        assert_eq!(auth_for(&config, "busybox").unwrap().username, "hub");
+        assert!(auth_for(&config, "other.example.com/x").is_none());
+        assert!(!format!("{a:?}").contains("\"p\""), "no password in Debug: {a:?}");
+        // `.dockercfg`: the hosts at the top.
+        let old = serde_json::json!({"127.0.0.1:5056": {"username": "u2", "password": "p2"}});
+        assert_eq!(auth_for(&old, "127.0.0.1:5056/x").unwrap().username, "u2");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::error::FieldError;
 use crate::path;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job as BatchJob;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
@@ -57,6 +57,8 @@ pub enum Resource {
     BatchJob(Box<BatchJob>),
     /// `v1` ConfigMap.
     ConfigMap(ConfigMap),
+    /// `v1` Secret (image pull credentials, keys).
+    Secret(Secret),
     /// `scheduling.volcano.sh/v1beta1` Queue.
     Queue(Queue),
     /// `scheduling.volcano.sh/v1beta1` PodGroup.
@@ -105,6 +107,7 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("apps/v1", "Deployment"),
     ("batch/v1", "Job"),
     ("v1", "ConfigMap"),
+    ("v1", "Secret"),
     ("scheduling.volcano.sh/v1beta1", "Queue"),
     ("scheduling.volcano.sh/v1beta1", "PodGroup"),
     ("ringleader.io/v1alpha1", "Node"),
@@ -159,6 +162,7 @@ impl Resource {
             ("apps/v1", "Deployment") => Resource::Deployment(Box::new(typed(value)?)),
             ("batch/v1", "Job") => Resource::BatchJob(Box::new(typed(value)?)),
             ("v1", "ConfigMap") => Resource::ConfigMap(typed(value)?),
+            ("v1", "Secret") => Resource::Secret(typed(value)?),
             ("scheduling.volcano.sh/v1beta1", "Queue") => Resource::Queue(typed(value)?),
             ("scheduling.volcano.sh/v1beta1", "PodGroup") => Resource::PodGroup(typed(value)?),
             ("ringleader.io/v1alpha1", "Node") => Resource::Node(Box::new(typed(value)?)),
@@ -197,6 +201,7 @@ impl Resource {
             Resource::Deployment(o) => &o.metadata,
             Resource::BatchJob(o) => &o.metadata,
             Resource::ConfigMap(o) => &o.metadata,
+            Resource::Secret(o) => &o.metadata,
             Resource::Queue(o) => &o.metadata,
             Resource::PodGroup(o) => &o.metadata,
             Resource::Node(o) => &o.metadata,
@@ -226,6 +231,7 @@ impl Resource {
             Resource::VolcanoJob(_) | Resource::BatchJob(_) => "Job",
             Resource::Deployment(_) => "Deployment",
             Resource::ConfigMap(_) => "ConfigMap",
+            Resource::Secret(_) => "Secret",
             Resource::Queue(_) => "Queue",
             Resource::PodGroup(_) => "PodGroup",
             Resource::Node(_) => "Node",

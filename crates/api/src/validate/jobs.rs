@@ -327,6 +327,7 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
             }
         }
         Resource::ConfigMap(_) | Resource::PriorityClass(_) => {}
+        Resource::Secret(secret) => check_secret(secret, errs),
         Resource::ResourceGroup(_)
         | Resource::Workspace(_)
         | Resource::TrainingJob(_)
@@ -498,6 +499,47 @@ fn check_quantities(
     for (k, q) in map {
         if !is_quantity(&q.0) {
             errs.push(FieldError::new(path::key(field, k), &q.0, "not a Kubernetes quantity (e.g. 8, 500m, 64Gi)"));
+        }
+    }
+}
+
+/// What kube-apiserver checks of a Secret's type and the keys it needs.
+fn check_secret(secret: &k8s_openapi::api::core::v1::Secret, errs: &mut Vec<FieldError>) {
+    let kind = secret.type_.as_deref().unwrap_or("Opaque");
+    let data = secret.data.as_ref();
+    let string_data = secret.string_data.as_ref();
+    let key = |k: &str| -> Option<Vec<u8>> {
+        data.and_then(|d| d.get(k))
+            .map(|b| b.0.clone())
+            .or_else(|| string_data.and_then(|d| d.get(k)).map(|s| s.as_bytes().to_vec()))
+    };
+    let needs_json = match kind {
+        "kubernetes.io/dockerconfigjson" => Some(".dockerconfigjson"),
+        "kubernetes.io/dockercfg" => Some(".dockercfg"),
+        _ => None,
+    };
+    if let Some(k) = needs_json {
+        match key(k) {
+            None => errs.push(FieldError::missing(path::key("data", k), format!("a Secret of type {kind} needs it"))),
+            Some(bytes) => {
+                if let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                    errs.push(FieldError::new(
+                        path::key("data", k),
+                        "<secret contents redacted>",
+                        format!("must be JSON: {e}"),
+                    ));
+                }
+            }
+        }
+    }
+    for k in data.into_iter().flat_map(|d| d.keys()).chain(string_data.into_iter().flat_map(|d| d.keys())) {
+        let ok = !k.is_empty() && k.len() <= 253 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
+        if !ok {
+            errs.push(FieldError::new(
+                path::key("data", k),
+                k,
+                "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+            ));
         }
     }
 }
