@@ -220,6 +220,12 @@ pub struct AgentConfig {
     pub pod_limits: crate::runtime::node_limits::NodeLimits,
     /// The CRI runtime's socket ([`Runtime::Cri`]).
     pub cri_endpoint: String,
+    /// Where containers' `hostPath` volumes may lie (empty: anywhere but
+    /// the host's system directories and the agent's own files).
+    pub allowed_host_paths: Vec<PathBuf>,
+    /// Where the node's device files are (`/dev`; tests use a directory of
+    /// their own): a container gets those of its chips at `/dev/<name>`.
+    pub device_dir: PathBuf,
 }
 
 impl AgentConfig {
@@ -246,6 +252,8 @@ impl AgentConfig {
             pod_uid_count: DEFAULT_UID_COUNT,
             pod_limits: crate::runtime::node_limits::NodeLimits::default(),
             cri_endpoint: DEFAULT_CRI_ENDPOINT.to_string(),
+            allowed_host_paths: Vec::new(),
+            device_dir: PathBuf::from("/dev"),
         }
     }
 

@@ -10,7 +10,7 @@ use crate::agent::{Agent, PodState, TimerAction};
 use crate::cri_runtime::{stop, CriPod, CriRuntime, News};
 use crate::pod::{self, PodInfo};
 use crate::runtime::cri::{self, Bind, Failure, Ids, PodSpec, PullPolicy, PullPolicyBox};
-use crate::runtime::{cgroup, cri_log};
+use crate::runtime::{cgroup, cri_log, cri_volumes};
 use crate::status::{self, Exit};
 use crate::writer::Write;
 use crate::{command, device_env, node, sandbox};
@@ -93,19 +93,19 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str)
 }
 
-/// The device nodes of the pod's chips that exist on this machine
-/// (virtual nodes have none): NVIDIA's `/dev/nvidiaN` with its control
-/// nodes, Ascend's `/dev/davinciN` with the managers Ascend Docker Runtime
-/// adds.
-fn device_nodes(devices: &[u32], dev: &Path) -> Vec<String> {
-    let mut out = Vec::new();
+/// The device nodes of the pod's chips that exist in `dev` (virtual nodes
+/// have none), as (host path, path in the container under `/dev`):
+/// NVIDIA's `nvidiaN` with its control nodes, Ascend's `davinciN` with the
+/// managers Ascend Docker Runtime adds.
+fn device_nodes(devices: &[u32], dev: &Path) -> Vec<(String, String)> {
+    let mut names = Vec::new();
     let exists = |name: &str| dev.join(name).exists();
     let (mut nvidia, mut ascend) = (false, false);
     for d in devices {
         for (prefix, flag) in [("nvidia", &mut nvidia), ("davinci", &mut ascend)] {
             let name = format!("{prefix}{d}");
             if exists(&name) {
-                out.push(dev.join(name).to_string_lossy().into_owned());
+                names.push(name);
                 *flag = true;
             }
         }
@@ -115,8 +115,8 @@ fn device_nodes(devices: &[u32], dev: &Path) -> Vec<String> {
         (_, true) => &["davinci_manager", "devmm_svm", "hisi_hdc"],
         _ => &[],
     };
-    out.extend(extra.iter().filter(|n| exists(n)).map(|n| dev.join(n).to_string_lossy().into_owned()));
-    out
+    names.extend(extra.iter().filter(|n| exists(n)).map(|n| n.to_string()));
+    names.into_iter().map(|n| (dev.join(&n).to_string_lossy().into_owned(), format!("/dev/{n}"))).collect()
 }
 
 impl Agent {
@@ -156,6 +156,19 @@ impl Agent {
             let at = if path.starts_with('/') { path.clone() } else { format!("/{path}") };
             binds.push(Bind { host, container: at, readonly: true });
         }
+        let mut hidden = vec![self.cfg.data_dir.clone()];
+        hidden.extend(self.cfg.hidden_paths.iter().cloned());
+        let policy = cri_volumes::Policy {
+            hidden: &hidden,
+            allowed_host_paths: &self.cfg.allowed_host_paths,
+            // SAFETY: geteuid has no preconditions.
+            mount_tmpfs: unsafe { libc::geteuid() } == 0,
+        };
+        let store = self.store.clone();
+        let lookup = |kind: &str, object: &str| {
+            store.get(&ObjectKey::new("v1", kind, ns, object)).ok().flatten().map(|s| s.object)
+        };
+        binds.extend(cri_volumes::prepare(obj, &dir, &policy, &lookup)?);
         let hosts = dir.join(sandbox::HOSTS_FILE);
         self.write_hosts(ns, &hosts).map_err(|m| ("CreateContainerConfigError", m))?;
         binds.push(Bind { host: hosts, container: "/etc/hosts".into(), readonly: true });
@@ -215,7 +228,7 @@ impl Agent {
             working_dir: container.working_dir.clone(),
             env,
             binds,
-            devices: device_nodes(&pod::devices(obj).unwrap_or_default(), Path::new("/dev")),
+            devices: device_nodes(&pod::devices(obj).unwrap_or_default(), &self.cfg.device_dir),
             cdi_devices: Vec::new(),
             log_dir: dir.join("cri"),
             termination_file,
@@ -488,7 +501,7 @@ mod tests {
         for n in ["davinci0", "davinci1", "davinci2", "davinci_manager", "devmm_svm"] {
             std::fs::write(dev.path().join(n), "").unwrap();
         }
-        let d = |n: &str| dev.path().join(n).to_string_lossy().into_owned();
+        let d = |n: &str| (dev.path().join(n).to_string_lossy().into_owned(), format!("/dev/{n}"));
         assert_eq!(
             device_nodes(&[1, 2], dev.path()),
             vec![d("davinci1"), d("davinci2"), d("davinci_manager"), d("devmm_svm")]

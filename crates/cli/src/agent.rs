@@ -58,6 +58,14 @@ pub struct AgentArgs {
     /// The CRI runtime's socket, as kubelet's `--container-runtime-endpoint`.
     #[arg(long, env = "RINGLEADER_CRI_ENDPOINT", default_value = ringleader_agent::config::DEFAULT_CRI_ENDPOINT)]
     pub cri_endpoint: String,
+    /// Where the node's device files are (containers get their chips'
+    /// `nvidiaN` / `davinciN` from here, at `/dev/<name>`).
+    #[arg(long, default_value = "/dev")]
+    pub device_dir: PathBuf,
+    /// Where containers' `hostPath` volumes may lie (repeat; none given:
+    /// anywhere but the host's system directories and the agent's files).
+    #[arg(long = "allowed-host-path")]
+    pub allowed_host_paths: Vec<PathBuf>,
     /// Seconds between heartbeats.
     #[arg(long, default_value_t = 10.0)]
     pub heartbeat_interval: f64,
@@ -214,6 +222,8 @@ async fn serve(args: AgentArgs) -> Result<()> {
         )
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.clamp(0.05, 3600.0)));
     config.cri_endpoint = args.cri_endpoint.clone();
+    config.device_dir = args.device_dir.clone();
+    config.allowed_host_paths = args.allowed_host_paths.clone();
     config.endpoint = Some(AgentEndpoint { url: url.clone(), ca_pem: tls.ca_pem.clone() });
     if let Some(d) = detected {
         config.device_telemetry = crate::detect::follow_telemetry(&d, config.heartbeat_interval)?;

@@ -44,6 +44,8 @@ pub fn run(args: DemoArgs) -> Result<()> {
         listen: "127.0.0.1:0".into(),
         runtime: "process".into(),
         cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
+        device_dir: "/dev".into(),
+        allowed_host_paths: Vec::new(),
         heartbeat_timeout: 40.0,
         node_lost_toleration: 300.0,
         heartbeat_interval: 2.0,

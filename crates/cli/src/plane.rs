@@ -56,6 +56,14 @@ pub struct UpArgs {
     /// The CRI runtime's socket, as kubelet's `--container-runtime-endpoint`.
     #[arg(long, env = "RINGLEADER_CRI_ENDPOINT", default_value = ringleader_agent::config::DEFAULT_CRI_ENDPOINT)]
     pub cri_endpoint: String,
+    /// Where the node's device files are (containers get their chips'
+    /// `nvidiaN` / `davinciN` from here, at `/dev/<name>`).
+    #[arg(long, default_value = "/dev")]
+    pub device_dir: PathBuf,
+    /// Where containers' `hostPath` volumes may lie (repeat; none given:
+    /// anywhere but the host's system directories and the agent's files).
+    #[arg(long = "allowed-host-path")]
+    pub allowed_host_paths: Vec<PathBuf>,
     /// Seconds without a heartbeat before a node is NotReady.
     #[arg(long, default_value_t = 40.0)]
     pub heartbeat_timeout: f64,
@@ -407,6 +415,8 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
         .with_runtime(runtime)
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.max(0.05)));
     aconfig.cri_endpoint = args.cri_endpoint.clone();
+    aconfig.device_dir = args.device_dir.clone();
+    aconfig.allowed_host_paths = args.allowed_host_paths.clone();
     // Pods run `ringleader probe …`: this binary's directory goes first on their PATH.
     if let Some(dir) = std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
         aconfig.program_dir = Some(dir);
@@ -515,6 +525,8 @@ mod tests {
             listen: listen.into(),
             runtime: "simulated".into(),
             cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
+            device_dir: "/dev".into(),
+            allowed_host_paths: Vec::new(),
             heartbeat_timeout: 40.0,
             node_lost_toleration: 300.0,
             heartbeat_interval: 10.0,

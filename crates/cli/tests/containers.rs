@@ -448,3 +448,84 @@ fn a_private_image_pulls_with_its_pull_secret_and_a_wrong_one_backs_off() {
     let err = p.apply(refused).expect_err("not JSON");
     assert!(err.contains(".dockerconfigjson") && err.contains("JSON"), "{err}");
 }
+
+#[test]
+fn volumes_shared_memory_and_devices_are_the_pods_own() {
+    let Some((endpoint, registry)) = environment() else { return };
+    // Device files of a GPU node: character devices (as /dev/null) named as
+    // NVIDIA's driver names them, in a directory of the test's own.
+    let devices = tempfile::tempdir().expect("tempdir");
+    for name in (0..8).map(|i| format!("nvidia{i}")).chain(["nvidiactl".to_string()]) {
+        let path = std::ffi::CString::new(devices.path().join(name).to_string_lossy().into_owned()).expect("path");
+        // SAFETY: a valid path; makedev(1, 3) is /dev/null's number.
+        let rc = unsafe { libc::mknod(path.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+        assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
+    }
+    let cleanup = Cleanup { endpoint: endpoint.clone(), nodes: vec!["cri-vol-1".into()] };
+    let dev = devices.path().to_string_lossy().into_owned();
+    let args = ["--runtime", "cri", "--cri-endpoint", &endpoint, "--device-dir", &dev];
+    let p = Plane::start(&cluster(67, "cri-vol-1"), &args);
+    let image = format!("{registry}/ringleader/busybox:1");
+    p.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: train-cfg}\ndata: {lr: '0.01'}\n").expect("cm");
+    let gpus =
+        |n: u32| format!("        resources: {{requests: {{nvidia.com/gpu: {n}}}, limits: {{nvidia.com/gpu: {n}}}}}\n");
+    let volumes = "        volumeMounts:\n        - {name: shm, mountPath: /dev/shm}\n        - {name: cfg, mountPath: /etc/train}\n      \
+                   volumes:\n      - name: shm\n        emptyDir: {medium: Memory, sizeLimit: 256Mi}\n      - name: cfg\n        configMap: {name: train-cfg}\n";
+    let look =
+        "ls /dev | grep '^nvidia' | tr '\\n' ' '; echo; df -k /dev/shm | tail -1; cat /etc/train/lr; echo; sleep 30";
+    p.apply(&job("two", &image, look, &format!("{}{volumes}", gpus(2)))).expect("job");
+    p.apply(&job("three", &image, look, &gpus(3))).expect("job");
+    p.wait_for(90, "both running", |p| {
+        ["two", "three"].iter().all(|j| pod_of(p, j).is_some_and(|pod| phase(&pod) == "Running"))
+    });
+    let mut seen = std::collections::BTreeSet::new();
+    for (job, n) in [("two", 2), ("three", 3)] {
+        let pod = pod_of(&p, job).expect("pod");
+        let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        p.wait_for(30, "its first lines", |p| p.log(&name).lines().count() >= 2);
+        let log = p.log(&name);
+        let listed: Vec<String> = log
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter(|d| *d != "nvidiactl")
+            .map(str::to_string)
+            .collect();
+        let held: Vec<String> = pod["metadata"]["annotations"]["ringleader.io/devices"]
+            .as_str()
+            .unwrap_or_default()
+            .split(',')
+            .map(|d| format!("nvidia{}", d.trim()))
+            .collect();
+        assert_eq!(listed.len(), n, "{job}: exactly its {n} GPUs: {log}");
+        let (mut a, mut b) = (listed.clone(), held.clone());
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "{job}: the devices the scheduler chose");
+        assert!(log.contains("nvidiactl"), "{log}");
+        for d in listed {
+            assert!(seen.insert(d.clone()), "{d} given to two pods");
+        }
+        if job == "two" {
+            // A tmpfs of 256 MiB (262144 KiB) at /dev/shm, and the ConfigMap's key as a file.
+            assert!(log.contains("262144") && log.lines().any(|l| l.trim() == "0.01"), "{log}");
+        }
+    }
+    // A hostPath into the agent's own data is refused with the reason.
+    let data = p.data_dir().to_string_lossy().into_owned();
+    let spy = format!(
+        "        volumeMounts: [{{name: d, mountPath: /spy}}]\n      volumes: [{{name: d, hostPath: {{path: {data:?}}}}}]\n"
+    );
+    p.apply(&job("spy", &image, "ls /spy", &spy)).expect("job");
+    p.wait_for(60, "spy refused", |p| pod_of(p, "spy").is_some_and(|pod| phase(&pod) == "Failed"));
+    let pod = pod_of(&p, "spy").expect("pod");
+    let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    assert_eq!(terminated["reason"], "CreateContainerConfigError", "{terminated}");
+    assert!(
+        terminated["message"].as_str().is_some_and(|m| m.contains("hostPath") && m.contains("agent's own files")),
+        "{terminated}"
+    );
+    drop(p);
+    drop(cleanup);
+}

@@ -88,8 +88,8 @@ pub struct PodSpec {
     pub working_dir: Option<String>,
     pub env: Vec<(String, String)>,
     pub binds: Vec<Bind>,
-    /// Device nodes given to the container (host path = container path).
-    pub devices: Vec<String>,
+    /// Device nodes given to the container: (host path, path in the container).
+    pub devices: Vec<(String, String)>,
     /// CDI device names (`nvidia.com/gpu=0`).
     pub cdi_devices: Vec<String>,
     /// Directory the runtime writes the container's CRI log under.
@@ -350,7 +350,11 @@ async fn create_and_start(
         devices: spec
             .devices
             .iter()
-            .map(|d| v1::Device { container_path: d.clone(), host_path: d.clone(), permissions: "rwm".into() })
+            .map(|(host, inside)| v1::Device {
+                container_path: inside.clone(),
+                host_path: host.clone(),
+                permissions: "rwm".into(),
+            })
             .collect(),
         cdi_devices: spec.cdi_devices.iter().map(|name| v1::CdiDevice { name: name.clone() }).collect(),
         labels,

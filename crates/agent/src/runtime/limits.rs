@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 /// aside at once, so a new pod of the same name starts on a fresh
 /// directory, and removed off the caller's thread.
 pub fn remove_sandbox(dir: &Path) {
+    // A container's tmpfs volumes first: a mount point cannot be removed.
+    super::cri_volumes::unmount_all(dir);
     let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return };
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let aside = dir.with_file_name(format!(".removed-{name}-{nanos}"));

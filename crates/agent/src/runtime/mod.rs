@@ -6,6 +6,7 @@
 pub mod cgroup;
 pub mod cri;
 pub mod cri_log;
+pub mod cri_volumes;
 pub mod eviction;
 pub mod isolate;
 pub mod launch;

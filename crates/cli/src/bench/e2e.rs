@@ -180,6 +180,8 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         listen: "127.0.0.1:0".into(),
         runtime: "simulated".into(),
         cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
+        device_dir: "/dev".into(),
+        allowed_host_paths: Vec::new(),
         // Heartbeats are not what is measured; keep them out of the way.
         heartbeat_timeout: 3600.0,
         node_lost_toleration: 300.0,

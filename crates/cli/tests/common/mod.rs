@@ -256,6 +256,24 @@ impl Drop for Plane {
             let _ = c.wait();
         }
         kill_pods_left(&self.data_dir());
+        unmount_under(self.dir.path());
+    }
+}
+
+/// Lazily unmounts whatever is mounted under `dir` (a container's tmpfs
+/// volume left when a test stopped `up` before deleting its pods), so the
+/// temporary directory can go.
+pub fn unmount_under(dir: &Path) {
+    let Ok(mounts) = std::fs::read_to_string("/proc/self/mounts") else { return };
+    let prefix = dir.to_string_lossy().into_owned();
+    let mut points: Vec<&str> =
+        mounts.lines().filter_map(|l| l.split_whitespace().nth(1)).filter(|m| m.starts_with(&prefix)).collect();
+    points.sort_by_key(|m| std::cmp::Reverse(m.len()));
+    for m in points {
+        if let Ok(c) = std::ffi::CString::new(m) {
+            // SAFETY: a valid NUL-terminated path.
+            unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+        }
     }
 }
 
