@@ -299,6 +299,32 @@ fn kubectl_exec_cp_and_port_forward_reach_the_container() {
     let _ = forward.kill();
     let _ = forward.wait();
     assert!(body.contains("served from the pod"), "through port-forward: {body:?}");
+
+    // RBAC: `view` may read the pod but not run commands in it; `edit` may.
+    for (user, role) in [("viewer", "view"), ("editor", "edit")] {
+        let file = p.dir.path().join(format!("{user}.kubeconfig"));
+        p.ctl(&["token", "create", "--user", user, "--kubeconfig-out", &file.to_string_lossy()]);
+        let binding = format!(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {{name: {user}, namespace: default}}\n\
+             roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {role}}}\n\
+             subjects: [{{kind: User, name: {user}, apiGroup: rbac.authorization.k8s.io}}]\n"
+        );
+        p.apply(&binding).expect("binding");
+    }
+    let as_user = |user: &str, args: &[&str]| {
+        let file = p.dir.path().join(format!("{user}.kubeconfig"));
+        let mut all = vec!["--kubeconfig", file.to_str().unwrap_or_default()];
+        all.extend_from_slice(args);
+        kubectl_io(&p, &all, "")
+    };
+    let (code, out) = as_user("viewer", &["exec", &name, "--", "true"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("forbidden") && out.contains("pods/exec"), "{out}");
+    let (code, out) = as_user("viewer", &["get", "pod", &name]);
+    assert_eq!(code, 0, "view reads the pod: {out}");
+    let (code, out) = as_user("editor", &["exec", &name, "--", "echo", "edit may"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("edit may"), "{out}");
 }
 
 /// The probe image: busybox and this build's `ringleader` (with the
