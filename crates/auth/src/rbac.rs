@@ -328,7 +328,13 @@ pub fn builtin_objects() -> Vec<Value> {
             ],
         ),
         cluster_role(SCHEDULER_USER, vec![rule(&groups, &["*"], &["*"])]),
-        cluster_role(APISERVER_USER, vec![rule(&[""], &["pods/log"], &["get"])]),
+        cluster_role(
+            APISERVER_USER,
+            vec![
+                rule(&[""], &["pods/log"], &["get"]),
+                rule(&[""], &["pods/exec", "pods/attach", "pods/portforward"], &["create"]),
+            ],
+        ),
         cluster_binding("cluster-admin", "cluster-admin", "Group", MASTERS_GROUP),
         cluster_binding("system:discovery", "system:discovery", "Group", AUTHENTICATED_GROUP),
         cluster_binding("system:basic-user", "system:basic-user", "Group", AUTHENTICATED_GROUP),

@@ -203,11 +203,16 @@ async fn serve(args: AgentArgs) -> Result<()> {
     );
     let url = format!("https://{}", SocketAddr::new(advertise, bound.port()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let router = ringleader_server::kubelet::router(
+    let runtime =
+        ringleader_agent::runtime::cri::choose(&args.runtime, &args.cri_endpoint).await.map_err(anyhow::Error::msg)?;
+    // Its containers stream (`kubectl exec`, `attach`, `port-forward`) through this endpoint.
+    let streams_from = (runtime == ringleader_agent::Runtime::Cri).then(|| args.cri_endpoint.clone());
+    let router = ringleader_server::kubelet::router_with_cri(
         client.clone(),
         data_dir.clone(),
         nodes.iter().map(|n| n.name.clone()).collect(),
         stop_rx.clone(),
+        streams_from,
     );
     let mut endpoint_stop = stop_rx.clone();
     let endpoint = tokio::spawn(ringleader_server::kubelet::serve_tls(listener, router, config, async move {
@@ -215,11 +220,7 @@ async fn serve(args: AgentArgs) -> Result<()> {
     }));
 
     let mut config = AgentConfig::new(&data_dir, nodes.clone())
-        .with_runtime(
-            ringleader_agent::runtime::cri::choose(&args.runtime, &args.cri_endpoint)
-                .await
-                .map_err(anyhow::Error::msg)?,
-        )
+        .with_runtime(runtime)
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.clamp(0.05, 3600.0)));
     config.cri_endpoint = args.cri_endpoint.clone();
     config.device_dir = args.device_dir.clone();

@@ -555,3 +555,51 @@ fn volumes_shared_memory_and_devices_are_the_pods_own() {
     drop(p);
     drop(cleanup);
 }
+
+#[test]
+fn a_standalone_agents_containers_stream_and_survive_its_sigkill() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let node = "cri-agent-1";
+    let _cleanup = Cleanup { endpoint: endpoint.clone(), nodes: vec![node.into()] };
+    let p = Plane::start(&common::cluster_yaml(68, &[("unused", "hgx-h100-8")]), &["--no-agent"]);
+    let kubeconfig = p.dir.path().join("agent.kubeconfig");
+    let user = format!("system:node:{node}");
+    let out = kubeconfig.to_string_lossy().into_owned();
+    p.ctl(&["token", "create", "--user", &user, "--group", "system:nodes", "--kubeconfig-out", &out]);
+    let start_agent = || {
+        let child = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+            .args(["agent", "--node", node, "--profile", "hgx-h100-8", "--address", "127.0.68.9"])
+            .args(["--listen", "127.0.0.1:0", "--heartbeat-interval", "0.2", "--runtime", "cri"])
+            .args(["--cri-endpoint", &endpoint, "--kubeconfig", &out])
+            .arg("--data-dir")
+            .arg(p.dir.path().join("agent-data"))
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("ringleader agent");
+        common::Agent(child)
+    };
+    let mut agent = start_agent();
+    let image = format!("{registry}/ringleader/busybox:1");
+    let script = "i=0; while [ $i -lt 150 ]; do echo tick $i; i=$((i+1)); sleep 0.1; done";
+    p.apply(&job("remote", &image, script, "")).expect("job");
+    p.wait_for(90, "remote running", |p| pod_of(p, "remote").is_some_and(|pod| phase(&pod) == "Running"));
+    let pod = pod_of(&p, "remote").expect("pod");
+    let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let id = pod["status"]["containerStatuses"][0]["containerID"].as_str().unwrap_or_default().to_string();
+    // exec through the API server and the agent's endpoint to its runtime.
+    let (code, out) = kubectl_io(&p, &["exec", &name, "--", "sh", "-c", "echo via the agent; exit 5"], "");
+    assert_eq!(code, 5, "{out}");
+    assert!(out.contains("via the agent"), "{out}");
+
+    // SIGKILL the agent: its container runs on and the next agent adopts it.
+    let _ = agent.0.kill();
+    let _ = agent.0.wait();
+    std::thread::sleep(Duration::from_millis(500));
+    agent = start_agent();
+    p.wait_for(120, "remote succeeded in the same container", |p| {
+        pod_of(p, "remote").is_some_and(|pod| {
+            phase(&pod) == "Succeeded" && pod["status"]["containerStatuses"][0]["containerID"] == id.as_str()
+        })
+    });
+    drop(agent);
+}

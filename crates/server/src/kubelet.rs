@@ -41,6 +41,8 @@ struct Endpoint {
     nodes: Arc<Vec<String>>,
     authz: Delegated,
     closing: tokio::sync::watch::Receiver<bool>,
+    /// The agent's CRI runtime, which `exec`, `attach` and `portForward` stream from.
+    cri: Option<Arc<String>>,
 }
 
 /// The routes of the endpoint: logs of pods bound to `nodes`, from the
@@ -51,10 +53,28 @@ pub fn router(
     nodes: Vec<String>,
     closing: tokio::sync::watch::Receiver<bool>,
 ) -> Router {
+    router_with_cri(api, data_dir, nodes, closing, None)
+}
+
+/// [`router`], and when the agent's pods are containers of the CRI runtime
+/// at `cri`, kubelet's streaming routes for them: `/exec/{ns}/{pod}/{container}`,
+/// `/attach/{ns}/{pod}/{container}`, `/portForward/{ns}/{pod}`, authorized
+/// as `create pods/exec` (`/attach`, `/portforward`) by the API server.
+pub fn router_with_cri(
+    api: Client,
+    data_dir: PathBuf,
+    nodes: Vec<String>,
+    closing: tokio::sync::watch::Receiver<bool>,
+    cri: Option<String>,
+) -> Router {
     let authz = Delegated::new(api.clone());
-    let state = Endpoint { api, data_dir: Arc::new(data_dir), nodes: Arc::new(nodes), authz, closing };
+    let cri = cri.map(Arc::new);
+    let state = Endpoint { api, data_dir: Arc::new(data_dir), nodes: Arc::new(nodes), authz, closing, cri };
     Router::new()
         .route("/containerLogs/{namespace}/{pod}/{container}", get(container_logs))
+        .route("/exec/{namespace}/{pod}/{container}", get(exec).post(exec))
+        .route("/attach/{namespace}/{pod}/{container}", get(attach).post(attach))
+        .route("/portForward/{namespace}/{pod}", get(port_forward).post(port_forward))
         .route("/healthz", get(|| async { "ok" }))
         .with_state(state)
 }
@@ -177,4 +197,82 @@ async fn logs_of(
         }
     };
     logs::serve_file(path, &opts, done, ep.closing.clone()).await
+}
+
+type Tls = Option<Extension<Arc<TlsInfo>>>;
+
+async fn exec(
+    State(ep): State<Endpoint>,
+    UrlPath((ns, pod, container)): UrlPath<(String, String, String)>,
+    tls: Tls,
+    request: axum::extract::Request,
+) -> Response {
+    stream(&ep, request, tls, (&ns, &pod, Some(&container)), "exec").await
+}
+
+async fn attach(
+    State(ep): State<Endpoint>,
+    UrlPath((ns, pod, container)): UrlPath<(String, String, String)>,
+    tls: Tls,
+    request: axum::extract::Request,
+) -> Response {
+    stream(&ep, request, tls, (&ns, &pod, Some(&container)), "attach").await
+}
+
+async fn port_forward(
+    State(ep): State<Endpoint>,
+    UrlPath((ns, pod)): UrlPath<(String, String)>,
+    tls: Tls,
+    request: axum::extract::Request,
+) -> Response {
+    stream(&ep, request, tls, (&ns, &pod, None), "portforward").await
+}
+
+/// One streaming request to a pod this agent runs as a container.
+async fn stream(
+    ep: &Endpoint,
+    mut request: axum::extract::Request,
+    tls: Tls,
+    (ns, pod, container): (&str, &str, Option<&str>),
+    sub: &str,
+) -> Response {
+    let api_server = tls.is_some_and(|Extension(info)| !info.peer_certificates.is_empty());
+    let token = bearer(request.headers());
+    let query = request.uri().query().unwrap_or_default().to_string();
+    let url = async {
+        if !api_server {
+            let token = token.ok_or_else(unauthorized)?;
+            let attributes = json!({"resourceAttributes": {"namespace": ns, "verb": "create", "resource": "pods", "subresource": sub, "name": pod}});
+            if !ep.authz.allows(&token, attributes).await? {
+                return Err(ApiError::new(
+                    axum::http::StatusCode::FORBIDDEN,
+                    "Forbidden",
+                    format!("the caller may not create pods/{sub} of {ns}/{pod}"),
+                ));
+            }
+        }
+        let Some(cri) = ep.cri.as_deref() else {
+            return Err(ApiError::bad_request(format!("this agent runs no container runtime: pods/{sub} is not served")));
+        };
+        let object = ep.api.get(PODS, ns, pod).await.map_err(|e| match e {
+            ringleader_client::ClientError::Status { code: 404, .. } => {
+                ApiError::new(axum::http::StatusCode::NOT_FOUND, "NotFound", format!("pods {pod:?} not found"))
+            }
+            e => ApiError::internal(e.to_string()),
+        })?;
+        let node = object.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or_default();
+        if !ep.nodes.iter().any(|n| n == node) {
+            return Err(ApiError::bad_request(format!("pod {ns}/{pod} is not bound to a node this agent serves")));
+        }
+        let first = object.pointer("/spec/containers/0/name").and_then(Value::as_str).unwrap_or_default();
+        if container.is_some_and(|c| c != first) {
+            return Err(ApiError::bad_request(format!("container {container:?} is not valid for pod {pod:?}")));
+        }
+        crate::streams::stream_url(cri, &object, pod, sub, &query).await
+    }
+    .await;
+    match url {
+        Ok(url) => crate::streams::join_url(&mut request, &url).await.unwrap_or_else(IntoResponse::into_response),
+        Err(e) => e.into_response(),
+    }
 }

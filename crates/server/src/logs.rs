@@ -397,7 +397,7 @@ where
 }
 
 mod options;
-mod proxy;
+pub(crate) mod proxy;
 pub use options::LogOptions;
 use proxy::{agent_endpoint, proxy};
 

@@ -18,13 +18,13 @@ use ringleader_store::ObjectKey;
 use serde_json::Value;
 
 /// Where a node's agent serves logs.
-pub(super) struct Endpoint {
-    url: String,
-    ca_pem: String,
+pub(crate) struct Endpoint {
+    pub(crate) url: String,
+    pub(crate) ca_pem: String,
 }
 
 /// The endpoint of the agent serving `node`, if it is a standalone one.
-pub(super) async fn agent_endpoint(state: &ServerState, node: &str) -> Result<Option<Endpoint>, ApiError> {
+pub(crate) async fn agent_endpoint(state: &ServerState, node: &str) -> Result<Option<Endpoint>, ApiError> {
     if node.is_empty() {
         return Ok(None);
     }
