@@ -173,6 +173,29 @@ fn bad_images_and_privileged_pods_get_kubelets_reasons() {
     assert_eq!(terminated["reason"], "CreateContainerConfigError", "{terminated}");
     assert!(terminated["message"].as_str().is_some_and(|m| m.contains("privileged")), "{terminated}");
 
+    // A command the image does not have: kubelet's StartError, exit 128.
+    p.apply(&job("nocmd", &image, "true", "").replace("command: [sh, -c, \"true\"]", "command: [no-such-program]"))
+        .expect("job");
+    p.wait_for(60, "nocmd failed", |p| pod_of(p, "nocmd").is_some_and(|pod| phase(&pod) == "Failed"));
+    let pod = pod_of(&p, "nocmd").expect("pod");
+    let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    assert_eq!(
+        (terminated["reason"].as_str(), terminated["exitCode"].as_i64()),
+        (Some("StartError"), Some(128)),
+        "{terminated}"
+    );
+    assert!(terminated["message"].as_str().is_some_and(|m| m.contains("no-such-program")), "{terminated}");
+
+    // Past its memory limit the container is OOMKilled; runAsUser is its uid.
+    let small = "        resources: {limits: {memory: 32Mi}}\n        securityContext: {runAsUser: 1234}\n";
+    p.apply(&job("hungry", &image, "id -u; dd if=/dev/zero of=/dev/null bs=128M count=1", small)).expect("job");
+    p.wait_for(60, "hungry failed", |p| pod_of(p, "hungry").is_some_and(|pod| phase(&pod) == "Failed"));
+    let pod = pod_of(&p, "hungry").expect("pod");
+    let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    assert_eq!(terminated["reason"], "OOMKilled", "{terminated}");
+    let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    assert!(p.log(&name).lines().next().is_some_and(|l| l.trim() == "1234"), "runs as uid 1234: {}", p.log(&name));
+
     // The node keeps running other pods.
     p.apply(&job("after", &image, "echo still here", "")).expect("job");
     p.wait_for(90, "a good pod after the bad ones", |p| {
