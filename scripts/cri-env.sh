@@ -17,6 +17,7 @@
 # Images (all one layer, built by scripts/oci-image.py):
 #   $REG/ringleader/busybox:1   busybox-static with every applet linked, CMD ["sh"]
 #   $REG/ringleader/pause:1     the same, ENTRYPOINT sleep: the pod sandboxes' image
+#   $REG/ringleader/gc-victim:1 the busybox image again, for the image GC test alone
 #   $PRIVATE/ringleader/private:1  the busybox image again, in a registry that
 #                               wants user `ringleader` (RINGLEADER_TEST_PRIVATE_AUTH)
 #
@@ -164,10 +165,13 @@ images() {
     "${ctr[@]}" images import "$dir/images/$image.tar" >/dev/null
     "${ctr[@]}" images push --plain-http "$REG/ringleader/$image:1" >/dev/null
   done
-  "${ctr[@]}" images tag "$REG/ringleader/busybox:1" "$PRIVATE/ringleader/private:1" >/dev/null
+  # The image garbage collection test's own (no other test pulls it).
+  "${ctr[@]}" images tag --force "$REG/ringleader/busybox:1" "$REG/ringleader/gc-victim:1" >/dev/null
+  "${ctr[@]}" images push --plain-http "$REG/ringleader/gc-victim:1" >/dev/null
+  "${ctr[@]}" images tag --force "$REG/ringleader/busybox:1" "$PRIVATE/ringleader/private:1" >/dev/null
   "${ctr[@]}" images push --plain-http --user "$PRIVATE_USER:$PRIVATE_PASSWORD" "$PRIVATE/ringleader/private:1" >/dev/null
   # Tests pull through the CRI: the images are in the registries, not here yet.
-  "${ctr[@]}" images rm "$REG/ringleader/busybox:1" "$PRIVATE/ringleader/private:1" >/dev/null
+  "${ctr[@]}" images rm "$REG/ringleader/busybox:1" "$REG/ringleader/gc-victim:1" "$PRIVATE/ringleader/private:1" >/dev/null
 }
 
 stop() {

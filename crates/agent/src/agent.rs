@@ -405,6 +405,7 @@ impl Agent {
                 _ = usage_tick.tick() => {
                     self.sample_usage();
                     self.evict_over_storage();
+                    crate::cri_runtime::collect_images(self.cri.as_ref(), self.cfg.image_gc_thresholds);
                 }
                 Some(reading) = next_reading(&mut readings) => self.on_telemetry(reading),
                 _ = tokio::time::sleep_until(next.unwrap_or_else(Instant::now)), if next.is_some() => self.fire_timers(),

@@ -223,6 +223,10 @@ pub struct AgentConfig {
     /// Where containers' `hostPath` volumes may lie (empty: anywhere but
     /// the host's system directories and the agent's own files).
     pub allowed_host_paths: Vec<PathBuf>,
+    /// Image garbage collection (CRI): past `.0` percent of the image
+    /// filesystem used, unused images go until `.1` percent (kubelet's
+    /// `--image-gc-high-threshold` / `--image-gc-low-threshold`, 85 / 80).
+    pub image_gc_thresholds: (u8, u8),
     /// Where the node's device files are (`/dev`; tests use a directory of
     /// their own): a container gets those of its chips at `/dev/<name>`.
     pub device_dir: PathBuf,
@@ -253,6 +257,7 @@ impl AgentConfig {
             pod_limits: crate::runtime::node_limits::NodeLimits::default(),
             cri_endpoint: DEFAULT_CRI_ENDPOINT.to_string(),
             allowed_host_paths: Vec::new(),
+            image_gc_thresholds: (85, 80),
             device_dir: PathBuf::from("/dev"),
         }
     }

@@ -39,13 +39,14 @@ fn log_paths(spec: &PodSpec, sandbox: &Path) -> (PathBuf, PathBuf) {
 
 /// Starts `spec`'s container and watches it to its end, reporting each step.
 fn spawn_start(rt: &CriRuntime, key: ObjectKey, uid: String, spec: PodSpec, sandbox: PathBuf, log_max: u64) {
-    let (mut client, tx) = (rt.client.clone(), rt.news_tx.clone());
+    let (mut client, tx, pulled) = (rt.client.clone(), rt.news_tx.clone(), rt.pulled.clone());
     tokio::spawn(async move {
         match cri::start(&mut client, &spec).await {
             Err(failure) => {
                 let _ = tx.send(News::Failed { key, uid, failure });
             }
             Ok(ids) => {
+                pulled.add(&spec.image);
                 let _ = tx.send(News::Started { key: key.clone(), uid: uid.clone(), ids: ids.clone() });
                 watch_to_end(client, tx, (key, uid), ids, &spec, &sandbox, log_max, false).await;
             }

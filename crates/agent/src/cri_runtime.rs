@@ -7,7 +7,9 @@ use crate::runtime::cri::{self, Failure, Ids, PodSpec};
 use crate::status::Exit;
 use ringleader_cri::Cri;
 use ringleader_store::ObjectKey;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -18,6 +20,44 @@ pub(crate) struct CriRuntime {
     pub(crate) news_rx: mpsc::UnboundedReceiver<News>,
     /// Containers a previous agent left, by pod UID (taken as pods are adopted).
     pub(crate) found: HashMap<String, cri::Found>,
+    /// Images this agent pulled for its pods (the only ones its image
+    /// garbage collection removes), kept in a file of its data dir.
+    pub(crate) pulled: Pulled,
+    /// When each image was last seen in use; held by a collection pass
+    /// (a pass still running when the next is due is not doubled).
+    pub(crate) last_used: Arc<tokio::sync::Mutex<HashMap<String, f64>>>,
+}
+
+/// The images an agent pulled, shared with its start tasks.
+#[derive(Clone, Default)]
+pub(crate) struct Pulled {
+    images: Arc<std::sync::Mutex<HashSet<String>>>,
+    file: Option<Arc<PathBuf>>,
+}
+
+impl Pulled {
+    /// Read from `file` (one image reference a line), written back there as it grows.
+    pub(crate) fn load(file: PathBuf) -> Pulled {
+        let images = std::fs::read_to_string(&file).unwrap_or_default().lines().map(str::to_string).collect();
+        Pulled { images: Arc::new(std::sync::Mutex::new(images)), file: Some(Arc::new(file)) }
+    }
+
+    pub(crate) fn add(&self, image: &str) {
+        let Ok(mut set) = self.images.lock() else { return };
+        if set.insert(image.to_string()) {
+            if let Some(file) = &self.file {
+                let mut text: Vec<&str> = set.iter().map(String::as_str).collect();
+                text.sort_unstable();
+                if let Err(e) = crate::sandbox::write_file(file, (text.join("\n") + "\n").as_bytes()) {
+                    tracing::warn!(file = %file.display(), error = %e, "recording a pulled image failed");
+                }
+            }
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> HashSet<String> {
+        self.images.lock().map(|s| s.clone()).unwrap_or_default()
+    }
 }
 
 impl CriRuntime {
@@ -30,7 +70,14 @@ impl CriRuntime {
             // Newest first: the latest container of a pod wins.
             by_uid.entry(f.uid.clone()).or_insert(f);
         }
-        CriRuntime { client, news_tx, news_rx, found: by_uid }
+        CriRuntime {
+            client,
+            news_tx,
+            news_rx,
+            found: by_uid,
+            pulled: Pulled::default(),
+            last_used: Arc::new(tokio::sync::Mutex::new(HashMap::new())),
+        }
     }
 }
 
@@ -96,11 +143,34 @@ pub(crate) fn remove(cri: Option<&CriRuntime>, pod: Option<&CriPod>) {
 
 /// Connects to the CRI runtime at `endpoint` and lists what a previous
 /// agent left there.
-pub(crate) async fn connect(endpoint: &str) -> Result<CriRuntime, String> {
+pub(crate) async fn connect(endpoint: &str, data_dir: &std::path::Path) -> Result<CriRuntime, String> {
     let (mut client, version) = Cri::connect(endpoint, Duration::from_secs(5)).await.map_err(|e| e.to_string())?;
     tracing::info!(endpoint, runtime = %version.runtime_name, version = %version.runtime_version, "pods run as containers (CRI)");
     let found = cri::list_ours(&mut client).await?;
-    Ok(CriRuntime::new(client, found))
+    let mut rt = CriRuntime::new(client, found);
+    rt.pulled = Pulled::load(data_dir.join(PULLED_FILE));
+    Ok(rt)
+}
+
+/// File of the data dir listing the images the agent pulled.
+const PULLED_FILE: &str = "cri-pulled-images";
+
+/// Starts one image garbage collection pass in the background, unless the
+/// last one still runs.
+pub(crate) fn collect_images(rt: Option<&CriRuntime>, thresholds: (u8, u8)) {
+    let Some(rt) = rt else { return };
+    let (mut client, pulled, last_used) = (rt.client.clone(), rt.pulled.clone(), rt.last_used.clone());
+    tokio::spawn(async move {
+        let Ok(mut last_used) = last_used.try_lock() else { return };
+        let now = ringleader_api::time::now();
+        match crate::runtime::image_gc::pass(&mut client, &pulled.snapshot(), &mut last_used, thresholds, now).await {
+            Ok(removed) if !removed.is_empty() => {
+                tracing::info!(images = ?removed, "image garbage collection: the image filesystem was past its high threshold")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "image garbage collection pass failed"),
+        }
+    });
 }
 
 /// Stops and removes the sandboxes of this agent's nodes whose pods are

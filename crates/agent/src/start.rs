@@ -97,7 +97,9 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
         Runtime::Simulated | Runtime::Cri => None,
     };
     let mut cri = match config.runtime {
-        Runtime::Cri => Some(crate::cri_runtime::connect(&config.cri_endpoint).await.map_err(AgentError::Runtime)?),
+        Runtime::Cri => Some(
+            crate::cri_runtime::connect(&config.cri_endpoint, &config.data_dir).await.map_err(AgentError::Runtime)?,
+        ),
         _ => None,
     };
     let nodes = config.nodes.clone();

@@ -66,6 +66,13 @@ pub struct AgentArgs {
     /// anywhere but the host's system directories and the agent's files).
     #[arg(long = "allowed-host-path")]
     pub allowed_host_paths: Vec<PathBuf>,
+    /// Percent of the image filesystem used past which images no container
+    /// uses are removed (CRI runtime; kubelet's flag).
+    #[arg(long, default_value_t = 85, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub image_gc_high_threshold: u8,
+    /// Percent the image garbage collection brings the filesystem down to.
+    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub image_gc_low_threshold: u8,
     /// Seconds between heartbeats.
     #[arg(long, default_value_t = 10.0)]
     pub heartbeat_interval: f64,
@@ -225,6 +232,8 @@ async fn serve(args: AgentArgs) -> Result<()> {
     config.cri_endpoint = args.cri_endpoint.clone();
     config.device_dir = args.device_dir.clone();
     config.allowed_host_paths = args.allowed_host_paths.clone();
+    config.image_gc_thresholds =
+        (args.image_gc_high_threshold, args.image_gc_low_threshold.min(args.image_gc_high_threshold));
     config.endpoint = Some(AgentEndpoint { url: url.clone(), ca_pem: tls.ca_pem.clone() });
     if let Some(d) = detected {
         config.device_telemetry = crate::detect::follow_telemetry(&d, config.heartbeat_interval)?;

@@ -46,6 +46,8 @@ pub fn run(args: DemoArgs) -> Result<()> {
         cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
         device_dir: "/dev".into(),
         allowed_host_paths: Vec::new(),
+        image_gc_high_threshold: 85,
+        image_gc_low_threshold: 80,
         heartbeat_timeout: 40.0,
         node_lost_toleration: 300.0,
         heartbeat_interval: 2.0,

@@ -64,6 +64,13 @@ pub struct UpArgs {
     /// anywhere but the host's system directories and the agent's files).
     #[arg(long = "allowed-host-path")]
     pub allowed_host_paths: Vec<PathBuf>,
+    /// Percent of the image filesystem used past which images no container
+    /// uses are removed (CRI runtime; kubelet's flag).
+    #[arg(long, default_value_t = 85, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub image_gc_high_threshold: u8,
+    /// Percent the image garbage collection brings the filesystem down to.
+    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub image_gc_low_threshold: u8,
     /// Seconds without a heartbeat before a node is NotReady.
     #[arg(long, default_value_t = 40.0)]
     pub heartbeat_timeout: f64,
@@ -417,6 +424,8 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     aconfig.cri_endpoint = args.cri_endpoint.clone();
     aconfig.device_dir = args.device_dir.clone();
     aconfig.allowed_host_paths = args.allowed_host_paths.clone();
+    aconfig.image_gc_thresholds =
+        (args.image_gc_high_threshold, args.image_gc_low_threshold.min(args.image_gc_high_threshold));
     // Pods run `ringleader probe …`: this binary's directory goes first on their PATH.
     if let Some(dir) = std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
         aconfig.program_dir = Some(dir);
@@ -527,6 +536,8 @@ mod tests {
             cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
             device_dir: "/dev".into(),
             allowed_host_paths: Vec::new(),
+            image_gc_high_threshold: 85,
+            image_gc_low_threshold: 80,
             heartbeat_timeout: 40.0,
             node_lost_toleration: 300.0,
             heartbeat_interval: 10.0,

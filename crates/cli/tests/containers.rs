@@ -626,3 +626,43 @@ fn a_standalone_agents_containers_stream_and_survive_its_sigkill() {
     });
     drop(agent);
 }
+
+/// Whether the runtime has `image` (by its reference).
+fn image_present(endpoint: &str, image: &str) -> bool {
+    let Ok(rt) = tokio::runtime::Runtime::new() else { return false };
+    rt.block_on(async {
+        let Ok((mut cri, _)) = Cri::connect(endpoint, Duration::from_secs(5)).await else { return false };
+        let spec = v1::ImageSpec { image: image.to_string(), ..Default::default() };
+        let status = cri.image.image_status(v1::ImageStatusRequest { image: Some(spec), verbose: false }).await;
+        status.is_ok_and(|s| s.into_inner().image.is_some())
+    })
+}
+
+#[test]
+fn unused_images_the_agent_pulled_are_collected_past_the_threshold() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let node = "cri-gc-1";
+    let _cleanup = Cleanup { endpoint: endpoint.clone(), nodes: vec![node.into()] };
+    // Thresholds of 0 %: every pass finds the filesystem too full.
+    let args = [
+        "--runtime",
+        "cri",
+        "--cri-endpoint",
+        &endpoint,
+        "--image-gc-high-threshold",
+        "0",
+        "--image-gc-low-threshold",
+        "0",
+    ];
+    let p = Plane::start(&cluster(69, node), &args);
+    let image = format!("{registry}/ringleader/gc-victim:1");
+    p.apply(&job("victim", &image, "sleep 3", "")).expect("job");
+    p.wait_for(90, "victim running", |p| pod_of(p, "victim").is_some_and(|pod| phase(&pod) == "Running"));
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(image_present(&endpoint, &image), "an image in use stays");
+    p.wait_for(60, "victim succeeded", |p| pod_of(p, "victim").is_some_and(|pod| phase(&pod) == "Succeeded"));
+    assert!(image_present(&endpoint, &image), "an exited container's image stays while its pod does");
+    p.ctl(&["delete", "jobs", "victim"]);
+    p.wait_for(60, "the image collected", |_| !image_present(&endpoint, &image));
+    assert!(image_present(&endpoint, &format!("{registry}/ringleader/pause:1")), "the pinned pause image stays");
+}

@@ -8,6 +8,7 @@ pub mod cri;
 pub mod cri_log;
 pub mod cri_volumes;
 pub mod eviction;
+pub mod image_gc;
 pub mod isolate;
 pub mod launch;
 pub mod limits;

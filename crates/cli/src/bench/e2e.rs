@@ -182,6 +182,8 @@ async fn measure(plan: &Plan) -> Result<Measured> {
         cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
         device_dir: "/dev".into(),
         allowed_host_paths: Vec::new(),
+        image_gc_high_threshold: 85,
+        image_gc_low_threshold: 80,
         // Heartbeats are not what is measured; keep them out of the way.
         heartbeat_timeout: 3600.0,
         node_lost_toleration: 300.0,
