@@ -38,30 +38,9 @@ fn s<'a>(v: &'a Value, p: &str) -> &'a str {
 pub fn run(args: DemoArgs) -> Result<()> {
     let tmp = tempfile::tempdir()?;
     let data_dir = args.data_dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
-    let up_args = UpArgs {
-        cluster: None,
-        data_dir: data_dir.clone(),
-        listen: "127.0.0.1:0".into(),
-        runtime: "process".into(),
-        cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
-        device_dir: "/dev".into(),
-        allowed_host_paths: Vec::new(),
-        image_gc_high_threshold: 85,
-        image_gc_low_threshold: 80,
-        heartbeat_timeout: 40.0,
-        node_lost_toleration: 300.0,
-        heartbeat_interval: 2.0,
-        insecure_plain_http: false,
-        tls_san: Vec::new(),
-        no_agent: false,
-        scheduler_conf: None,
-        env: Default::default(),
-        hot_reset_secs: None,
-        history: Default::default(),
-        store: Default::default(),
-        pod_limits: Default::default(),
-        conn: Default::default(),
-    };
+    let mut up_args = UpArgs::defaults(&data_dir)?;
+    up_args.runtime = "process".into();
+    up_args.heartbeat_interval = 2.0;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let plane = plane::start(&up_args).await?;

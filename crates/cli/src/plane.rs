@@ -121,6 +121,21 @@ pub struct UpArgs {
     pub conn: ConnFlags,
 }
 
+impl UpArgs {
+    /// The flags' defaults on `data_dir`, listening on a free loopback port:
+    /// what `demo`, `bench` and tests start from (and then change).
+    pub fn defaults(data_dir: &Path) -> Result<UpArgs> {
+        #[derive(clap::Parser)]
+        struct Up {
+            #[command(flatten)]
+            args: UpArgs,
+        }
+        let dir = data_dir.to_string_lossy();
+        let parsed = <Up as clap::Parser>::try_parse_from(["up", "--data-dir", &dir, "--listen", "127.0.0.1:0"])?;
+        Ok(parsed.args)
+    }
+}
+
 /// How long a client may take to send a request and how many connections it
 /// may hold (watches and `logs -f` answers are not timed).
 #[derive(Args, Clone, Debug)]
@@ -528,30 +543,11 @@ mod tests {
     use crate::support::server_file;
 
     fn args(dir: &Path, listen: &str, plain: bool) -> UpArgs {
-        UpArgs {
-            cluster: None,
-            data_dir: dir.to_path_buf(),
-            listen: listen.into(),
-            runtime: "simulated".into(),
-            cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
-            device_dir: "/dev".into(),
-            allowed_host_paths: Vec::new(),
-            image_gc_high_threshold: 85,
-            image_gc_low_threshold: 80,
-            heartbeat_timeout: 40.0,
-            node_lost_toleration: 300.0,
-            heartbeat_interval: 10.0,
-            pod_limits: Default::default(),
-            insecure_plain_http: plain,
-            tls_san: Vec::new(),
-            no_agent: false,
-            scheduler_conf: None,
-            env: Default::default(),
-            hot_reset_secs: None,
-            history: Default::default(),
-            store: Default::default(),
-            conn: Default::default(),
-        }
+        let mut a = UpArgs::defaults(dir).expect("the flags' defaults parse");
+        a.listen = listen.into();
+        a.runtime = "simulated".into();
+        a.insecure_plain_http = plain;
+        a
     }
 
     #[test]

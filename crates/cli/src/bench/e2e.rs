@@ -174,31 +174,11 @@ fn percentile(xs: &[f64], q: f64) -> f64 {
 
 async fn measure(plan: &Plan) -> Result<Measured> {
     let dir = tempfile::tempdir()?;
-    let args = UpArgs {
-        cluster: None,
-        data_dir: dir.path().to_path_buf(),
-        listen: "127.0.0.1:0".into(),
-        runtime: "simulated".into(),
-        cri_endpoint: ringleader_agent::config::DEFAULT_CRI_ENDPOINT.into(),
-        device_dir: "/dev".into(),
-        allowed_host_paths: Vec::new(),
-        image_gc_high_threshold: 85,
-        image_gc_low_threshold: 80,
-        // Heartbeats are not what is measured; keep them out of the way.
-        heartbeat_timeout: 3600.0,
-        node_lost_toleration: 300.0,
-        heartbeat_interval: 600.0,
-        insecure_plain_http: false,
-        tls_san: Vec::new(),
-        no_agent: false,
-        scheduler_conf: None,
-        env: Default::default(),
-        hot_reset_secs: None,
-        history: Default::default(),
-        store: Default::default(),
-        pod_limits: Default::default(),
-        conn: Default::default(),
-    };
+    let mut args = UpArgs::defaults(dir.path())?;
+    args.runtime = "simulated".into();
+    // Heartbeats are not what is measured; keep them out of the way.
+    args.heartbeat_timeout = 3600.0;
+    args.heartbeat_interval = 600.0;
     let plane = plane::start_with(&args, &cluster_yaml(plan.nodes, plan.kind.profile()), "bench cluster").await?;
     let client = plane.client()?;
     let result = drive(&client, plan).await;
