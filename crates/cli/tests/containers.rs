@@ -666,3 +666,25 @@ fn unused_images_the_agent_pulled_are_collected_past_the_threshold() {
     p.wait_for(60, "the image collected", |_| !image_present(&endpoint, &image));
     assert!(image_present(&endpoint, &format!("{registry}/ringleader/pause:1")), "the pinned pause image stays");
 }
+
+#[test]
+fn a_pod_restarted_under_its_name_starts_a_fresh_log() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let (p, _cleanup) = start(70, "cri-restart-1", &endpoint);
+    let image = format!("{registry}/ringleader/busybox:1");
+    let mark = p.dir.path().join("marks");
+    let script = "if [ -f /marks/ran ]; then echo second run; exit 0; fi; touch /marks/ran; echo first run; kill -9 $$";
+    let yaml = format!(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: twice}}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      \
+         replicas: 1\n      restartPolicy: OnFailure\n      template:\n        spec:\n          containers:\n          - name: pytorch\n            \
+         image: {image}\n            command: [sh, -c, {script:?}]\n            volumeMounts: [{{name: marks, mountPath: /marks}}]\n          \
+         volumes: [{{name: marks, hostPath: {{path: {:?}, type: DirectoryOrCreate}}}}]\n",
+        mark.display()
+    );
+    p.apply(&yaml).expect("job");
+    p.wait_for(120, "twice Completed", |p| p.phase("pytorchjobs", "twice") == "Completed");
+    assert!(mark.join("ran").exists(), "the first run ran");
+    let log = p.sandbox_log("twice-master-0");
+    assert_eq!(log.matches("second run").count(), 1, "{log}");
+    assert!(!log.contains("first run"), "the restarted pod's log is its own: {log}");
+}

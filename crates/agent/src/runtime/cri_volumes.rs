@@ -268,6 +268,11 @@ fn make(
             }
             "Directory" => check(p.is_dir(), "directory")?,
             "File" => check(p.is_file(), "file")?,
+            // Unset: no check; a missing path becomes a directory, as
+            // containerd makes the source of a bind that is not there.
+            "" if !p.exists() => {
+                std::fs::create_dir_all(p).map_err(|e| refuse(format!("{field}.hostPath.path: {e}")))?;
+            }
             "" | "DirectoryOrCreate" | "FileOrCreate" => {}
             "Socket" | "CharDevice" | "BlockDevice" => check(p.exists(), &kind.to_ascii_lowercase())?,
             other => {
