@@ -173,6 +173,15 @@ impl Agent {
         let hosts = dir.join(sandbox::HOSTS_FILE);
         self.write_hosts(ns, &hosts).map_err(|m| ("CreateContainerConfigError", m))?;
         binds.push(Bind { host: hosts, container: "/etc/hosts".into(), readonly: true });
+        let termination_path = str_at(&c0, "/terminationMessagePath")
+            .filter(|p| !p.is_empty())
+            .unwrap_or(cri::DEFAULT_TERMINATION_MESSAGE_PATH)
+            .to_string();
+        if !termination_path.starts_with('/') || termination_path.split('/').any(|part| part == "..") {
+            return Err(invalid(format!(
+                "spec.containers[0].terminationMessagePath: {termination_path:?} must be an absolute path without '..'"
+            )));
+        }
         let termination_file = dir.join(TERMINATION_FILE);
         sandbox::write_file(&termination_file, b"").map_err(|e| ("CreateContainerConfigError", e.to_string()))?;
         {
@@ -234,6 +243,7 @@ impl Agent {
             log_dir: dir.join("cri"),
             termination_file,
             fallback_to_logs: str_at(&c0, "/terminationMessagePolicy") == Some("FallbackToLogsOnError"),
+            termination_path,
             // Pods share their node's network until they get their own:
             // peers reach them at the node's address, as processes.
             host_network: true,

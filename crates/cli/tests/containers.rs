@@ -131,6 +131,32 @@ fn a_job_runs_in_a_container_of_its_image_and_reports_as_kubelet_does() {
     let describe = kubectl(&p, &["describe", "pod", &name]);
     assert!(describe.contains("Exit Code:    3") && describe.contains("disk on fire"), "{describe}");
 
+    // A termination message at a path of the pod's choosing, from its working directory.
+    let elsewhere = "        workingDir: /tmp\n        terminationMessagePath: /tmp/last-words\n";
+    p.apply(&job("cwd", &image, "pwd > /tmp/last-words; exit 4", elsewhere)).expect("job");
+    p.wait_for(90, "cwd failed", |p| pod_of(p, "cwd").is_some_and(|pod| phase(&pod) == "Failed"));
+    let pod = pod_of(&p, "cwd").expect("pod");
+    let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    assert_eq!(
+        (terminated["exitCode"].as_i64(), terminated["message"].as_str()),
+        (Some(4), Some("/tmp\n")),
+        "{terminated}"
+    );
+
+    // Without `command` and `args`, the image's Cmd (`sh`, which ends at
+    // once without input); with `args` alone, the image's (empty)
+    // Entrypoint and those args: Kubernetes' rules, applied by the runtime.
+    let image_cmd = job("cmd", &image, "unused", "").replace("        command: [sh, -c, \"unused\"]\n", "");
+    p.apply(&image_cmd).expect("job");
+    let args_only =
+        job("args", &image, "unused", "").replace("command: [sh, -c, \"unused\"]", "args: [echo, via args]");
+    p.apply(&args_only).expect("job");
+    for j in ["cmd", "args"] {
+        p.wait_for(90, &format!("{j} succeeded"), |p| pod_of(p, j).is_some_and(|pod| phase(&pod) == "Succeeded"));
+    }
+    let name = pod_of(&p, "args").and_then(|pod| pod["metadata"]["name"].as_str().map(str::to_string)).unwrap();
+    assert!(p.log(&name).contains("via args"), "{}", p.log(&name));
+
     // FallbackToLogsOnError: no message file, the log's tail instead.
     let fallback = "        terminationMessagePolicy: FallbackToLogsOnError\n";
     p.apply(&job("tail", &image, "echo last line before failing; exit 2", fallback)).expect("job");
@@ -322,6 +348,19 @@ fn kubectl_exec_cp_and_port_forward_reach_the_container() {
     let _ = forward.kill();
     let _ = forward.wait();
     assert!(body.contains("served from the pod"), "through port-forward: {body:?}");
+
+    // `kubectl attach` follows the running process's output.
+    p.apply(&job("talker", &image, "while true; do echo tick; sleep 0.2; done", "")).expect("job");
+    p.wait_for(90, "talker running", |p| pod_of(p, "talker").is_some_and(|pod| phase(&pod) == "Running"));
+    let talker = pod_of(&p, "talker").and_then(|pod| pod["metadata"]["name"].as_str().map(str::to_string)).unwrap();
+    let attach = Command::new("timeout")
+        .args(["3", "kubectl", "attach", &talker])
+        .env("KUBECONFIG", p.data_dir().join("kubeconfig"))
+        .env("HOME", p.dir.path().join("home"))
+        .output()
+        .expect("kubectl attach");
+    let seen = String::from_utf8_lossy(&attach.stdout);
+    assert!(seen.contains("tick"), "attach: {seen} {}", String::from_utf8_lossy(&attach.stderr));
 
     // RBAC: `view` may read the pod but not run commands in it; `edit` may.
     for (user, role) in [("viewer", "view"), ("editor", "edit")] {

@@ -96,6 +96,8 @@ pub struct PodSpec {
     pub log_dir: PathBuf,
     /// The host file mounted at `terminationMessagePath`.
     pub termination_file: PathBuf,
+    /// `terminationMessagePath` (default `/dev/termination-log`).
+    pub termination_path: String,
     pub fallback_to_logs: bool,
     /// Share the node's network namespace (`hostNetwork`, and every pod
     /// until pods get their own network).
@@ -318,7 +320,7 @@ async fn create_and_start(
         })
         .collect();
     mounts.push(v1::Mount {
-        container_path: DEFAULT_TERMINATION_MESSAGE_PATH.to_string(),
+        container_path: spec.termination_path.clone(),
         host_path: spec.termination_file.to_string_lossy().into_owned(),
         ..Default::default()
     });
