@@ -48,31 +48,8 @@ pub struct AgentArgs {
     /// Where the agent serves pod logs to the API server (port 0: any free port).
     #[arg(long, default_value = "0.0.0.0:10250")]
     pub listen: String,
-    /// `process` runs pods' commands as sandboxed host processes; `cri` runs
-    /// them as containers of their images through the CRI runtime at
-    /// `--cri-endpoint` (containerd); `auto` picks `cri` when that runtime
-    /// answers, else `process`; `simulated` runs none (pods finish after their
-    /// `ringleader.io/duration` annotation), for scale tests.
-    #[arg(long, default_value = "process", value_parser = ["auto", "process", "cri", "simulated"])]
-    pub runtime: String,
-    /// The CRI runtime's socket, as kubelet's `--container-runtime-endpoint`.
-    #[arg(long, env = "RINGLEADER_CRI_ENDPOINT", default_value = ringleader_agent::config::DEFAULT_CRI_ENDPOINT)]
-    pub cri_endpoint: String,
-    /// Where the node's device files are (containers get their chips'
-    /// `nvidiaN` / `davinciN` from here, at `/dev/<name>`).
-    #[arg(long, default_value = "/dev")]
-    pub device_dir: PathBuf,
-    /// Where containers' `hostPath` volumes may lie (repeat; none given:
-    /// anywhere but the host's system directories and the agent's files).
-    #[arg(long = "allowed-host-path")]
-    pub allowed_host_paths: Vec<PathBuf>,
-    /// Percent of the image filesystem used past which images no container
-    /// uses are removed (CRI runtime; kubelet's flag).
-    #[arg(long, default_value_t = 85, value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub image_gc_high_threshold: u8,
-    /// Percent the image garbage collection brings the filesystem down to.
-    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub image_gc_low_threshold: u8,
+    #[command(flatten)]
+    pub pods: crate::runtime_flags::RuntimeFlags,
     /// Seconds between heartbeats.
     #[arg(long, default_value_t = 10.0)]
     pub heartbeat_interval: f64,
@@ -210,10 +187,9 @@ async fn serve(args: AgentArgs) -> Result<()> {
     );
     let url = format!("https://{}", SocketAddr::new(advertise, bound.port()));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let runtime =
-        ringleader_agent::runtime::cri::choose(&args.runtime, &args.cri_endpoint).await.map_err(anyhow::Error::msg)?;
+    let runtime = args.pods.resolve().await?;
     // Its containers stream (`kubectl exec`, `attach`, `port-forward`) through this endpoint.
-    let streams_from = (runtime == ringleader_agent::Runtime::Cri).then(|| args.cri_endpoint.clone());
+    let streams_from = (runtime == ringleader_agent::Runtime::Cri).then(|| args.pods.cri_endpoint.clone());
     let router = ringleader_server::kubelet::router_with_cri(
         client.clone(),
         data_dir.clone(),
@@ -229,11 +205,7 @@ async fn serve(args: AgentArgs) -> Result<()> {
     let mut config = AgentConfig::new(&data_dir, nodes.clone())
         .with_runtime(runtime)
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.clamp(0.05, 3600.0)));
-    config.cri_endpoint = args.cri_endpoint.clone();
-    config.device_dir = args.device_dir.clone();
-    config.allowed_host_paths = args.allowed_host_paths.clone();
-    config.image_gc_thresholds =
-        (args.image_gc_high_threshold, args.image_gc_low_threshold.min(args.image_gc_high_threshold));
+    args.pods.apply(runtime, &mut config);
     config.endpoint = Some(AgentEndpoint { url: url.clone(), ca_pem: tls.ca_pem.clone() });
     if let Some(d) = detected {
         config.device_telemetry = crate::detect::follow_telemetry(&d, config.heartbeat_interval)?;

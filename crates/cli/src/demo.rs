@@ -39,7 +39,7 @@ pub fn run(args: DemoArgs) -> Result<()> {
     let tmp = tempfile::tempdir()?;
     let data_dir = args.data_dir.clone().unwrap_or_else(|| tmp.path().to_path_buf());
     let mut up_args = UpArgs::defaults(&data_dir)?;
-    up_args.runtime = "process".into();
+    up_args.pods.name = "process".into();
     up_args.heartbeat_interval = 2.0;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {

@@ -5,7 +5,7 @@
 //! — [`support`] (connection, errors, tables, stop signal), [`printer`] and
 //! [`jsonpath`] (output), [`plane`] (the embedded control plane `up`, `demo`
 //! and `bench e2e` start), [`devices`], [`warnings`], [`detect`],
-//! [`isolation`], [`env_flags`], [`ssh_seed`], [`logging`].
+//! [`isolation`], [`env_flags`], [`runtime_flags`], [`ssh_seed`], [`logging`].
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
@@ -43,6 +43,7 @@ mod printer;
 mod probe;
 mod profiles;
 mod remove;
+mod runtime_flags;
 mod sim;
 mod ssh_seed;
 mod support;

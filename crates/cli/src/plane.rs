@@ -46,31 +46,8 @@ pub struct UpArgs {
     /// Address the API listens on (port 0: any free port).
     #[arg(long, default_value = "127.0.0.1:8470")]
     pub listen: String,
-    /// `process` runs pods' commands as sandboxed host processes; `cri` runs
-    /// them as containers of their images through the CRI runtime at
-    /// `--cri-endpoint` (containerd); `auto` picks `cri` when that runtime
-    /// answers, else `process`; `simulated` runs none (pods finish after their
-    /// `ringleader.io/duration` annotation), for scale tests.
-    #[arg(long, default_value = "process", value_parser = ["auto", "process", "cri", "simulated"])]
-    pub runtime: String,
-    /// The CRI runtime's socket, as kubelet's `--container-runtime-endpoint`.
-    #[arg(long, env = "RINGLEADER_CRI_ENDPOINT", default_value = ringleader_agent::config::DEFAULT_CRI_ENDPOINT)]
-    pub cri_endpoint: String,
-    /// Where the node's device files are (containers get their chips'
-    /// `nvidiaN` / `davinciN` from here, at `/dev/<name>`).
-    #[arg(long, default_value = "/dev")]
-    pub device_dir: PathBuf,
-    /// Where containers' `hostPath` volumes may lie (repeat; none given:
-    /// anywhere but the host's system directories and the agent's files).
-    #[arg(long = "allowed-host-path")]
-    pub allowed_host_paths: Vec<PathBuf>,
-    /// Percent of the image filesystem used past which images no container
-    /// uses are removed (CRI runtime; kubelet's flag).
-    #[arg(long, default_value_t = 85, value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub image_gc_high_threshold: u8,
-    /// Percent the image garbage collection brings the filesystem down to.
-    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub image_gc_low_threshold: u8,
+    #[command(flatten)]
+    pub pods: crate::runtime_flags::RuntimeFlags,
     /// Seconds without a heartbeat before a node is NotReady.
     #[arg(long, default_value_t = 40.0)]
     pub heartbeat_timeout: f64,
@@ -384,15 +361,14 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let heartbeat_timeout = Duration::from_secs_f64(args.heartbeat_timeout.max(0.1));
     let health = Health::new().with_agents(heartbeat_timeout);
     let manager_health = health.component(MANAGER, MANAGER_STALE_AFTER);
-    let runtime =
-        ringleader_agent::runtime::cri::choose(&args.runtime, &args.cri_endpoint).await.map_err(anyhow::Error::msg)?;
+    let runtime = args.pods.resolve().await?;
     let mut state = ServerState::new(store.clone(), token.clone(), metrics.clone())
         .with_data_dir(&args.data_dir)
         .with_health(health.clone())
         .with_conn_limits(args.conn.limits()?);
     if runtime == ringleader_agent::Runtime::Cri && !args.no_agent {
         // `kubectl exec` into the embedded agent's containers.
-        state = state.with_cri_endpoint(args.cri_endpoint.clone());
+        state = state.with_cri_endpoint(args.pods.cri_endpoint.clone());
     }
     let mut srx = rx.clone();
     let ca_pem = tls.as_ref().map(|(ca, _)| ca.clone());
@@ -436,11 +412,7 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let mut aconfig = AgentConfig::new(&args.data_dir, nodes.clone())
         .with_runtime(runtime)
         .with_heartbeat_interval(Duration::from_secs_f64(args.heartbeat_interval.max(0.05)));
-    aconfig.cri_endpoint = args.cri_endpoint.clone();
-    aconfig.device_dir = args.device_dir.clone();
-    aconfig.allowed_host_paths = args.allowed_host_paths.clone();
-    aconfig.image_gc_thresholds =
-        (args.image_gc_high_threshold, args.image_gc_low_threshold.min(args.image_gc_high_threshold));
+    args.pods.apply(runtime, &mut aconfig);
     // Pods run `ringleader probe …`: this binary's directory goes first on their PATH.
     if let Some(dir) = std::env::current_exe().ok().and_then(|p| p.parent().map(Path::to_path_buf)) {
         aconfig.program_dir = Some(dir);
@@ -545,7 +517,7 @@ mod tests {
     fn args(dir: &Path, listen: &str, plain: bool) -> UpArgs {
         let mut a = UpArgs::defaults(dir).expect("the flags' defaults parse");
         a.listen = listen.into();
-        a.runtime = "simulated".into();
+        a.pods.name = "simulated".into();
         a.insecure_plain_http = plain;
         a
     }

@@ -570,7 +570,7 @@ fn volumes_shared_memory_and_devices_are_the_pods_own() {
     for (job, n) in [("two", 2), ("three", 3)] {
         let pod = pod_of(&p, job).expect("pod");
         let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        p.wait_for(30, "its first lines", |p| p.log(&name).lines().count() >= 2);
+        p.wait_for(30, "its three lines", |p| p.log(&name).lines().count() >= 3);
         let log = p.log(&name);
         let listed: Vec<String> = log
             .lines()

@@ -72,8 +72,8 @@ pub fn router_with_cri(
     let state = Endpoint { api, data_dir: Arc::new(data_dir), nodes: Arc::new(nodes), authz, closing, cri };
     Router::new()
         .route("/containerLogs/{namespace}/{pod}/{container}", get(container_logs))
-        .route("/exec/{namespace}/{pod}/{container}", get(exec).post(exec))
-        .route("/attach/{namespace}/{pod}/{container}", get(attach).post(attach))
+        .route("/exec/{namespace}/{pod}/{container}", container_stream("exec"))
+        .route("/attach/{namespace}/{pod}/{container}", container_stream("attach"))
         .route("/portForward/{namespace}/{pod}", get(port_forward).post(port_forward))
         .route("/healthz", get(|| async { "ok" }))
         .with_state(state)
@@ -201,22 +201,15 @@ async fn logs_of(
 
 type Tls = Option<Extension<Arc<TlsInfo>>>;
 
-async fn exec(
-    State(ep): State<Endpoint>,
-    UrlPath((ns, pod, container)): UrlPath<(String, String, String)>,
-    tls: Tls,
-    request: axum::extract::Request,
-) -> Response {
-    stream(&ep, request, tls, (&ns, &pod, Some(&container)), "exec").await
-}
-
-async fn attach(
-    State(ep): State<Endpoint>,
-    UrlPath((ns, pod, container)): UrlPath<(String, String, String)>,
-    tls: Tls,
-    request: axum::extract::Request,
-) -> Response {
-    stream(&ep, request, tls, (&ns, &pod, Some(&container)), "attach").await
+/// The route of `/exec` or `/attach` (`sub`) of a container.
+fn container_stream(sub: &'static str) -> axum::routing::MethodRouter<Endpoint> {
+    let handler = move |State(ep): State<Endpoint>,
+                        UrlPath((ns, pod, container)): UrlPath<(String, String, String)>,
+                        tls: Tls,
+                        request: axum::extract::Request| async move {
+        stream(&ep, request, tls, (&ns, &pod, Some(&container)), sub).await
+    };
+    get(handler).post(handler)
 }
 
 async fn port_forward(

@@ -175,7 +175,7 @@ fn percentile(xs: &[f64], q: f64) -> f64 {
 async fn measure(plan: &Plan) -> Result<Measured> {
     let dir = tempfile::tempdir()?;
     let mut args = UpArgs::defaults(dir.path())?;
-    args.runtime = "simulated".into();
+    args.pods.name = "simulated".into();
     // Heartbeats are not what is measured; keep them out of the way.
     args.heartbeat_timeout = 3600.0;
     args.heartbeat_interval = 600.0;
