@@ -23,7 +23,9 @@
 #
 # The registry listens on 127.0.0.1:${RINGLEADER_REGISTRY_PORT:-5055};
 # containerd pulls from it over plain HTTP (a mirror entry in its config).
-# Pods share their node's network (host network) for now: no CNI is set up.
+# Pods share their node's network unless the agent runs with `--pod-network
+# cni`: then each gets an address on a bridge of this containerd's own
+# (rl$PORT, 10.(PORT%200+20).0.0/16, Debian's containernetworking-plugins).
 set -euo pipefail
 
 PORT=${RINGLEADER_REGISTRY_PORT:-5055}
@@ -45,6 +47,7 @@ install() {
   command -v runc >/dev/null 2>&1 || missing+=(runc)
   command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
   [ -x /bin/busybox ] || missing+=(busybox-static)
+  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
   if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" = 0 ] || die "needs root to install ${missing[*]}"
     apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -115,10 +118,23 @@ state = "$dir/state"
     runtime_type = "io.containerd.runc.v2"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
       BinaryName = "$dir/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$dir/net.d"
   [plugins."io.containerd.grpc.v1.cri".registry.mirrors."$REG"]
     endpoint = ["http://$REG"]
   [plugins."io.containerd.grpc.v1.cri".registry.mirrors."$PRIVATE"]
     endpoint = ["http://$PRIVATE"]
+EOF
+  # Pods of `--pod-network cni`: a bridge of their own per containerd
+  # (named and numbered by the registry port, so two instances coexist).
+  mkdir -p "$dir/net.d" "$dir/ipam"
+  cat >"$dir/net.d/10-ringleader.conflist" <<EOF
+{"cniVersion": "0.4.0", "name": "ringleader-test", "plugins": [
+  {"type": "bridge", "bridge": "rl$PORT", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.$((PORT % 200 + 20)).0.0/16"}]], "dataDir": "$dir/ipam"}},
+  {"type": "portmap", "capabilities": {"portMappings": true}}
+]}
 EOF
   # Sandboxes ask for oom_score_adj -998, which a machine without
   # CAP_SYS_RESOURCE (a VM's container, as CI's) refuses; containerd 1.6's
@@ -182,6 +198,7 @@ stop() {
       "${ctr[@]}" tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true
     done
   fi
+  ip link delete "rl$PORT" 2>/dev/null || true
   for name in containerd registry private; do
     if [ -f "$dir/$name.pid" ]; then
       kill "$(cat "$dir/$name.pid")" 2>/dev/null || true

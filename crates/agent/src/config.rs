@@ -227,6 +227,10 @@ pub struct AgentConfig {
     /// filesystem used, unused images go until `.1` percent (kubelet's
     /// `--image-gc-high-threshold` / `--image-gc-low-threshold`, 85 / 80).
     pub image_gc_thresholds: (u8, u8),
+    /// Containers get a network namespace and an address of their own on
+    /// the runtime's pod network (CNI), unless `hostNetwork: true`; false:
+    /// every pod shares its node's network, as process pods do.
+    pub pod_network: bool,
     /// Where the node's device files are (`/dev`; tests use a directory of
     /// their own): a container gets those of its chips at `/dev/<name>`.
     pub device_dir: PathBuf,
@@ -258,6 +262,7 @@ impl AgentConfig {
             cri_endpoint: DEFAULT_CRI_ENDPOINT.to_string(),
             allowed_host_paths: Vec::new(),
             image_gc_thresholds: (85, 80),
+            pod_network: false,
             device_dir: PathBuf::from("/dev"),
         }
     }

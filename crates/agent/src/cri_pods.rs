@@ -244,9 +244,10 @@ impl Agent {
             termination_file,
             fallback_to_logs: str_at(&c0, "/terminationMessagePolicy") == Some("FallbackToLogsOnError"),
             termination_path,
-            // Pods share their node's network until they get their own:
-            // peers reach them at the node's address, as processes.
-            host_network: true,
+            // Without a pod network, pods share their node's: peers reach
+            // them at the node's address, as process pods.
+            host_network: !self.cfg.pod_network
+                || obj.pointer("/spec/hostNetwork").and_then(Value::as_bool) == Some(true),
             memory_limit: limits.memory.and_then(|m| i64::try_from(m).ok()),
             cpu_quota: limits.cpu_quota_us.and_then(|q| i64::try_from(q).ok()),
             run_as_user,
@@ -377,7 +378,11 @@ impl Agent {
         let (now, address) = (time::now(), self.address_of(&e.node));
         let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &e.node, &key.namespace, &key.name) else { return };
         let annotations = vec![(pod::LOG_PATH, dir.join(sandbox::LOG_FILE).to_string_lossy().into_owned())];
-        let patch = status::running(&e.container, &address, now, &annotations);
+        let mut patch = status::running(&e.container, &address, now, &annotations);
+        if !ids.pod_ip.is_empty() {
+            patch["status"]["podIP"] = serde_json::json!(ids.pod_ip);
+            patch["status"]["podIPs"] = serde_json::json!([{"ip": ids.pod_ip}]);
+        }
         let patch = status::with_runtime_ids(patch, SCHEME, &ids.container, &ids.image_ref);
         self.write_pod(key, uid, patch);
     }

@@ -19,6 +19,8 @@ pub struct HostEntry {
     pub hostname: Option<String>,
     /// `spec.subdomain`.
     pub subdomain: Option<String>,
+    /// Its own address on a pod network (else its node's).
+    pub ip: Option<String>,
 }
 
 /// Every bound pod, by namespace and name, fed by the pod watch.
@@ -36,6 +38,7 @@ impl Directory {
             node: node.clone(),
             hostname: info.hostname.clone(),
             subdomain: info.subdomain.clone(),
+            ip: info.pod_ip.clone(),
         };
         self.by_namespace.entry(info.key.namespace.clone()).or_default().insert(info.key.name.clone(), entry);
     }
@@ -56,7 +59,7 @@ impl Directory {
     pub fn content(&self, namespace: &str, addresses: &HashMap<String, String>) -> String {
         let pods = self.by_namespace.get(namespace);
         let rows = pods.into_iter().flatten().filter_map(|(name, e)| {
-            let addr = addresses.get(&e.node)?;
+            let addr = e.ip.as_ref().or_else(|| addresses.get(&e.node))?;
             Some((addr.as_str(), names(namespace, name, e.hostname.as_deref(), e.subdomain.as_deref())))
         });
         hosts_text(rows)
@@ -116,6 +119,7 @@ mod tests {
             phase: None,
             hostname: sub.map(|_| name.to_string()),
             subdomain: sub.map(str::to_string),
+            pod_ip: None,
         }
     }
 

@@ -95,6 +95,8 @@ pub struct PodInfo {
     pub hostname: Option<String>,
     /// `spec.subdomain`.
     pub subdomain: Option<String>,
+    /// `status.podIP` when it is not the node's (a pod network's address).
+    pub pod_ip: Option<String>,
 }
 
 impl PodInfo {
@@ -110,6 +112,9 @@ impl PodInfo {
             phase: str_at(pod, "/status/phase").map(str::to_string),
             hostname: str_at(pod, "/spec/hostname").map(str::to_string),
             subdomain: str_at(pod, "/spec/subdomain").map(str::to_string),
+            pod_ip: str_at(pod, "/status/podIP")
+                .filter(|ip| !ip.is_empty() && Some(*ip) != str_at(pod, "/status/hostIP"))
+                .map(str::to_string),
         }
     }
 

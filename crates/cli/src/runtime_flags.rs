@@ -31,6 +31,12 @@ pub struct RuntimeFlags {
     /// uses are removed (CRI runtime; kubelet's flag).
     #[arg(long, default_value_t = 85, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub image_gc_high_threshold: u8,
+    /// `host`: every pod shares its node's network (peers reach it at the
+    /// node's address); `cni`: containers get an address of their own on
+    /// the CRI runtime's pod network (its CNI configuration), unless
+    /// `hostNetwork: true`.
+    #[arg(long, default_value = "host", value_parser = ["host", "cni"])]
+    pub pod_network: String,
     /// Percent the image garbage collection brings the filesystem down to.
     #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub image_gc_low_threshold: u8,
@@ -50,5 +56,6 @@ impl RuntimeFlags {
         config.allowed_host_paths = self.allowed_host_paths.clone();
         let low = self.image_gc_low_threshold.min(self.image_gc_high_threshold);
         config.image_gc_thresholds = (self.image_gc_high_threshold, low);
+        config.pod_network = self.pod_network == "cni";
     }
 }

@@ -727,3 +727,32 @@ fn a_pod_restarted_under_its_name_starts_a_fresh_log() {
     assert_eq!(log.matches("second run").count(), 1, "{log}");
     assert!(!log.contains("first run"), "the restarted pod's log is its own: {log}");
 }
+
+#[test]
+fn with_a_pod_network_pods_get_addresses_of_their_own_and_find_each_other_by_name() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let (p, _cleanup) = {
+        let cleanup = Cleanup { endpoint: endpoint.clone(), nodes: vec!["cri-net-1".into()] };
+        let args = ["--runtime", "cri", "--cri-endpoint", &endpoint, "--pod-network", "cni"];
+        (Plane::start(&cluster(71, "cri-net-1"), &args), cleanup)
+    };
+    let image = format!("{registry}/ringleader/busybox:1");
+    // Port 80 in the pod's own network: no other pod's, no node's.
+    let serve = "mkdir -p /www && echo served by $(hostname) > /www/index.html && httpd -f -p 80 -h /www";
+    p.apply(&job("server", &image, serve, "")).expect("job");
+    p.wait_for(90, "server running", |p| pod_of(p, "server").is_some_and(|pod| phase(&pod) == "Running"));
+    let server = pod_of(&p, "server").expect("pod");
+    let (ip, host_ip) = (server["status"]["podIP"].as_str().unwrap_or_default(), server["status"]["hostIP"].as_str());
+    assert!(!ip.is_empty() && Some(ip) != host_ip && ip.starts_with("10."), "an address of its own: {server}");
+    let name = server["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    p.apply(&job("client", &image, &format!("wget -qO- http://{name}/index.html"), "")).expect("job");
+    p.wait_for(90, "client succeeded", |p| pod_of(p, "client").is_some_and(|pod| phase(&pod) == "Succeeded"));
+    let client = pod_of(&p, "client").and_then(|pod| pod["metadata"]["name"].as_str().map(str::to_string)).unwrap();
+    let log = p.log(&client);
+    assert!(log.contains(&format!("served by {name}")), "reached by name, and the pod's hostname is its name: {log}");
+    // hostNetwork: true still shares the node's network.
+    p.apply(&job("onhost", &image, "sleep 5", "      hostNetwork: true\n")).expect("job");
+    p.wait_for(90, "onhost running", |p| pod_of(p, "onhost").is_some_and(|pod| phase(&pod) == "Running"));
+    let onhost = pod_of(&p, "onhost").expect("pod");
+    assert_eq!(onhost["status"]["podIP"], onhost["status"]["hostIP"], "{onhost}");
+}

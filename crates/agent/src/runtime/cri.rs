@@ -173,6 +173,8 @@ pub struct Ids {
     pub container: String,
     /// The image as the runtime resolved it (`imageID` in the pod status).
     pub image_ref: String,
+    /// The sandbox's address on the pod network ("" with the node's network).
+    pub pod_ip: String,
 }
 
 /// Why a pod did not start: kubelet's reason and message.
@@ -294,8 +296,9 @@ pub async fn start(cri: &mut Cri, spec: &PodSpec) -> Result<Ids, Failure> {
         .map_err(|e| fail("CreatePodSandboxError", format!("Failed to create pod sandbox: {}", e.message())))?
         .into_inner()
         .pod_sandbox_id;
+    let pod_ip = if spec.host_network { String::new() } else { sandbox_ip(cri, &sandbox).await };
     match create_and_start(cri, spec, &sandbox, config).await {
-        Ok((container, image_ref)) => Ok(Ids { sandbox, container, image_ref }),
+        Ok((container, image_ref)) => Ok(Ids { sandbox, container, image_ref, pod_ip }),
         Err(f) => {
             remove_sandbox(cri, &sandbox).await;
             Err(f)
@@ -382,6 +385,18 @@ async fn create_and_start(
         .map_err(|e| fail("StartError", e.message().to_string()))?;
     let image_ref = status(cri, &container).await.ok().flatten().map(|s| s.image_ref).unwrap_or_default();
     Ok((container, image_ref))
+}
+
+/// The sandbox's address on the pod network (CNI), "" when it has none.
+async fn sandbox_ip(cri: &mut Cri, sandbox: &str) -> String {
+    let req = v1::PodSandboxStatusRequest { pod_sandbox_id: sandbox.to_string(), verbose: false };
+    match cri.runtime.pod_sandbox_status(req).await {
+        Ok(r) => r.into_inner().status.and_then(|s| s.network).map(|n| n.ip).unwrap_or_default(),
+        Err(e) => {
+            tracing::warn!(sandbox, error = %e.message(), "reading a pod sandbox's address failed");
+            String::new()
+        }
+    }
 }
 
 /// The container's status; `None` when the runtime no longer knows it.
@@ -512,7 +527,7 @@ pub async fn list_ours(cri: &mut Cri) -> Result<Vec<Found>, String> {
             uid: c.labels.get(LABEL_UID).cloned().unwrap_or_default(),
             node: c.labels.get(LABEL_NODE).cloned().unwrap_or_default(),
             running: c.state == v1::ContainerState::ContainerRunning as i32,
-            ids: Ids { sandbox: c.pod_sandbox_id, container: c.id, image_ref: c.image_ref },
+            ids: Ids { sandbox: c.pod_sandbox_id, container: c.id, image_ref: c.image_ref, pod_ip: String::new() },
         })
         .collect())
 }
