@@ -698,7 +698,13 @@ impl Agent {
             return;
         }
         let info = PodInfo::of(key, obj);
+        let moved = info.pod_ip.is_some() && self.directory.address_of(&info) != info.pod_ip.as_deref();
         self.directory.upsert(&info);
+        if moved && self.cfg.pod_network {
+            // A peer got its own address: running pods of its namespace learn it.
+            let content = self.directory.content(&info.key.namespace, &self.addresses);
+            self.refresh_hosts(&info.key.namespace, content);
+        }
         self.reconcile(&info, obj, false);
     }
 
@@ -1176,22 +1182,38 @@ impl Agent {
     pub(crate) fn write_hosts(&mut self, namespace: &str, path: &Path) -> Result<(), String> {
         let content = self.directory.content(namespace, &self.addresses);
         sandbox::write_file(path, content.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+        self.refresh_hosts(namespace, content);
+        Ok(())
+    }
+
+    /// Rewrites the hosts files of the namespace's running pods when its
+    /// names changed: a grown elastic job's new members, or a peer that got
+    /// its address on a pod network, resolve. A container's file is bind
+    /// mounted, so it is rewritten in place (a rename would leave the
+    /// container the old file).
+    fn refresh_hosts(&mut self, namespace: &str, content: String) {
         if self.hosts_written.get(namespace) == Some(&content) {
-            return Ok(());
+            return;
         }
         for (key, e) in &self.pods {
-            let live = matches!(e.state, PodState::Running { pgid: Some(_) } | PodState::Terminating { .. });
+            let live = matches!(e.state, PodState::Running { pgid: Some(_) } | PodState::Terminating { .. })
+                || (e.cri.is_some() && matches!(e.state, PodState::Running { .. }));
             if !live || key.namespace != namespace {
                 continue;
             }
             if let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &e.node, &key.namespace, &key.name) {
-                if let Err(err) = sandbox::write_file(&dir.join(sandbox::HOSTS_FILE), content.as_bytes()) {
+                let path = dir.join(sandbox::HOSTS_FILE);
+                let written = if e.cri.is_some() {
+                    std::fs::write(&path, content.as_bytes())
+                } else {
+                    sandbox::write_file(&path, content.as_bytes())
+                };
+                if let Err(err) = written {
                     tracing::debug!(pod = %key, error = %err, "refreshing a hosts file failed");
                 }
             }
         }
         self.hosts_written.insert(namespace.to_string(), content);
-        Ok(())
     }
 
     /// Rewrites the files running pods take from this ConfigMap (a deleted

@@ -203,6 +203,20 @@ impl Agent {
             env.retain(|(n, _)| n != k);
             env.push((k.to_string(), v.to_string()));
         }
+        let host_network =
+            !self.cfg.pod_network || obj.pointer("/spec/hostNetwork").and_then(Value::as_bool) == Some(true);
+        let mut pod_ip_vars = Vec::new();
+        if !host_network {
+            pod_ip_vars.push("RINGLEADER_POD_IP".to_string());
+            for e in c0.get("env").and_then(Value::as_array).into_iter().flatten() {
+                let path = e.pointer("/valueFrom/fieldRef/fieldPath").and_then(Value::as_str);
+                if matches!(path, Some("status.podIP" | "status.podIPs")) {
+                    if let Some(name) = e.get("name").and_then(Value::as_str) {
+                        pod_ip_vars.push(name.to_string());
+                    }
+                }
+            }
+        }
         let lookup = |var: &str| env.iter().find(|(k, _)| k == var).map(|(_, v)| v.clone());
         let command: Vec<String> = container.command.iter().map(|a| command::expand(a, &lookup)).collect();
         let args: Vec<String> = container.args.iter().map(|a| command::expand(a, &lookup)).collect();
@@ -246,8 +260,8 @@ impl Agent {
             termination_path,
             // Without a pod network, pods share their node's: peers reach
             // them at the node's address, as process pods.
-            host_network: !self.cfg.pod_network
-                || obj.pointer("/spec/hostNetwork").and_then(Value::as_bool) == Some(true),
+            host_network,
+            pod_ip_vars,
             memory_limit: limits.memory.and_then(|m| i64::try_from(m).ok()),
             cpu_quota: limits.cpu_quota_us.and_then(|q| i64::try_from(q).ok()),
             run_as_user,

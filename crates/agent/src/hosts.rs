@@ -43,6 +43,11 @@ impl Directory {
         self.by_namespace.entry(info.key.namespace.clone()).or_default().insert(info.key.name.clone(), entry);
     }
 
+    /// The pod-network address recorded for this pod, if any.
+    pub fn address_of(&self, info: &PodInfo) -> Option<&str> {
+        self.by_namespace.get(&info.key.namespace)?.get(&info.key.name)?.ip.as_deref()
+    }
+
     /// Forgets a deleted pod (unless a newer pod of that name replaced it).
     pub fn remove(&mut self, namespace: &str, name: &str, uid: &str) {
         if let Some(pods) = self.by_namespace.get_mut(namespace) {

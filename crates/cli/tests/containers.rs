@@ -750,6 +750,24 @@ fn with_a_pod_network_pods_get_addresses_of_their_own_and_find_each_other_by_nam
     let client = pod_of(&p, "client").and_then(|pod| pod["metadata"]["name"].as_str().map(str::to_string)).unwrap();
     let log = p.log(&client);
     assert!(log.contains(&format!("served by {name}")), "reached by name, and the pod's hostname is its name: {log}");
+    // Two pods started together: each one's /etc/hosts learns the other's
+    // address once its sandbox has it (the file is rewritten in place).
+    p.apply(&job("left", &image, "sleep 60", "")).expect("job");
+    p.apply(&job("right", &image, "sleep 60", "")).expect("job");
+    p.wait_for(90, "both running", |p| {
+        ["left", "right"].iter().all(|j| pod_of(p, j).is_some_and(|pod| phase(&pod) == "Running"))
+    });
+    let (left, right) = (pod_of(&p, "left").expect("left"), pod_of(&p, "right").expect("right"));
+    let right_ip = right["status"]["podIP"].as_str().unwrap_or_default().to_string();
+    let left_name = left["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let right_name = right["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    p.wait_for(10, "left's hosts file names right's address", |p| {
+        let (_, hosts) = kubectl_io(p, &["exec", &left_name, "--", "cat", "/etc/hosts"], "");
+        hosts.lines().any(|l| {
+            l.starts_with(&format!("{right_ip}\t{right_name}")) || l.starts_with(&format!("{right_ip} {right_name}"))
+        })
+    });
+
     // hostNetwork: true still shares the node's network.
     p.apply(&job("onhost", &image, "sleep 5", "      hostNetwork: true\n")).expect("job");
     p.wait_for(90, "onhost running", |p| pod_of(p, "onhost").is_some_and(|pod| phase(&pod) == "Running"));

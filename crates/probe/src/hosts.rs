@@ -41,6 +41,16 @@ impl Hosts {
         Ok(hosts)
     }
 
+    /// The file read again (peers' addresses may have been added since: on
+    /// a pod network a peer's address is known once its sandbox runs); as
+    /// it was when the file cannot be read.
+    pub fn reread(&self) -> Hosts {
+        match &self.source {
+            Some(path) => Hosts::from_file(Path::new(path)).unwrap_or_else(|_| self.clone()),
+            None => self.clone(),
+        }
+    }
+
     /// The address of `host`: a literal address, a hosts-file name (a
     /// trailing dot ignored), else the system resolver (IPv4 preferred).
     pub fn resolve(&self, host: &str) -> Result<IpAddr, ProbeError> {

@@ -172,9 +172,8 @@ fn command(s: &mut TcpStream, op: u8, rounds: u32, len: u64, who: &str) -> Resul
 }
 
 fn answer(c: &NetConfig, len: usize) -> Result<(), ProbeError> {
-    let ip = c.hosts.resolve(&c.master)?;
     let label = format!("master {}:{}", c.master, c.port);
-    let mut s = crate::wire::connect_retry(SocketAddr::new(ip, c.port), Instant::now() + c.timeout, &label)?;
+    let mut s = crate::wire::connect_named(&c.hosts, &c.master, c.port, Instant::now() + c.timeout, &label)?;
     let _ = s.set_nodelay(true);
     // The master measures the other peers first: wait as long as they may take.
     let _ = s.set_read_timeout(Some(c.timeout * (c.world as u32).max(1) + Duration::from_secs(10)));

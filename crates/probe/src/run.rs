@@ -553,11 +553,9 @@ fn run_ring(
 /// Client side: say hello to the master, take the assignment, run.
 fn join(config: &Config, host: &str, port: u16, candidates: &[Range<usize>]) -> Result<Report, ProbeError> {
     let deadline = Instant::now() + config.timeout;
-    let ip = config.hosts.resolve(host)?;
-    let addr = SocketAddr::new(ip, port);
     let label = format!("master {host}:{port}");
     let data = data_listener(config)?;
-    let stream = wire::connect_retry(addr, deadline, &label)?;
+    let stream = wire::connect_named(&config.hosts, host, port, deadline, &label)?;
     let mut conn = Conn::new(stream, label)?;
     let candidates = candidates.iter().map(|r| (r.start, r.end)).collect();
     conn.send(&Msg::Hello {

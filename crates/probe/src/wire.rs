@@ -118,6 +118,28 @@ impl Conn {
 
 /// Connects to `addr`, retrying until `deadline`: peers start at different
 /// times.
+/// Connects to `host:port` until `deadline`, resolving `host` again every
+/// second from a fresh read of the hosts file: a peer whose address changes
+/// (a pod network's address replacing its node's) is still reached.
+pub fn connect_named(
+    hosts: &crate::hosts::Hosts,
+    host: &str,
+    port: u16,
+    deadline: Instant,
+    who: &str,
+) -> Result<TcpStream, ProbeError> {
+    let mut hosts = hosts.clone();
+    loop {
+        let ip = hosts.resolve(host)?;
+        let round = (Instant::now() + Duration::from_secs(1)).min(deadline);
+        match connect_retry(SocketAddr::new(ip, port), round, who) {
+            Ok(s) => return Ok(s),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => hosts = hosts.reread(),
+        }
+    }
+}
+
 pub fn connect_retry(addr: SocketAddr, deadline: Instant, who: &str) -> Result<TcpStream, ProbeError> {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());

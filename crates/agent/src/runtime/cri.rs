@@ -87,6 +87,9 @@ pub struct PodSpec {
     pub args: Vec<String>,
     pub working_dir: Option<String>,
     pub env: Vec<(String, String)>,
+    /// Env variables that take the pod's own address once its sandbox has
+    /// one (`RINGLEADER_POD_IP`, `fieldRef: status.podIP`), on a pod network.
+    pub pod_ip_vars: Vec<String>,
     pub binds: Vec<Bind>,
     /// Device nodes given to the container: (host path, path in the container).
     pub devices: Vec<(String, String)>,
@@ -297,6 +300,19 @@ pub async fn start(cri: &mut Cri, spec: &PodSpec) -> Result<Ids, Failure> {
         .into_inner()
         .pod_sandbox_id;
     let pod_ip = if spec.host_network { String::new() } else { sandbox_ip(cri, &sandbox).await };
+    let with_ip;
+    let spec = if pod_ip.is_empty() || spec.pod_ip_vars.is_empty() {
+        spec
+    } else {
+        let mut s = spec.clone();
+        for (k, v) in s.env.iter_mut() {
+            if s.pod_ip_vars.contains(k) {
+                *v = pod_ip.clone();
+            }
+        }
+        with_ip = s;
+        &with_ip
+    };
     match create_and_start(cri, spec, &sandbox, config).await {
         Ok((container, image_ref)) => Ok(Ids { sandbox, container, image_ref, pod_ip }),
         Err(f) => {
