@@ -121,12 +121,18 @@ fn device_nodes(devices: &[u32], dev: &Path) -> Vec<(String, String)> {
 }
 
 impl Agent {
-    /// What the runtime is asked to run for this pod, with its files written.
+    /// What the runtime is asked to run for this pod. With `make_files`
+    /// (a start), its files, volumes, hosts file and termination-message
+    /// file are written and its pull credentials read; without (adopting a
+    /// running container) nothing on disk is touched: rewriting a volume
+    /// or the message file under a container that runs or has just ended
+    /// would lose what it holds.
     fn cri_spec(
         &mut self,
         info: &PodInfo,
         obj: &Value,
         node: &str,
+        make_files: bool,
     ) -> Result<(PodSpec, PathBuf), (&'static str, String)> {
         let invalid = |m: String| ("InvalidPod", m);
         let (ns, name) = (info.key.namespace.as_str(), info.key.name.as_str());
@@ -146,33 +152,8 @@ impl Agent {
                 "spec.containers[0].securityContext.privileged: true is not allowed on this node".into(),
             ));
         }
-        let mut files = pod::files(obj).map_err(invalid)?;
-        files.extend(self.config_files(ns, obj)?);
         let dir = sandbox::sandbox_dir(&self.cfg.data_dir, node, ns, name).map_err(invalid)?;
-        let files_root = dir.join("files");
-        sandbox::prepare(&files_root, &files, None).map_err(|m| ("CreateContainerConfigError", m))?;
-        let mut binds = Vec::new();
-        for path in files.keys() {
-            let host = sandbox::in_sandbox(&files_root, path).map_err(invalid)?;
-            let at = if path.starts_with('/') { path.clone() } else { format!("/{path}") };
-            binds.push(Bind { host, container: at, readonly: true });
-        }
-        let mut hidden = vec![self.cfg.data_dir.clone()];
-        hidden.extend(self.cfg.hidden_paths.iter().cloned());
-        let policy = cri_volumes::Policy {
-            hidden: &hidden,
-            allowed_host_paths: &self.cfg.allowed_host_paths,
-            // SAFETY: geteuid has no preconditions.
-            mount_tmpfs: unsafe { libc::geteuid() } == 0,
-        };
-        let store = self.store.clone();
-        let lookup = |kind: &str, object: &str| {
-            store.get(&ObjectKey::new("v1", kind, ns, object)).ok().flatten().map(|s| s.object)
-        };
-        binds.extend(cri_volumes::prepare(obj, &dir, &policy, &lookup)?);
-        let hosts = dir.join(sandbox::HOSTS_FILE);
-        self.write_hosts(ns, &hosts).map_err(|m| ("CreateContainerConfigError", m))?;
-        binds.push(Bind { host: hosts, container: "/etc/hosts".into(), readonly: true });
+        let binds = if make_files { self.make_files(ns, obj, &dir)? } else { Vec::new() };
         let termination_path = str_at(&c0, "/terminationMessagePath")
             .filter(|p| !p.is_empty())
             .unwrap_or(cri::DEFAULT_TERMINATION_MESSAGE_PATH)
@@ -183,9 +164,9 @@ impl Agent {
             )));
         }
         let termination_file = dir.join(TERMINATION_FILE);
-        sandbox::write_file(&termination_file, b"").map_err(|e| ("CreateContainerConfigError", e.to_string()))?;
-        {
+        if make_files {
             use std::os::unix::fs::PermissionsExt;
+            sandbox::write_file(&termination_file, b"").map_err(|e| ("CreateContainerConfigError", e.to_string()))?;
             // The container's user, whoever it is, writes its last words here.
             let _ = std::fs::set_permissions(&termination_file, std::fs::Permissions::from_mode(0o666));
         }
@@ -225,7 +206,7 @@ impl Agent {
             .pointer("/securityContext/runAsUser")
             .or_else(|| obj.pointer("/spec/securityContext/runAsUser"))
             .and_then(Value::as_i64);
-        let (auth, secret_trouble) = self.pull_auth(ns, obj, &image);
+        let (auth, secret_trouble) = if make_files { self.pull_auth(ns, obj, &image) } else { (None, Vec::new()) };
         for message in secret_trouble {
             let event = node::pod_event(
                 &info.key,
@@ -267,6 +248,39 @@ impl Agent {
             run_as_user,
         };
         Ok((spec, dir))
+    }
+
+    /// Writes the pod's injected files, volumes and hosts file under its
+    /// sandbox `dir`; the binds that show them to the container.
+    fn make_files(&mut self, ns: &str, obj: &Value, dir: &Path) -> Result<Vec<Bind>, (&'static str, String)> {
+        let invalid = |m: String| ("InvalidPod", m);
+        let mut files = pod::files(obj).map_err(invalid)?;
+        files.extend(self.config_files(ns, obj)?);
+        let files_root = dir.join("files");
+        sandbox::prepare(&files_root, &files, None).map_err(|m| ("CreateContainerConfigError", m))?;
+        let mut binds = Vec::new();
+        for path in files.keys() {
+            let host = sandbox::in_sandbox(&files_root, path).map_err(invalid)?;
+            let at = if path.starts_with('/') { path.clone() } else { format!("/{path}") };
+            binds.push(Bind { host, container: at, readonly: true });
+        }
+        let mut hidden = vec![self.cfg.data_dir.clone()];
+        hidden.extend(self.cfg.hidden_paths.iter().cloned());
+        let policy = cri_volumes::Policy {
+            hidden: &hidden,
+            allowed_host_paths: &self.cfg.allowed_host_paths,
+            // SAFETY: geteuid has no preconditions.
+            mount_tmpfs: unsafe { libc::geteuid() } == 0,
+        };
+        let store = self.store.clone();
+        let lookup = |kind: &str, object: &str| {
+            store.get(&ObjectKey::new("v1", kind, ns, object)).ok().flatten().map(|s| s.object)
+        };
+        binds.extend(cri_volumes::prepare(obj, dir, &policy, &lookup)?);
+        let hosts = dir.join(sandbox::HOSTS_FILE);
+        self.write_hosts(ns, &hosts).map_err(|m| ("CreateContainerConfigError", m))?;
+        binds.push(Bind { host: hosts, container: "/etc/hosts".into(), readonly: true });
+        Ok(binds)
     }
 
     /// The credentials `imagePullSecrets` hold for `image`'s registry, and
@@ -318,7 +332,7 @@ impl Agent {
 
     /// Starts a bound pod as a container (in the background: a pull may be long).
     pub(crate) fn cri_start(&mut self, info: &PodInfo, obj: &Value, node: &str) {
-        let (spec, dir) = match self.cri_spec(info, obj, node) {
+        let (spec, dir) = match self.cri_spec(info, obj, node, true) {
             Ok(s) => s,
             Err((reason, message)) => return self.fail_unstarted(info, obj, node, reason, message),
         };
@@ -344,7 +358,7 @@ impl Agent {
     pub(crate) fn cri_adopt(&mut self, info: &PodInfo, obj: &Value, node: &str) -> bool {
         let Some(rt) = self.cri.as_mut() else { return false };
         let Some(found) = rt.found.remove(&info.uid).filter(|f| f.node == node) else { return false };
-        let (spec, dir) = match self.cri_spec(info, obj, node) {
+        let (spec, dir) = match self.cri_spec(info, obj, node, false) {
             Ok(s) => s,
             Err(_) => return false,
         };
