@@ -48,6 +48,7 @@ install() {
   command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
   [ -x /bin/busybox ] || missing+=(busybox-static)
   [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
   if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" = 0 ] || die "needs root to install ${missing[*]}"
     apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
