@@ -709,7 +709,7 @@ impl Agent {
     }
 
     /// Brings one pod of ours to where its object says it should be.
-    fn reconcile(&mut self, info: &PodInfo, obj: &Value, initial: bool) {
+    pub(crate) fn reconcile(&mut self, info: &PodInfo, obj: &Value, initial: bool) {
         let Some(node) = info.node_name.as_deref().filter(|n| self.nodes.contains_key(*n)) else { return };
         if self.pods.get(&info.key).is_some_and(|e| e.uid != info.uid) {
             // Its predecessor of the same name is gone (we missed nothing:
@@ -748,11 +748,7 @@ impl Agent {
                 }
             }
             PodState::Running { pgid: None } if info.deleting && entry.cri.is_some() => {
-                let grace = info
-                    .grace_seconds
-                    .filter(|g| g.is_finite() && *g >= 0.0)
-                    .map(|g| Duration::from_secs_f64(g.min(1e7)))
-                    .unwrap_or(self.cfg.default_grace_period);
+                let grace = info.grace(self.cfg.default_grace_period);
                 if crate::cri_runtime::stop(self.cri.as_ref(), entry.cri.as_mut(), grace) {
                     entry.state = PodState::Terminating { pgid: None };
                 } else {
@@ -765,11 +761,7 @@ impl Agent {
                 Some(p) => {
                     process::signal_group(p, libc::SIGTERM);
                     entry.state = PodState::Terminating { pgid: Some(p) };
-                    let grace = info
-                        .grace_seconds
-                        .filter(|g| g.is_finite() && *g >= 0.0)
-                        .map(|g| Duration::from_secs_f64(g.min(1e7)))
-                        .unwrap_or(self.cfg.default_grace_period);
+                    let grace = info.grace(self.cfg.default_grace_period);
                     let action = TimerAction::GraceKill { key: info.key.clone(), uid: info.uid.clone() };
                     self.add_timer(grace, action);
                 }

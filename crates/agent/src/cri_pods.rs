@@ -9,7 +9,7 @@
 use crate::agent::{Agent, PodState, TimerAction};
 use crate::cri_runtime::{stop, CriPod, CriRuntime, News};
 use crate::pod::{self, PodInfo};
-use crate::runtime::cri::{self, Bind, Failure, Ids, PodSpec, PullPolicy, PullPolicyBox};
+use crate::runtime::cri::{self, Bind, Failure, Ids, PodSpec, PullPolicy};
 use crate::runtime::{cgroup, cri_log, cri_volumes};
 use crate::status::{self, Exit};
 use crate::writer::Write;
@@ -226,7 +226,7 @@ impl Agent {
             hostname,
             container: pod::container_name(obj),
             image,
-            pull: Some(PullPolicyBox(pull)),
+            pull,
             auth,
             command,
             args,
@@ -381,24 +381,10 @@ impl Agent {
             e.cri = Some(CriPod { ids: Some(found.ids), stop_asked: None, pull_failures: 0, spec: Box::new(spec) });
         }
         if info.deleting {
-            self.stop_deleted(info);
+            // Stopped as a deletion asks, now that it is tracked.
+            self.reconcile(info, obj, false);
         }
         true
-    }
-
-    /// A pod adopted while being deleted is stopped as a deletion asks.
-    fn stop_deleted(&mut self, info: &PodInfo) {
-        let grace = info
-            .grace_seconds
-            .filter(|g| g.is_finite() && *g >= 0.0)
-            .map(|g| Duration::from_secs_f64(g.min(1e7)))
-            .unwrap_or(self.cfg.default_grace_period);
-        let cri = self.cri.as_ref();
-        if let Some(e) = self.pods.get_mut(&info.key) {
-            if stop(cri, e.cri.as_mut(), grace) {
-                e.state = PodState::Terminating { pgid: None };
-            }
-        }
     }
 
     fn report_started(&mut self, key: &ObjectKey, uid: &str, ids: &Ids) {

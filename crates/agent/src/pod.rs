@@ -118,6 +118,15 @@ impl PodInfo {
         }
     }
 
+    /// The grace period its deletion gives (`default` when it names none
+    /// usable).
+    pub fn grace(&self, default: std::time::Duration) -> std::time::Duration {
+        self.grace_seconds
+            .filter(|g| g.is_finite() && *g >= 0.0)
+            .map(|g| std::time::Duration::from_secs_f64(g.min(1e7)))
+            .unwrap_or(default)
+    }
+
     /// Succeeded or Failed.
     pub fn is_terminal(&self) -> bool {
         matches!(self.phase.as_deref(), Some("Succeeded") | Some("Failed"))

@@ -33,9 +33,10 @@ const FALLBACK_LINES: usize = 80;
 const FALLBACK_BYTES: usize = 2048;
 
 /// `imagePullPolicy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PullPolicy {
     Always,
+    #[default]
     IfNotPresent,
     Never,
 }
@@ -79,7 +80,7 @@ pub struct PodSpec {
     pub hostname: String,
     pub container: String,
     pub image: String,
-    pub pull: Option<PullPolicyBox>,
+    pub pull: PullPolicy,
     /// Credentials for the image's registry, from `imagePullSecrets`.
     pub auth: Option<Auth>,
     /// `command` and `args` as the pod gives them (empty: the image's).
@@ -164,10 +165,6 @@ pub fn auth_for(config: &serde_json::Value, image: &str) -> Option<Auth> {
     }
     Some(Auth { username, password, auth, server: bare(key) })
 }
-
-/// [`PullPolicy`] in a [`PodSpec`] (a newtype keeps `Default` derivable).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PullPolicyBox(pub PullPolicy);
 
 /// The runtime's names of a started pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,8 +284,7 @@ pub async fn pull(cri: &mut Cri, image: &str, policy: PullPolicy, auth: Option<&
 /// Pulls, runs the sandbox, creates and starts the container. A failure
 /// after the sandbox ran removes it again.
 pub async fn start(cri: &mut Cri, spec: &PodSpec) -> Result<Ids, Failure> {
-    let policy = spec.pull.map_or(PullPolicy::IfNotPresent, |p| p.0);
-    pull(cri, &spec.image, policy, spec.auth.as_ref()).await?;
+    pull(cri, &spec.image, spec.pull, spec.auth.as_ref()).await?;
     std::fs::create_dir_all(&spec.log_dir)
         .map_err(|e| fail("CreatePodSandboxError", format!("{}: {e}", spec.log_dir.display())))?;
     let config = sandbox_config(spec);
