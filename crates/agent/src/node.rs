@@ -193,7 +193,10 @@ pub fn image_not_used_event(pod: &ObjectKey, uid: &str, obj: &Value, node: &str,
     let message = format!(
         "image {image:?} is not pulled or used: the process runtime runs the command with this node's own files"
     );
-    Some(pod_event(pod, uid, node, now, ("Warning", "ImageNotUsed"), &message))
+    // One per pod: named by the uid's head, as before any other event.
+    let suffix: String = uid.chars().filter(char::is_ascii_hexdigit).take(16).collect();
+    let name = format!("{}.{suffix}", pod.name);
+    Some(named_event(name, pod, uid, node, now, ("Warning", "ImageNotUsed"), &message))
 }
 
 /// An Event about a pod, as kubelet reports one (`type`, `reason`).
@@ -205,19 +208,27 @@ pub fn pod_event(
     (kind, reason): (&str, &str),
     message: &str,
 ) -> Value {
-    let ns = if pod.namespace.is_empty() { "default" } else { pod.namespace.as_str() };
-    let stamp = ringleader_api::time::rfc3339(now);
     // Kubernetes names events `<object>.<hex>`: the uid's head and the
-    // reason keep one per pod and reason, the time one per occurrence.
+    // reason tell pods and reasons apart, the time each occurrence.
     let head: String = uid.chars().filter(char::is_ascii_hexdigit).take(8).collect();
     let reason_hex: String = reason.bytes().take(4).map(|b| format!("{b:02x}")).collect();
     let nanos = (now.fract() * 1e9) as u64 ^ (now as u64);
-    let name = if reason == "ImageNotUsed" {
-        let suffix: String = uid.chars().filter(char::is_ascii_hexdigit).take(16).collect();
-        format!("{}.{suffix}", pod.name)
-    } else {
-        format!("{}.{head}{reason_hex}{nanos:x}", pod.name)
-    };
+    let name = format!("{}.{head}{reason_hex}{nanos:x}", pod.name);
+    named_event(name, pod, uid, node, now, (kind, reason), message)
+}
+
+/// [`pod_event`] under the Event name given.
+fn named_event(
+    name: String,
+    pod: &ObjectKey,
+    uid: &str,
+    node: &str,
+    now: f64,
+    (kind, reason): (&str, &str),
+    message: &str,
+) -> Value {
+    let ns = if pod.namespace.is_empty() { "default" } else { pod.namespace.as_str() };
+    let stamp = ringleader_api::time::rfc3339(now);
     json!({
         "apiVersion": "v1", "kind": "Event",
         "metadata": {"name": name, "namespace": ns},
