@@ -170,20 +170,8 @@ async fn logs_of(
         ));
     }
     let opts = LogOptions::parse(query, ringleader_api::time::now())?;
-    let object = ep.api.get(PODS, ns, pod).await.map_err(|e| match e {
-        ringleader_client::ClientError::Status { code: 404, .. } => {
-            ApiError::new(axum::http::StatusCode::NOT_FOUND, "NotFound", format!("pods {pod:?} not found"))
-        }
-        e => ApiError::internal(e.to_string()),
-    })?;
+    let object = bound_pod(ep, ns, pod, Some(container)).await?;
     let node = object.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or_default();
-    if !ep.nodes.iter().any(|n| n == node) {
-        return Err(ApiError::bad_request(format!("pod {ns}/{pod} is not bound to a node this agent serves")));
-    }
-    let first = object.pointer("/spec/containers/0/name").and_then(Value::as_str).unwrap_or_default();
-    if container != first {
-        return Err(ApiError::bad_request(format!("container {container:?} is not valid for pod {pod:?}")));
-    }
     let path = logs::sandbox_log(&ep.data_dir, node, ns, pod)?;
     let (api, ns2, pod2) = (ep.api.clone(), ns.to_string(), pod.to_string());
     let done = move || {
@@ -221,6 +209,26 @@ async fn port_forward(
     stream(&ep, request, tls, (&ns, &pod, None), "portforward").await
 }
 
+/// The pod `ns/pod` from the API, refused unless it is bound to a node
+/// this agent serves and `container` (when given) is its container.
+async fn bound_pod(ep: &Endpoint, ns: &str, pod: &str, container: Option<&str>) -> Result<Value, ApiError> {
+    let object = ep.api.get(PODS, ns, pod).await.map_err(|e| match e {
+        ringleader_client::ClientError::Status { code: 404, .. } => {
+            ApiError::new(axum::http::StatusCode::NOT_FOUND, "NotFound", format!("pods {pod:?} not found"))
+        }
+        e => ApiError::internal(e.to_string()),
+    })?;
+    let node = object.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or_default();
+    if !ep.nodes.iter().any(|n| n == node) {
+        return Err(ApiError::bad_request(format!("pod {ns}/{pod} is not bound to a node this agent serves")));
+    }
+    let first = object.pointer("/spec/containers/0/name").and_then(Value::as_str).unwrap_or_default();
+    if let Some(c) = container.filter(|c| *c != first) {
+        return Err(ApiError::bad_request(format!("container {c:?} is not valid for pod {pod:?}")));
+    }
+    Ok(object)
+}
+
 /// One streaming request to a pod this agent runs as a container.
 async fn stream(
     ep: &Endpoint,
@@ -247,20 +255,7 @@ async fn stream(
         let Some(cri) = ep.cri.as_deref() else {
             return Err(ApiError::bad_request(format!("this agent runs no container runtime: pods/{sub} is not served")));
         };
-        let object = ep.api.get(PODS, ns, pod).await.map_err(|e| match e {
-            ringleader_client::ClientError::Status { code: 404, .. } => {
-                ApiError::new(axum::http::StatusCode::NOT_FOUND, "NotFound", format!("pods {pod:?} not found"))
-            }
-            e => ApiError::internal(e.to_string()),
-        })?;
-        let node = object.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or_default();
-        if !ep.nodes.iter().any(|n| n == node) {
-            return Err(ApiError::bad_request(format!("pod {ns}/{pod} is not bound to a node this agent serves")));
-        }
-        let first = object.pointer("/spec/containers/0/name").and_then(Value::as_str).unwrap_or_default();
-        if container.is_some_and(|c| c != first) {
-            return Err(ApiError::bad_request(format!("container {container:?} is not valid for pod {pod:?}")));
-        }
+        let object = bound_pod(ep, ns, pod, container).await?;
         crate::streams::stream_url(cri, &object, pod, sub, &query).await
     }
     .await;
