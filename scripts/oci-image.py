@@ -42,15 +42,9 @@ def add_file(tar, src, dest, seen):
     if dest in seen:
         return
     # Parent directories first, as a root filesystem has them.
-    parts = dest.split("/")[:-1]
-    for i in range(1, len(parts) + 1):
-        d = "/".join(parts[:i])
-        if d not in seen:
-            seen.add(d)
-            info = tarfile.TarInfo(d)
-            info.type = tarfile.DIRTYPE
-            info.mode = 0o755
-            tar.addfile(info)
+    parent = os.path.dirname(dest)
+    if parent:
+        add_dir(tar, parent, seen)
     seen.add(dest)
     real = os.path.realpath(src)
     info = tar.gettarinfo(real, arcname=dest)
@@ -63,7 +57,7 @@ def add_file(tar, src, dest, seen):
 def add_link(tar, dest, target, seen):
     dest = dest.lstrip("/")
     parent = os.path.dirname(dest)
-    if parent and parent not in seen:
+    if parent:
         add_dir(tar, parent, seen)
     seen.add(dest)
     info = tarfile.TarInfo(dest)
