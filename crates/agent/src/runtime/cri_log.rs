@@ -9,6 +9,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Bytes read from the CRI log at once.
+const CHUNK: usize = 1 << 20;
+
 /// One parsed line: its stamp, its text, and whether it ends a line
 /// (`F`) or continues in the next record (`P`, a long line split).
 #[derive(Debug, PartialEq, Eq)]
@@ -86,9 +89,24 @@ impl Copier {
             Err(e) => return Err(e),
         };
         f.seek(SeekFrom::Start(self.offset))?;
-        let mut buf = Vec::new();
-        self.offset += f.read_to_end(&mut buf)? as u64;
-        self.pending.extend_from_slice(&buf);
+        // In bounded chunks: a container that writes gigabytes between two
+        // polls costs the agent one chunk of memory, not the whole burst.
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = match f.read(&mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            self.offset += n as u64;
+            self.absorb(&buf[..n])?;
+        }
+    }
+
+    /// Takes in bytes read from the CRI log; writes the records they complete.
+    fn absorb(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.pending.extend_from_slice(bytes);
         let Some(last_nl) = self.pending.iter().rposition(|b| *b == b'\n') else { return Ok(()) };
         let complete: Vec<u8> = self.pending.drain(..=last_nl).collect();
         let (mut text, mut stamps) = (Vec::new(), String::new());
@@ -146,5 +164,20 @@ mod tests {
         c.copy_from(&from).unwrap();
         assert_eq!(std::fs::read_to_string(&to).unwrap(), "one\ntwo!\nthree\n");
         assert_eq!(std::fs::read_to_string(times_path(&to)).unwrap(), "T1\nT2\nT4\n");
+    }
+
+    #[test]
+    fn a_log_larger_than_a_chunk_is_copied_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (from, to) = (dir.path().join("0.log"), dir.path().join("log"));
+        let line = format!("T stdout F {}\n", "x".repeat(999));
+        let lines = 3 * CHUNK / line.len() + 7;
+        std::fs::write(&from, line.repeat(lines)).unwrap();
+        let mut c = Copier::open(&to, 1 << 30).unwrap();
+        c.copy_from(&from).unwrap();
+        let copied = std::fs::read_to_string(&to).unwrap();
+        assert_eq!(copied.lines().count(), lines);
+        assert!(copied.lines().all(|l| l.len() == 999));
+        assert_eq!(std::fs::read_to_string(times_path(&to)).unwrap().lines().count(), lines);
     }
 }
