@@ -78,8 +78,9 @@ pub(crate) enum TimerAction {
     SimDone { key: ObjectKey, uid: String, at: f64 },
     /// The grace period of a deleted pod is over.
     GraceKill { key: ObjectKey, uid: String },
-    /// A deleted pod's sandbox and log have been kept long enough.
-    RemoveSandbox { key: ObjectKey, node: String },
+    /// A deleted pod's sandbox and log have been kept long enough; its log
+    /// stays while `owner` (its job: key and uid) does.
+    RemoveSandbox { key: ObjectKey, node: String, owner: Option<(ObjectKey, String)> },
     /// A pod whose image pull failed shows `ImagePullBackOff` while it waits.
     CriBackOff { key: ObjectKey, uid: String },
     /// A pod whose image pull failed tries again.
@@ -215,6 +216,15 @@ impl Agent {
     pub(crate) fn with_shim(mut self, program: Option<std::path::PathBuf>) -> Agent {
         self.shim = program;
         self
+    }
+
+    /// Whether the object at `key` with `uid` is in the store (an error
+    /// reading it counts as yes: nothing is removed on a guess).
+    fn exists(&self, key: &ObjectKey, uid: &str) -> bool {
+        match self.store.get(key) {
+            Ok(found) => found.is_some_and(|o| o.object.pointer("/metadata/uid").and_then(Value::as_str) == Some(uid)),
+            Err(_) => true,
+        }
     }
 
     /// The files a pod takes from ConfigMaps, read as the pod starts (the
@@ -690,7 +700,9 @@ impl Agent {
                     crate::cri_runtime::remove(self.cri.as_ref(), e.cri.as_ref());
                     self.forget_state(key, &e);
                     if self.cfg.runtime != Runtime::Simulated {
-                        let action = TimerAction::RemoveSandbox { key: key.clone(), node: e.node.clone() };
+                        let (key, node, owner) =
+                            (key.clone(), e.node.clone(), pod::controller_owner(obj, &key.namespace));
+                        let action = TimerAction::RemoveSandbox { key, node, owner };
                         self.add_timer(self.cfg.pod_limits.deleted_retention, action);
                     }
                 }
@@ -1143,6 +1155,7 @@ impl Agent {
         let env = command::process_env(&env, &agent_env);
         let argv = command::argv(&container.command, &container.args, &env).map_err(invalid)?;
         let log = dir.join(sandbox::LOG_FILE);
+        crate::runtime::log_file::keep_previous(&log);
         let log_max = self.cfg.pod_limits.log_max;
         let mut launch = process::Launch { argv, env, cwd: seen(&cwd), log: log.clone(), log_max };
         let confined = match &self.sandboxing {
@@ -1220,7 +1233,9 @@ impl Agent {
         // Each key is read (and a packed one unpacked) once, not once per pod.
         let mut read: BTreeMap<&str, Option<String>> = BTreeMap::new();
         for (pod_key, e) in &self.pods {
-            if !matches!(e.state, PodState::Running { pgid: Some(_) }) || ns_of(&pod_key.namespace) != map_ns {
+            let running = matches!(e.state, PodState::Running { pgid: Some(_) })
+                || (e.cri.is_some() && matches!(e.state, PodState::Running { .. }));
+            if !running || ns_of(&pod_key.namespace) != map_ns {
                 continue;
             }
             for (path, (map, data_key)) in &e.config_files {
@@ -1238,11 +1253,19 @@ impl Agent {
                 else {
                     continue;
                 };
-                let Ok(at) = sandbox::in_sandbox(&dir, path) else { continue };
+                // A container's files are bind mounted one by one from
+                // `files/`: rewritten in place, or it keeps the old inode.
+                let root = if e.cri.is_some() { dir.join("files") } else { dir };
+                let Ok(at) = sandbox::in_sandbox(&root, path) else { continue };
                 if std::fs::read(&at).is_ok_and(|old| old == content.as_bytes()) {
                     continue;
                 }
-                match sandbox::write_file(&at, content.as_bytes()) {
+                let written = if e.cri.is_some() {
+                    std::fs::write(&at, content.as_bytes())
+                } else {
+                    sandbox::write_file(&at, content.as_bytes())
+                };
+                match written {
                     Ok(()) => {
                         tracing::debug!(pod = %pod_key, path, configmap = %key.name, "file updated from its configmap")
                     }
@@ -1342,12 +1365,22 @@ impl Agent {
                         process::signal_group(*p, libc::SIGKILL);
                     }
                 }
-                Some(TimerAction::RemoveSandbox { key, node }) => {
+                Some(TimerAction::RemoveSandbox { key, node, owner }) => {
                     // A new pod of the name runs in that directory now.
                     if self.pods.contains_key(&key) {
                         continue;
                     }
-                    if let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &node, &key.namespace, &key.name) {
+                    let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &node, &key.namespace, &key.name) else {
+                        continue;
+                    };
+                    // Its job's runs stay readable until the job is deleted
+                    // (a pod of the name started later shows it as its
+                    // previous run); the rest of the sandbox goes now.
+                    if owner.as_ref().is_some_and(|(k, uid)| self.exists(k, uid)) {
+                        limits::strip_to_logs(&dir);
+                        let action = TimerAction::RemoveSandbox { key, node, owner };
+                        self.add_timer(self.cfg.pod_limits.deleted_retention, action);
+                    } else {
                         limits::remove_sandbox(&dir);
                     }
                 }

@@ -340,12 +340,11 @@ impl Agent {
             return self.fail_unstarted(info, obj, node, "RuntimeNotReady", "no CRI runtime is connected".into());
         };
         // A pod of this name ran here before (a restart is a new pod of the
-        // same name): its logs go, as the process runtime truncates its log,
-        // or the new container's copy would repeat the old lines.
+        // same name): its log becomes the previous run's, and its CRI copy
+        // goes, or the new container's copy would repeat the old lines.
         let (cri_log, log) = log_paths(&spec, &dir);
-        for old in [cri_log, crate::runtime::log_file::times_path(&log), log] {
-            let _ = std::fs::remove_file(old);
-        }
+        let _ = std::fs::remove_file(cri_log);
+        crate::runtime::log_file::keep_previous(&log);
         spawn_start(rt, info.key.clone(), info.uid.clone(), spec.clone(), dir, self.cfg.pod_limits.log_max);
         self.track(info, obj, node, None, PodState::Running { pgid: None });
         if let Some(e) = self.pods.get_mut(&info.key) {

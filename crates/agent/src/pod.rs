@@ -285,6 +285,15 @@ pub fn config_files(pod: &Value) -> Result<BTreeMap<String, (String, String)>, S
         .collect()
 }
 
+/// The controlling owner (its job) of a pod in `namespace`, as a store key and uid.
+pub fn controller_owner(pod: &Value, namespace: &str) -> Option<(ObjectKey, String)> {
+    let refs = pod.pointer("/metadata/ownerReferences")?.as_array()?;
+    let owner = refs.iter().find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))?;
+    let field = |k: &str| owner.get(k).and_then(Value::as_str);
+    let key = ObjectKey::new(field("apiVersion")?, field("kind")?, namespace, field("name")?);
+    Some((key, field("uid")?.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,6 +111,10 @@ pub async fn start_shared(store: Arc<dyn Cluster>, mut config: AgentConfig) -> R
         Runtime::Simulated => "simulated",
         Runtime::Cri => "containerd",
     });
+    // Written either way: an agent restarted without a pod network must not
+    // leave its predecessor's `true` behind.
+    let pod_network = config.runtime == Runtime::Cri && config.pod_network;
+    writer::merge(&mut info, serde_json::json!({"status": {"podNetwork": pod_network}}));
     if let Some(endpoint) = &config.endpoint {
         writer::merge(&mut info, serde_json::json!({"status": {"agentEndpoint": endpoint}}));
     }

@@ -440,7 +440,10 @@ fn the_demos_jobs_run_in_containers_of_the_probe_image() {
     ];
     let _cleanup = Cleanup { endpoint: endpoint.clone(), nodes: nodes.iter().map(|(n, _)| n.to_string()).collect() };
     let image = probe_image(&registry, &endpoint);
-    let p = Plane::start(&common::cluster_yaml(65, &nodes), &["--runtime", "cri", "--cri-endpoint", &endpoint]);
+    // On a pod network: every pod has an address of its own, known only once
+    // its sandbox runs, so peers meet by name and the rank table waits for it.
+    let args = ["--runtime", "cri", "--cri-endpoint", &endpoint, "--pod-network", "cni"];
+    let p = Plane::start(&common::cluster_yaml(65, &nodes), &args);
     // The image is the only change to the demo's files.
     for (file, kind, name) in [
         ("examples/demo/pytorchjob-h100.yaml", "pytorchjobs", "demo-pytorch"),
@@ -455,6 +458,21 @@ fn the_demos_jobs_run_in_containers_of_the_probe_image() {
     // Each met its peers through what the controller injected, read inside the containers.
     let ascend_master = p.sandbox_log("demo-ascend-master-0");
     assert!(ascend_master.contains("16 ranks in"), "the rank table was read in the container: {ascend_master}");
+    // The table the pods read names each pod's own address, as MindCluster's.
+    let table = p.get("configmaps", "rings-config-demo-ascend").expect("rings-config");
+    let table: Value = serde_json::from_str(table["data"]["hccl.json"].as_str().unwrap_or_default()).expect("json");
+    assert_eq!(table["status"], "completed", "{table}");
+    let servers = table["server_list"].as_array().cloned().unwrap_or_default();
+    let ips: std::collections::BTreeSet<&str> = servers.iter().filter_map(|s| s["container_ip"].as_str()).collect();
+    assert!(servers.len() == 2 && ips.len() == 2, "a server per pod, each at its own address: {table}");
+    for s in &servers {
+        assert!(
+            s["container_ip"].as_str().is_some_and(|ip| ip.starts_with("10.")) && s["container_ip"] != s["host_ip"]
+        );
+    }
+    if let Some(master) = p.get("pods", "demo-ascend-master-0") {
+        assert!(ips.contains(master["status"]["podIP"].as_str().unwrap_or_default()), "{master}: {table}");
+    }
     let pytorch = p.sandbox_log("demo-pytorch-master-0");
     assert!(pytorch.contains("success"), "{pytorch}");
     let launcher = p.sandbox_log("demo-mpi-launcher");
@@ -727,6 +745,12 @@ fn a_pod_restarted_under_its_name_starts_a_fresh_log() {
     let log = p.sandbox_log("twice-master-0");
     assert_eq!(log.matches("second run").count(), 1, "{log}");
     assert!(!log.contains("first run"), "the restarted pod's log is its own: {log}");
+    // The run before is kept: `--previous` reads it, as of a restarted container.
+    let (code, previous) = kubectl_io(&p, &["logs", "twice-master-0", "--previous"], "");
+    assert_eq!(code, 0, "{previous}");
+    assert!(previous.contains("first run") && !previous.contains("second run"), "{previous}");
+    let (_, current) = kubectl_io(&p, &["logs", "twice-master-0"], "");
+    assert!(current.contains("second run") && !current.contains("first run"), "{current}");
 }
 
 #[test]

@@ -8,8 +8,10 @@ use std::collections::BTreeSet;
 pub struct NodeView {
     /// Name.
     pub name: String,
-    /// Address pods on it get.
+    /// Its address (pods on the node's network get it too).
     pub address: String,
+    /// Pods not on the node's network get addresses of their own.
+    pub pod_network: bool,
     /// SuperPoD, if any.
     pub super_pod: Option<String>,
     /// Heartbeating.
@@ -34,6 +36,7 @@ pub fn node_views(cache: &Cache) -> Vec<NodeView> {
             let profile = node.spec.profile.as_deref().and_then(ringleader_topology::profiles::builtin);
             Some(NodeView {
                 address: node.spec.address.clone().unwrap_or_else(|| "127.0.0.1".to_string()),
+                pod_network: node.status.pod_network == Some(true),
                 super_pod: node.spec.network.super_pod.clone(),
                 ready: node.status.ready != Some(false) && !node.spec.stopped,
                 devices: profile.map(|p| p.devices.iter().map(|d| d.id).collect()).unwrap_or_default(),

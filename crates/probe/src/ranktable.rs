@@ -49,6 +49,12 @@ pub struct RankTable {
     pub world: usize,
 }
 
+/// Whether `text` is a table still being filled in (`"status":
+/// "initializing"`, as written until every pod has its chips and address).
+pub fn initializing(text: &str) -> bool {
+    serde_json::from_str::<RawTable>(text).is_ok_and(|t| t.status.as_deref() == Some("initializing"))
+}
+
 impl RankTable {
     /// Parses `hccl.json`; `path` only names the file in errors.
     pub fn parse(text: &str, path: &str) -> Result<RankTable, ProbeError> {
@@ -57,7 +63,9 @@ impl RankTable {
         let raw: RawTable = serde_json::from_str(text).map_err(|e| bad(format!("not an hccl.json: {e}")))?;
         let status = raw.status.unwrap_or_default();
         if status != "completed" {
-            return Err(bad(format!("status is {status:?}, not \"completed\" (some pod still lacks its chips)")));
+            return Err(bad(format!(
+                "status is {status:?}, not \"completed\" (some pod still lacks its chips or address)"
+            )));
         }
         let mut servers = Vec::new();
         for (i, s) in raw.server_list.into_iter().enumerate() {

@@ -205,11 +205,7 @@ fn rendezvous(
         (None, None) => Err(ProbeError::MissingEnv { var: "MASTER_PORT", hint: String::new() }),
     };
     if let Some(path) = get("RANK_TABLE_FILE") {
-        let text = std::fs::read_to_string(&path).map_err(|cause| ProbeError::File {
-            what: "rank table (RANK_TABLE_FILE)",
-            path: path.clone(),
-            cause,
-        })?;
+        let text = read_rank_table(&path, opts.timeout)?;
         let table = RankTable::parse(&text, &path)?;
         let first = table.first().map(|s| s.server_id.clone()).unwrap_or_default();
         let master = get("MASTER_ADDR").unwrap_or(first);
@@ -263,6 +259,24 @@ fn rendezvous(
         candidates: std::iter::once(first..first + per).collect(),
         source: "env MASTER_ADDR/MASTER_PORT/RANK/WORLD_SIZE".into(),
     })
+}
+
+/// `hccl.json` once it is complete: while it says `initializing` (pods on a
+/// pod network get their addresses as they start) it is read again, as
+/// MindCluster's launch scripts wait, for at most `timeout`.
+fn read_rank_table(path: &str, timeout: Duration) -> Result<String, ProbeError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let text = std::fs::read_to_string(path).map_err(|cause| ProbeError::File {
+            what: "rank table (RANK_TABLE_FILE)",
+            path: path.to_string(),
+            cause,
+        })?;
+        if !crate::ranktable::initializing(&text) || Instant::now() >= deadline {
+            return Ok(text);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// The crate doc's identification rule.

@@ -169,10 +169,10 @@ async fn logs_of(
             format!("the caller may not get pods/log of {ns}/{pod}"),
         ));
     }
-    let opts = LogOptions::parse(query, ringleader_api::time::now())?;
+    let mut opts = LogOptions::parse(query, ringleader_api::time::now())?;
     let object = bound_pod(ep, ns, pod, Some(container)).await?;
     let node = object.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or_default();
-    let path = logs::sandbox_log(&ep.data_dir, node, ns, pod)?;
+    let path = logs::run_log(logs::sandbox_log(&ep.data_dir, node, ns, pod)?, &object, container, pod, &mut opts)?;
     let (api, ns2, pod2) = (ep.api.clone(), ns.to_string(), pod.to_string());
     let done = move || {
         let (api, ns, pod) = (api.clone(), ns2.clone(), pod2.clone());

@@ -31,6 +31,8 @@ pub const LOG_PATH_ANNOTATION: &str = "ringleader.io/log-path";
 pub const DEFAULT_CONTAINER_ANNOTATION: &str = "kubectl.kubernetes.io/default-container";
 /// Suffix of the agent's file of line stamps beside a log.
 const TIMES_SUFFIX: &str = ".times";
+/// Suffix of the previous run's log beside a pod's (the agent's name for it).
+const PREVIOUS_SUFFIX: &str = ".previous";
 /// How often a followed log is polled for new bytes.
 const POLL: Duration = Duration::from_millis(100);
 /// Largest chunk sent at once.
@@ -284,13 +286,9 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
     // its log: kubelet serves the last terminated run then, with or without
     // `previous`, as here.
     let last_run = status.and_then(|c| c.pointer("/lastState/terminated")).is_some_and(Value::is_object);
-    if opts.previous && !last_run {
-        // Restarts are new pods: only a pod in back-off has a previous run.
-        return Err(ApiError::bad_request(format!(
-            "previous terminated container {container:?} in pod {name:?} not found"
-        )));
-    }
-    let waiting = status.map(|c| s(c, "/state/waiting/reason")).filter(|r| !r.is_empty() && !last_run);
+    // The previous run's log is there whatever this run is doing.
+    let waiting =
+        status.map(|c| s(c, "/state/waiting/reason")).filter(|r| !r.is_empty() && !last_run && !opts.previous);
     let never_started = s(&pod, "/spec/nodeName").is_empty() || status.is_none();
     if container != first || waiting.is_some() || (never_started && !finished(&pod)) {
         let reason = waiting.unwrap_or("ContainerCreating");
@@ -303,7 +301,8 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
         let opts = LogOptions { container: Some(container), ..opts };
         return proxy(state, &endpoint, ns, name, &opts).await;
     }
-    let path = log_path(state.data_dir(), &pod, ns, name)?;
+    let mut opts = opts;
+    let path = run_log(log_path(state.data_dir(), &pod, ns, name)?, &pod, &container, name, &mut opts)?;
     let closing = state.closing.clone();
     let state = state.clone();
     let done = move || {
@@ -318,6 +317,39 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
         }
     };
     serve_file(path, &opts, done, closing).await
+}
+
+/// The log file of the run `opts` asks for, given the pod's current `log`.
+/// A failed run waiting out its restart back-off (CrashLoopBackOff) is
+/// served with or without `previous`, as kubelet does; otherwise a restart
+/// here is a new pod of the same name, and `previous` is the run of the pod
+/// before it, kept beside the log by the agent (never followed: it ended).
+pub(crate) fn run_log(
+    log: PathBuf,
+    pod: &Value,
+    container: &str,
+    name: &str,
+    opts: &mut LogOptions,
+) -> Result<PathBuf, ApiError> {
+    let in_back_off = pod
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| s(c, "/name") == container))
+        .and_then(|c| c.pointer("/lastState/terminated"))
+        .is_some_and(Value::is_object);
+    if !opts.previous || in_back_off {
+        return Ok(log);
+    }
+    let mut previous = log.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    previous.push(PREVIOUS_SUFFIX);
+    let previous = log.with_file_name(previous);
+    if !previous.is_file() {
+        return Err(ApiError::bad_request(format!(
+            "previous terminated container {container:?} in pod {name:?} not found"
+        )));
+    }
+    opts.follow = false;
+    Ok(previous)
 }
 
 /// Serves a log file with `opts`; a followed one until `done` says the pod

@@ -35,6 +35,38 @@ pub fn remove_sandbox(dir: &Path) {
     }
 }
 
+/// Removes a deleted pod's sandbox but for its logs (this run's, the
+/// previous run's and their rotated parts), which stay at the same paths.
+pub fn strip_to_logs(dir: &Path) {
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return };
+    let logs: Vec<std::ffi::OsString> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.file_name())
+            .filter(|n| n.to_str().is_some_and(|n| n.starts_with(crate::sandbox::LOG_FILE)))
+            .collect(),
+        Err(_) => return,
+    };
+    let entries = std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
+    if entries == logs.len() {
+        return;
+    }
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let keep = dir.with_file_name(format!(".logs-{name}-{nanos}"));
+    if let Err(e) = std::fs::create_dir(&keep) {
+        tracing::warn!(sandbox = %dir.display(), error = %e, "keeping a deleted pod's logs failed");
+        return;
+    }
+    for log in &logs {
+        let _ = std::fs::rename(dir.join(log), keep.join(log));
+    }
+    remove_sandbox(dir);
+    if let Err(e) = std::fs::rename(&keep, dir) {
+        tracing::warn!(sandbox = %dir.display(), error = %e, "keeping a deleted pod's logs failed");
+    }
+}
+
 /// The cgroups of a sandboxing agent, or `None` with one warning: pods then
 /// run without cpu, memory and pids limits (an unprivileged demo still runs).
 pub fn cgroups(limits: &NodeLimits) -> Option<Cgroups> {
@@ -119,6 +151,37 @@ mod tests {
 
     fn pod(limits: serde_json::Value) -> serde_json::Value {
         json!({"spec": {"containers": [{"resources": {"limits": limits}}]}})
+    }
+
+    #[test]
+    fn a_stripped_sandbox_keeps_only_its_logs_and_a_new_run_makes_them_previous() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("ns_p");
+        std::fs::create_dir_all(dir.join("etc/mpi")).unwrap();
+        std::fs::write(dir.join("etc/mpi/hostfile"), "w-0\n").unwrap();
+        std::fs::write(dir.join("hosts"), "127.0.0.1 localhost\n").unwrap();
+        std::fs::write(dir.join("log"), "first run\n").unwrap();
+        std::fs::write(dir.join("log.times"), "2026-01-01T00:00:00Z\n").unwrap();
+        std::fs::write(dir.join("log.1"), "rotated\n").unwrap();
+        strip_to_logs(&dir);
+        let mut left: Vec<String> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        left.sort();
+        assert_eq!(left, ["log", "log.1", "log.times"]);
+        assert_eq!(std::fs::read_to_string(dir.join("log")).unwrap(), "first run\n");
+        // Nothing left beside it but the sandbox being removed in the background.
+        let others = std::fs::read_dir(root.path()).unwrap().filter_map(Result::ok);
+        assert!(others.map(|e| e.file_name()).all(|n| n == "ns_p" || n.to_string_lossy().starts_with(".removed-")));
+
+        let log = dir.join("log");
+        super::super::log_file::keep_previous(&log);
+        assert!(!log.exists());
+        assert_eq!(std::fs::read_to_string(dir.join("log.previous")).unwrap(), "first run\n");
+        assert_eq!(std::fs::read_to_string(dir.join("log.previous.times")).unwrap(), "2026-01-01T00:00:00Z\n");
+        // A run that wrote nothing leaves the one before as the previous.
+        std::fs::write(&log, "").unwrap();
+        super::super::log_file::keep_previous(&log);
+        assert_eq!(std::fs::read_to_string(dir.join("log.previous")).unwrap(), "first run\n");
     }
 
     #[test]

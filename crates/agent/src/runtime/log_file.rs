@@ -16,6 +16,34 @@ pub fn times_path(log: &Path) -> PathBuf {
     log.with_file_name(name)
 }
 
+/// Suffix of the log of the run before: `kubectl logs --previous` reads it.
+pub const PREVIOUS_SUFFIX: &str = ".previous";
+
+/// The previous run's log beside `log` (its stamps: [`times_path`] of it).
+pub fn previous_path(log: &Path) -> PathBuf {
+    let mut name = log.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(PREVIOUS_SUFFIX);
+    log.with_file_name(name)
+}
+
+/// Before a new run writes `log`: the last run's log and stamps, if it
+/// wrote any, become the previous run's (replacing older ones), as the
+/// kubelet keeps a restarted container's last log. A restart here is a new
+/// pod of the same name in the same sandbox.
+pub fn keep_previous(log: &Path) {
+    if std::fs::metadata(log).map_or(true, |m| m.len() == 0) {
+        return;
+    }
+    let previous = previous_path(log);
+    for (from, to) in [(times_path(log), times_path(&previous)), (log.to_path_buf(), previous)] {
+        if let Err(e) = std::fs::rename(&from, &to) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!(log = %from.display(), error = %e, "keeping the previous run's log failed");
+            }
+        }
+    }
+}
+
 /// How long an exited pod's last output may take to reach the log; a
 /// background process still holding the pipe does not hold the pod up.
 pub(crate) const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);

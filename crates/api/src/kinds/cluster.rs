@@ -83,6 +83,11 @@ pub struct NodeStatus {
     /// proxies `…/log` there, as kube-apiserver does to the kubelet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_endpoint: Option<AgentEndpoint>,
+    /// Whether the agent gives pods addresses of their own (a CNI pod
+    /// network; agent-written): a pod's address is then known only once its
+    /// sandbox runs, so the controller names peers instead of addressing them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_network: Option<bool>,
 }
 
 /// A standalone agent's HTTPS endpoint (agent-written).

@@ -173,10 +173,11 @@ impl<'a> Ctx<'a> {
         classify(&d.resource).map(|(f, _)| f)
     }
 
-    /// The pod's address when the caller wants addresses and the pod is placed.
+    /// The pod's address when it is placed and has one (a pod on a pod
+    /// network has none until its sandbox runs).
     pub fn address(&self, pod_name: &str) -> Option<String> {
         let p = self.placement?.pod(pod_name)?;
-        Some(p.pod_ip.clone())
+        (!p.pod_ip.is_empty()).then(|| p.pod_ip.clone())
     }
 
     /// `dns` unless addresses were asked for and the pod is placed.

@@ -111,8 +111,9 @@ pub struct HcclTable {
     pub super_pod_list: Option<Vec<SuperPod>>,
 }
 
-/// The rank table of a job, or `None` while some pod lacks its chips
-/// (write [`INITIALIZING`] then).
+/// The rank table of a job, or `None` while some pod lacks its chips or its
+/// address (a pod network's, known once the pod's sandbox runs): write
+/// [`INITIALIZING`] then, as MindCluster does until every pod is up.
 pub fn table(job: &Job, pods: &[PodPlan], placement: &Placement, version: HcclVersion) -> Option<HcclTable> {
     let chips_of = |p: &PodPlan| {
         job.roles.iter().find(|r| r.name == p.role).and_then(|r| r.device.as_ref()).map(|d| d.count).unwrap_or(0)
@@ -122,7 +123,7 @@ pub fn table(job: &Job, pods: &[PodPlan], placement: &Placement, version: HcclVe
     for (order, pod) in npu_pods.iter().enumerate() {
         let chips = chips_of(pod);
         let placed = placement.pod(&pod.name)?;
-        if (placed.devices.len() as u32) < chips {
+        if (placed.devices.len() as u32) < chips || placed.pod_ip.is_empty() {
             return None;
         }
         let rank = pod.annotations().get(HCCL_RANK_INDEX).and_then(|v| v.parse::<u64>().ok()).unwrap_or(order as u64);
