@@ -2,12 +2,14 @@
 """Pod start latency, bound -> Running, for the process sandbox and for
 containers through the CRI (issue 23's figures in BENCHMARKS.md).
 
-    scripts/cri-bench.py RINGLEADER --runtime process|cri [--jobs 100]
-                         [--endpoint unix://...] [--registry 127.0.0.1:5055]
+    scripts/cri-bench.py RINGLEADER --runtime process|cri [--jobs 100 | --gang 1000]
+                         [--nodes 4] [--endpoint unix://...] [--registry 127.0.0.1:5055]
 
-Starts `RINGLEADER up` on a temporary data dir (four virtual H100 nodes),
-submits N one-pod batch/v1 Jobs at once (`sleep 30` in the test registry's
-busybox image), polls the pods every 50 ms through the API and prints, per
+Starts `RINGLEADER up` on a temporary data dir (`--nodes` virtual H100 nodes,
+all served by the one agent inside `up`), submits N one-pod batch/v1 Jobs at
+once, or with `--gang N` one Volcano Job of N pods that start only all
+together (`sleep` in the test registry's busybox image), polls the pods
+every 50 ms through the API and prints, per
 pod, the time from the first poll that shows it bound to the first that
 shows it Running: median, p90, max, and the wall time until all ran. With
 `--runtime cri` the first job's pod is started alone first, so the image
@@ -25,11 +27,22 @@ import tempfile
 import time
 import urllib.request
 
-CLUSTER = "".join(
-    f"apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: bench-{i}}}\n"
-    f"spec: {{profile: hgx-h100-8, address: 127.0.66.{i}}}\n---\n"
-    for i in range(1, 5)
-) + "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1}\n"
+def cluster(nodes):
+    return "".join(
+        f"apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: bench-{i}}}\n"
+        f"spec: {{profile: hgx-h100-8, address: 127.0.66.{i}}}\n---\n"
+        for i in range(1, nodes + 1)
+    ) + "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1}\n"
+
+
+def gang(name, image, pods):
+    return (
+        f"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: {name}}}\nspec:\n"
+        f"  minAvailable: {pods}\n  schedulerName: volcano\n  queue: default\n  tasks:\n"
+        f"  - name: worker\n    replicas: {pods}\n    template:\n      spec:\n        restartPolicy: Never\n"
+        f"        containers:\n        - name: main\n          image: {image}\n"
+        f"          imagePullPolicy: IfNotPresent\n          command: [sh, -c, 'sleep 600']\n"
+    )
 
 
 def job(name, image):
@@ -76,6 +89,8 @@ def main():
     a.add_argument("ringleader")
     a.add_argument("--runtime", default="process", choices=["process", "cri"])
     a.add_argument("--jobs", type=int, default=100)
+    a.add_argument("--gang", type=int, default=0)
+    a.add_argument("--nodes", type=int, default=4)
     a.add_argument("--endpoint", default=os.environ.get("RINGLEADER_CRI_ENDPOINT", ""))
     a.add_argument("--registry", default=os.environ.get("RINGLEADER_TEST_REGISTRY", "127.0.0.1:5055"))
     args = a.parse_args()
@@ -83,7 +98,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="cri-bench-")
     data = os.path.join(tmp, "data")
     with open(os.path.join(tmp, "cluster.yaml"), "w") as f:
-        f.write(CLUSTER)
+        f.write(cluster(args.nodes))
     cmd = [args.ringleader, "up", "--cluster", os.path.join(tmp, "cluster.yaml"), "--data-dir", data,
            "--listen", "127.0.0.1:0", "--runtime", args.runtime]
     if args.runtime == "cri":
@@ -111,21 +126,27 @@ def main():
             bound, running = wait_running(api, {"first-0"}, time.time() + 120)
             if "first-0" in running:
                 print(f"first pod (image pull included): {running['first-0'] - bound['first-0']:.2f} s")
-        names = {f"bench-{i}-0" for i in range(args.jobs)}
-        started = time.time()
-        apply("---\n".join(job(f"bench-{i}", image) for i in range(args.jobs)))
-        bound, running = wait_running(api, names, time.time() + 600)
+        if args.gang:
+            names = {f"gang-worker-{i}" for i in range(args.gang)}
+            started = time.time()
+            apply(gang("gang", image, args.gang))
+        else:
+            names = {f"bench-{i}-0" for i in range(args.jobs)}
+            started = time.time()
+            apply("---\n".join(job(f"bench-{i}", image) for i in range(args.jobs)))
+        bound, running = wait_running(api, names, time.time() + 1200)
         lat = sorted(running[n] - bound[n] for n in running)
         if not lat:
             print("no pod ran", file=sys.stderr)
             return 1
         pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
-        print(f"runtime={args.runtime} pods={len(lat)}/{args.jobs} bound->Running median={pick(0.5):.2f}s "
+        print(f"runtime={args.runtime} pods={len(lat)}/{len(names)} bound->Running median={pick(0.5):.2f}s "
               f"p90={pick(0.9):.2f}s max={lat[-1]:.2f}s; all Running {max(running.values()) - started:.2f}s "
               f"after the submission")
         # Delete: the agent stops the containers and removes their sandboxes.
-        subprocess.run([args.ringleader, "delete", "jobs", "--all", "--data-dir", data],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for kind in ["jobs", "vcjob"]:
+            subprocess.run([args.ringleader, "delete", kind, "--all", "--data-dir", data],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(600):
             if not api.pods():
                 break

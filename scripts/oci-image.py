@@ -3,10 +3,13 @@
 takes) from files on this machine: no base image, nothing downloaded.
 
     oci-image.py OUT.tar REF [--file SRC[:DEST]]... [--link DEST=TARGET]...
+                 [--tree SRC[:DEST]]... [--exclude NAME]...
                  [--entrypoint JSON] [--cmd JSON] [--env K=V]... [--workdir DIR] [--fast]
 
 A SRC that is a dynamically linked ELF brings the libraries `ldd` names, at
-the same paths, so the program runs inside the image as it does here.
+the same paths, so the program runs inside the image as it does here. A
+`--tree` is a directory copied whole (its symbolic links as links), but for
+entries named by an `--exclude`; its shared objects bring their libraries too.
 """
 import argparse
 import gzip
@@ -79,6 +82,26 @@ def add_dir(tar, dest, seen, mode=0o755):
             tar.addfile(info)
 
 
+def add_tree(tar, src, dest, excluded, seen):
+    for root, dirs, files in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if d not in excluded)
+        rel = os.path.relpath(root, src)
+        at = dest if rel == "." else os.path.join(dest, rel)
+        add_dir(tar, at, seen)
+        for name in sorted(files):
+            if name in excluded:
+                continue
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                add_link(tar, os.path.join(at, name), os.readlink(path), seen)
+                continue
+            add_file(tar, path, os.path.join(at, name), seen)
+            # Only shared objects are worth an `ldd` each (a tree may hold thousands of files).
+            if ".so" in name:
+                for lib in libraries(path):
+                    add_file(tar, lib, lib, seen)
+
+
 def blob(out, data):
     digest = hashlib.sha256(data).hexdigest()
     info = tarfile.TarInfo("blobs/sha256/" + digest)
@@ -94,6 +117,8 @@ def main():
     p.add_argument("--file", action="append", default=[])
     p.add_argument("--link", action="append", default=[])
     p.add_argument("--dir", action="append", default=[])
+    p.add_argument("--tree", action="append", default=[])
+    p.add_argument("--exclude", action="append", default=[])
     p.add_argument("--entrypoint")
     p.add_argument("--cmd")
     p.add_argument("--env", action="append", default=[])
@@ -114,6 +139,9 @@ def main():
             add_file(tar, src, dest, seen)
             for lib in libraries(src):
                 add_file(tar, lib, lib, seen)
+        for spec in a.tree:
+            src, _, dest = spec.partition(":")
+            add_tree(tar, src, dest or src, set(a.exclude), seen)
         for spec in a.link:
             dest, _, target = spec.partition("=")
             add_link(tar, dest, target, seen)

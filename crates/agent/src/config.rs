@@ -231,6 +231,10 @@ pub struct AgentConfig {
     /// the runtime's pod network (CNI), unless `hostNetwork: true`; false:
     /// every pod shares its node's network, as process pods do.
     pub pod_network: bool,
+    /// Containers may share the node's PID and IPC namespaces (`hostPID`,
+    /// `hostIPC`): a container seeing the node's processes could signal
+    /// them, the agent's included, so only where the operator allows it.
+    pub allow_host_namespaces: bool,
     /// Where the node's device files are (`/dev`; tests use a directory of
     /// their own): a container gets those of its chips at `/dev/<name>`.
     pub device_dir: PathBuf,
@@ -263,6 +267,7 @@ impl AgentConfig {
             allowed_host_paths: Vec::new(),
             image_gc_thresholds: (85, 80),
             pod_network: false,
+            allow_host_namespaces: false,
             device_dir: PathBuf::from("/dev"),
         }
     }

@@ -10,6 +10,7 @@ use crate::agent::{Agent, PodState, TimerAction};
 use crate::cri_runtime::{stop, CriPod, CriRuntime, News};
 use crate::pod::{self, PodInfo};
 use crate::runtime::cri::{self, Bind, Failure, Ids, PodSpec, PullPolicy};
+use crate::runtime::cri_relist::Relist;
 use crate::runtime::{cgroup, cri_log, cri_volumes};
 use crate::status::{self, Exit};
 use crate::writer::Write;
@@ -22,8 +23,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
-/// How often a running container's status is polled.
-const POLL: Duration = Duration::from_millis(500);
 /// Kubelet's image pull back-off: 10 s, doubling, at most 5 minutes.
 const BACK_OFF_FIRST: Duration = Duration::from_secs(10);
 const BACK_OFF_MAX: Duration = Duration::from_secs(300);
@@ -39,7 +38,8 @@ fn log_paths(spec: &PodSpec, sandbox: &Path) -> (PathBuf, PathBuf) {
 
 /// Starts `spec`'s container and watches it to its end, reporting each step.
 fn spawn_start(rt: &CriRuntime, key: ObjectKey, uid: String, spec: PodSpec, sandbox: PathBuf, log_max: u64) {
-    let (mut client, tx, pulled) = (rt.client.clone(), rt.news_tx.clone(), rt.pulled.clone());
+    let (mut client, tx, pulled, relist) =
+        (rt.client.clone(), rt.news_tx.clone(), rt.pulled.clone(), rt.relist.clone());
     tokio::spawn(async move {
         match cri::start(&mut client, &spec).await {
             Err(failure) => {
@@ -48,7 +48,7 @@ fn spawn_start(rt: &CriRuntime, key: ObjectKey, uid: String, spec: PodSpec, sand
             Ok(ids) => {
                 pulled.add(&spec.image);
                 let _ = tx.send(News::Started { key: key.clone(), uid: uid.clone(), ids: ids.clone() });
-                watch_to_end(client, tx, (key, uid), ids, &spec, &sandbox, log_max, false).await;
+                watch_to_end((client, relist), tx, (key, uid), ids, &spec, &sandbox, log_max, false).await;
             }
         }
     });
@@ -57,7 +57,7 @@ fn spawn_start(rt: &CriRuntime, key: ObjectKey, uid: String, spec: PodSpec, sand
 /// Copies the container's log while it runs; reports how it ended.
 #[allow(clippy::too_many_arguments)]
 async fn watch_to_end(
-    mut client: Cri,
+    (mut client, relist): (Cri, Relist),
     tx: mpsc::UnboundedSender<News>,
     (key, uid): (ObjectKey, String),
     ids: Ids,
@@ -75,7 +75,7 @@ async fn watch_to_end(
     }
     let (done_tx, done_rx) = watch::channel(false);
     let follower = tokio::spawn(cri_log::follow(from, to.clone(), log_max, done_rx));
-    let ended = cri::wait(&mut client, &ids.container, POLL).await;
+    let ended = relist.wait(&mut client, &ids.container).await;
     let _ = done_tx.send(true);
     // Bounded: the follower makes one last read after `done`.
     let _ = follower.await;
@@ -151,6 +151,16 @@ impl Agent {
                 "CreateContainerConfigError",
                 "spec.containers[0].securityContext.privileged: true is not allowed on this node".into(),
             ));
+        }
+        let host_ns = |field: &str| obj.pointer(&format!("/spec/{field}")).and_then(Value::as_bool) == Some(true);
+        let (host_pid, host_ipc) = (host_ns("hostPID"), host_ns("hostIPC"));
+        if let Some(field) = [("hostPID", host_pid), ("hostIPC", host_ipc)].iter().find(|(_, on)| *on).map(|(f, _)| f) {
+            if !self.cfg.allow_host_namespaces {
+                return Err((
+                    "CreateContainerConfigError",
+                    format!("spec.{field}: true is not allowed on this node (the agent's --allow-host-namespaces)"),
+                ));
+            }
         }
         let dir = sandbox::sandbox_dir(&self.cfg.data_dir, node, ns, name).map_err(invalid)?;
         let binds = if make_files { self.make_files(ns, obj, &dir)? } else { Vec::new() };
@@ -242,6 +252,8 @@ impl Agent {
             // Without a pod network, pods share their node's: peers reach
             // them at the node's address, as process pods.
             host_network,
+            host_pid,
+            host_ipc,
             pod_ip_vars,
             memory_limit: limits.memory.and_then(|m| i64::try_from(m).ok()),
             cpu_quota: limits.cpu_quota_us.and_then(|q| i64::try_from(q).ok()),
@@ -364,12 +376,12 @@ impl Agent {
         let Some(rt) = self.cri.as_ref() else { return false };
         tracing::info!(pod = %info.key, container = %found.ids.container, running = found.running, "adopted the container a previous agent started");
         let started = pod::start_time(obj).filter(|_| info.is_running());
-        let (client, tx) = (rt.client.clone(), rt.news_tx.clone());
+        let (client, tx, relist) = (rt.client.clone(), rt.news_tx.clone(), rt.relist.clone());
         let (key, uid, ids, log_max) =
             (info.key.clone(), info.uid.clone(), found.ids.clone(), self.cfg.pod_limits.log_max);
         let task_spec = spec.clone();
         tokio::spawn(async move {
-            watch_to_end(client, tx, (key, uid), ids, &task_spec, &dir, log_max, true).await;
+            watch_to_end((client, relist), tx, (key, uid), ids, &task_spec, &dir, log_max, true).await;
         });
         self.track(info, obj, node, started.or_else(|| Some(time::now())), PodState::Running { pgid: None });
         if started.is_none() && found.running {

@@ -4,6 +4,7 @@
 //! remove one in the background.
 
 use crate::runtime::cri::{self, Failure, Ids, PodSpec};
+use crate::runtime::cri_relist::Relist;
 use crate::status::Exit;
 use ringleader_cri::Cri;
 use ringleader_store::ObjectKey;
@@ -12,6 +13,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+/// How often the containers are listed for their ends (kubelet's relist period).
+const RELIST: Duration = Duration::from_secs(1);
 
 /// The runtime and what its tasks report.
 pub(crate) struct CriRuntime {
@@ -26,6 +30,8 @@ pub(crate) struct CriRuntime {
     /// When each image was last seen in use; held by a collection pass
     /// (a pass still running when the next is due is not doubled).
     pub(crate) last_used: Arc<tokio::sync::Mutex<HashMap<String, f64>>>,
+    /// The relist its container tasks learn their containers' ends from.
+    pub(crate) relist: Relist,
 }
 
 /// The images an agent pulled, shared with its start tasks.
@@ -71,6 +77,7 @@ impl CriRuntime {
             by_uid.entry(f.uid.clone()).or_insert(f);
         }
         CriRuntime {
+            relist: Relist::spawn(client.clone(), RELIST),
             client,
             news_tx,
             news_rx,

@@ -37,6 +37,12 @@ pub struct RuntimeFlags {
     /// `hostNetwork: true`.
     #[arg(long, default_value = "host", value_parser = ["host", "cni"])]
     pub pod_network: String,
+    /// Let containers share the node's PID and IPC namespaces when their
+    /// pods ask (`hostPID`, `hostIPC`: ACK's topology-aware PyTorchJobs do);
+    /// refused otherwise, as a container seeing the node's processes can
+    /// signal them.
+    #[arg(long)]
+    pub allow_host_namespaces: bool,
     /// Percent the image garbage collection brings the filesystem down to.
     #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub image_gc_low_threshold: u8,
@@ -57,5 +63,6 @@ impl RuntimeFlags {
         let low = self.image_gc_low_threshold.min(self.image_gc_high_threshold);
         config.image_gc_thresholds = (self.image_gc_high_threshold, low);
         config.pod_network = self.pod_network == "cni";
+        config.allow_host_namespaces = self.allow_host_namespaces;
     }
 }

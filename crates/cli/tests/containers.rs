@@ -198,6 +198,14 @@ fn bad_images_and_privileged_pods_get_kubelets_reasons() {
     let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
     assert_eq!(terminated["reason"], "CreateContainerConfigError", "{terminated}");
     assert!(terminated["message"].as_str().is_some_and(|m| m.contains("privileged")), "{terminated}");
+    // The node's processes are not a pod's to see unless the operator allows it.
+    let host_pid =
+        job("hostpid", &image, "true", "").replace("      containers:", "      hostPID: true\n      containers:");
+    p.apply(&host_pid).expect("job");
+    p.wait_for(60, "hostPID refused", |p| pod_of(p, "hostpid").is_some_and(|pod| phase(&pod) == "Failed"));
+    let pod = pod_of(&p, "hostpid").expect("pod");
+    let message = pod["status"]["containerStatuses"][0]["state"]["terminated"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("spec.hostPID") && message.contains("--allow-host-namespaces"), "{pod}");
 
     // A command the image does not have: kubelet's StartError, exit 128.
     p.apply(&job("nocmd", &image, "true", "").replace("command: [sh, -c, \"true\"]", "command: [no-such-program]"))
@@ -393,14 +401,51 @@ fn kubectl_exec_cp_and_port_forward_reach_the_container() {
 /// libraries it loads), pushed to the test registry once per test run.
 fn probe_image(registry: &str, endpoint: &str) -> String {
     static BUILT: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
-    let built = BUILT.get_or_init(|| {
-        let reference = format!("{registry}/ringleader/probe:1");
+    let reference = format!("{registry}/ringleader/probe:1");
+    BUILT.get_or_init(|| build_image(&reference, endpoint, &["--cmd", "[\"sh\"]"])).clone().expect("the probe image")
+}
+
+/// The stand-in for the seeds' vendor training images (`pytorch-test`,
+/// ACK's `pytorch_dist_mnist`): the probe image plus this machine's Python
+/// and bash, and a training program (tests/data/train-image/train.py) at the
+/// vendor's script path and as the image's command.
+fn train_image(registry: &str, endpoint: &str) -> String {
+    static BUILT: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    let reference = format!("{registry}/ringleader/train:1");
+    let train = common::repo().join("crates/cli/tests/data/train-image/train.py");
+    let train = train.to_string_lossy();
+    let python = std::fs::canonicalize("/usr/bin/python3").expect("python3");
+    let python = python.to_string_lossy().into_owned();
+    let version = python.rsplit('/').next().unwrap_or("python3").to_string();
+    let stdlib = format!("/usr/lib/{version}");
+    let mut args: Vec<String> = vec!["--file".into(), format!("{python}:{python}"), "--tree".into(), stdlib];
+    for skip in
+        ["__pycache__", "test", "tests", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "pydoc_data"]
+    {
+        args.extend(["--exclude".into(), skip.into()]);
+    }
+    for link in ["python3", "python"] {
+        args.extend(["--link".into(), format!("/usr/bin/{link}={version}")]);
+    }
+    args.extend(["--file".into(), "/bin/bash:/bin/bash".into()]);
+    args.extend(["--file".into(), format!("{train}:/opt/train/train.py")]);
+    args.extend(["--file".into(), format!("{train}:/opt/mnist/src/mnist.py")]);
+    args.extend(["--cmd".into(), "[\"python3\", \"/opt/train/train.py\"]".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    BUILT.get_or_init(|| build_image(&reference, endpoint, &args)).clone().expect("the train image")
+}
+
+/// Builds `reference` (busybox, this build's `ringleader` and `extra`
+/// arguments of scripts/oci-image.py) and pushes it to the test registry,
+/// not leaving it in containerd: pods pull it through the CRI.
+fn build_image(reference: &str, endpoint: &str, extra: &[&str]) -> Result<String, String> {
+    {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let tar = dir.path().join("probe.tar");
+        let tar = dir.path().join("image.tar");
         let mut build = Command::new("python3");
-        build.arg(common::repo().join("scripts/oci-image.py")).arg(&tar).arg(&reference).arg("--fast");
+        build.arg(common::repo().join("scripts/oci-image.py")).arg(&tar).arg(reference).arg("--fast");
         build.args(["--file", &format!("{}:/usr/local/bin/ringleader", env!("CARGO_BIN_EXE_ringleader"))]);
-        build.args(["--file", "/bin/busybox:/bin/busybox", "--cmd", "[\"sh\"]"]);
+        build.args(["--file", "/bin/busybox:/bin/busybox"]).args(extra);
         let applets = Command::new("/bin/busybox").arg("--list").output().map_err(|e| e.to_string())?;
         for applet in String::from_utf8_lossy(&applets.stdout).lines().filter(|a| *a != "busybox") {
             build.args(["--link", &format!("/bin/{applet}=busybox")]);
@@ -419,12 +464,11 @@ fn probe_image(registry: &str, endpoint: &str) -> String {
             return Err(format!("oci-image.py: {}", String::from_utf8_lossy(&out.stderr)));
         }
         ctr(&["images", "import", &tar.to_string_lossy()])?;
-        ctr(&["images", "push", "--plain-http", &reference])?;
+        ctr(&["images", "push", "--plain-http", reference])?;
         // Pods pull it through the CRI, as from any registry.
-        ctr(&["images", "rm", &reference])?;
-        Ok(reference)
-    });
-    built.clone().expect("the probe image")
+        ctr(&["images", "rm", reference])?;
+        Ok(reference.to_string())
+    }
 }
 
 #[test]
@@ -490,6 +534,68 @@ fn the_demos_jobs_run_in_containers_of_the_probe_image() {
         })
         .count();
     assert!(in_containers > 0 && in_containers == pods.len(), "every pod left ran in a container: {pods:?}");
+}
+
+#[test]
+fn the_seeds_own_jobs_run_in_containers_of_a_stand_in_image() {
+    let Some((endpoint, registry)) = environment() else { return };
+    let nodes = ["cri-seed-sp-1", "cri-seed-gpu-1"];
+    let _cleanup = Cleanup { endpoint: endpoint.clone(), nodes: nodes.iter().map(|n| n.to_string()).collect() };
+    let image = train_image(&registry, &endpoint);
+    // An Atlas 900 A3 SuperPoD node, and a GPU node opted in to ACK's
+    // topology-aware scheduling (whose pods share the node's PID and IPC
+    // namespaces, which this node's operator allows).
+    let cluster = "apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {name: cri-seed-sp-1, labels: {host-arch: huawei-arm}}\n\
+         spec: {profile: atlas-900-a3-superpod, address: 127.0.72.1, network: {superPod: \"0\"}}\n---\n\
+         apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {name: cri-seed-gpu-1, labels: {gpu-model: h100, ack.node.gpu.schedule: topology}}\n\
+         spec: {profile: hgx-h100-8, address: 127.0.72.2}\n---\n\
+         apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1}\n";
+    let args = ["--runtime", "cri", "--cri-endpoint", &endpoint, "--pod-network", "cni", "--allow-host-namespaces"];
+    let p = Plane::start(cluster, &args);
+    let ran_in_container = |p: &Plane, pod: &str| {
+        let pod = p.get("pods", pod).unwrap_or_default();
+        let status = &pod["status"]["containerStatuses"][0];
+        assert!(status["containerID"].as_str().is_some_and(|c| c.starts_with("containerd://")), "{pod}");
+        assert_eq!(status["image"], image.as_str(), "{pod}");
+        assert_eq!(status["state"]["terminated"]["exitCode"], 0, "{pod}");
+        assert!(status["state"]["terminated"]["startedAt"].is_string(), "it ran: {pod}");
+    };
+
+    // MindCluster's SuperPoD AscendJob names no command: the image's runs.
+    let superpod = common::example("examples/ascendjob-superpod.yaml");
+    let superpod = superpod.replace("image: pytorch-test:latest", &format!("image: {image}"));
+    assert!(superpod.contains(&image));
+    p.apply(&superpod).expect("the SuperPoD AscendJob");
+    let job = "default-test-pytorch-sp";
+    p.wait_for(180, "the SuperPoD job Completed", |p| p.phase("ascendjobs", job) == "Completed");
+    ran_in_container(&p, &format!("{job}-master-0"));
+    let log = p.sandbox_log(&format!("{job}-master-0"));
+    let chips = (0..16).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    for seen in [
+        format!("env ASCEND_VISIBLE_DEVICES={chips}"),
+        "env RANK_TABLE_FILE=".to_string(),
+        "env WORLD_SIZE=16".to_string(),
+        "\"status\":\"completed\"".to_string(),
+        "\"super_pod_id\":\"0\"".to_string(),
+        "16 ranks in".to_string(),
+        "success".to_string(),
+    ] {
+        assert!(log.contains(&seen), "{seen:?} seen inside the container: {log}");
+    }
+
+    // ACK's topology-aware PyTorchJob: `python /opt/mnist/src/mnist.py`.
+    let ack = common::example("examples/pytorchjob-ack-gpu-topology.yaml");
+    let vendor = "registry.cn-hangzhou.aliyuncs.com/kubernetes-image-hub/pytorch_dist_mnist:1.3-gpu-py3";
+    assert_eq!(ack.matches(vendor).count(), 2);
+    p.apply(&ack.replace(vendor, &image)).expect("the ACK PyTorchJob");
+    p.wait_for(180, "the ACK job Completed", |p| p.phase("pytorchjobs", "pytorch-dist-nccl") == "Completed");
+    ran_in_container(&p, "pytorch-dist-nccl-master-0");
+    let log = p.sandbox_log("pytorch-dist-nccl-master-0");
+    for seen in ["args: --backend nccl", "env MASTER_ADDR=", "env WORLD_SIZE=2", "env RANK=0", "success"] {
+        assert!(log.contains(seen), "{seen:?} seen inside the container: {log}");
+    }
+    let worker = p.sandbox_log("pytorch-dist-nccl-worker-0");
+    assert!(worker.contains("env RANK=1"), "{worker}");
 }
 
 fn docker_config_secret(name: &str, registry: &str, user_password: &str) -> String {

@@ -106,6 +106,10 @@ pub struct PodSpec {
     /// Share the node's network namespace (`hostNetwork`, and every pod
     /// until pods get their own network).
     pub host_network: bool,
+    /// Share the node's PID namespace (`hostPID`).
+    pub host_pid: bool,
+    /// Share the node's IPC namespace (`hostIPC`).
+    pub host_ipc: bool,
     pub memory_limit: Option<i64>,
     pub cpu_quota: Option<i64>,
     pub run_as_user: Option<i64>,
@@ -221,8 +225,8 @@ fn sandbox_config(spec: &PodSpec) -> v1::PodSandboxConfig {
             security_context: Some(v1::LinuxSandboxSecurityContext {
                 namespace_options: Some(v1::NamespaceOption {
                     network: network as i32,
-                    pid: v1::NamespaceMode::Container as i32,
-                    ipc: v1::NamespaceMode::Pod as i32,
+                    pid: if spec.host_pid { v1::NamespaceMode::Node } else { v1::NamespaceMode::Container } as i32,
+                    ipc: if spec.host_ipc { v1::NamespaceMode::Node } else { v1::NamespaceMode::Pod } as i32,
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -462,27 +466,6 @@ pub fn termination_message(
     let start = tail.len().saturating_sub(FALLBACK_BYTES);
     let start = (start..=tail.len()).find(|i| tail.is_char_boundary(*i)).unwrap_or(tail.len());
     Some(tail[start..].to_string()).filter(|s| !s.is_empty())
-}
-
-/// Polls the container until it has exited (or the runtime lost it).
-pub async fn wait(cri: &mut Cri, container: &str, every: Duration) -> Result<v1::ContainerStatus, String> {
-    let mut failures = 0u32;
-    loop {
-        match status(cri, container).await {
-            Ok(Some(s)) if s.state == v1::ContainerState::ContainerExited as i32 => return Ok(s),
-            Ok(Some(_)) => failures = 0,
-            Ok(None) => return Err(format!("container {container} is gone from the runtime")),
-            Err(e) => {
-                failures += 1;
-                // A runtime restarting answers again within seconds; one
-                // that stays away loses the pod (kubelet: PLEG unhealthy).
-                if failures > 600 {
-                    return Err(format!("the runtime stopped answering about container {container}: {}", e.message()));
-                }
-            }
-        }
-        tokio::time::sleep(every).await;
-    }
 }
 
 /// Stops the container (SIGTERM, SIGKILL after `grace`) and the sandbox.

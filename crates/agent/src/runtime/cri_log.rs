@@ -36,6 +36,10 @@ pub fn parse(line: &[u8]) -> Option<Record<'_>> {
     Some(Record { time, text, full })
 }
 
+/// Pauses between reads of a followed log: after output, and at most.
+const FOLLOW_FAST: Duration = Duration::from_millis(200);
+const FOLLOW_SLOW: Duration = Duration::from_millis(1600);
+
 /// Copies new records of the CRI log at `from` into `to` (and its stamps)
 /// until `done` says the container has exited and nothing new came in a
 /// last read. Bounded by the container's life plus one poll.
@@ -47,16 +51,21 @@ pub async fn follow(from: PathBuf, to: PathBuf, max: u64, mut done: tokio::sync:
             return;
         }
     };
+    // Read again soon after output, less often while there is none: a
+    // thousand quiet containers are not read five times a second each.
+    let mut pause = FOLLOW_FAST;
     loop {
         let finished = *done.borrow_and_update();
-        if let Err(e) = copier.copy_from(&from) {
-            tracing::warn!(log = %from.display(), error = %e, "reading a container's CRI log failed");
+        match copier.copy_from(&from) {
+            Ok(true) => pause = FOLLOW_FAST,
+            Ok(false) => pause = (pause * 2).min(FOLLOW_SLOW),
+            Err(e) => tracing::warn!(log = %from.display(), error = %e, "reading a container's CRI log failed"),
         }
         if finished {
             return;
         }
         // Woken at once when the container ends, for its last lines.
-        let _ = tokio::time::timeout(Duration::from_millis(200), done.changed()).await;
+        let _ = tokio::time::timeout(pause, done.changed()).await;
     }
 }
 
@@ -82,19 +91,21 @@ impl Copier {
         })
     }
 
-    fn copy_from(&mut self, from: &Path) -> std::io::Result<()> {
+    /// Copies what the CRI log gained; whether it gained anything.
+    fn copy_from(&mut self, from: &Path) -> std::io::Result<bool> {
         let mut f = match std::fs::File::open(from) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
             Err(e) => return Err(e),
         };
+        let start = self.offset;
         f.seek(SeekFrom::Start(self.offset))?;
         // In bounded chunks: a container that writes gigabytes between two
         // polls costs the agent one chunk of memory, not the whole burst.
         let mut buf = vec![0u8; CHUNK];
         loop {
             let n = match f.read(&mut buf) {
-                Ok(0) => return Ok(()),
+                Ok(0) => return Ok(self.offset > start),
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),

@@ -1,11 +1,13 @@
 //! The three ways a pod runs: as a process group ([`process`]) under its
 //! [`shim`], sandboxed ([`isolate`], [`pod_init`]) or not; as a container
-//! of a CRI runtime ([`cri`], its log copied by [`cri_log`]); or as a timer
+//! of a CRI runtime ([`cri`], its log copied by [`cri_log`], its ends learnt by
+//! [`cri_relist`]); or as a timer
 //! ([`sim`]).
 
 pub mod cgroup;
 pub mod cri;
 pub mod cri_log;
+pub mod cri_relist;
 pub mod cri_volumes;
 pub mod eviction;
 pub mod image_gc;
