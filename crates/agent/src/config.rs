@@ -235,6 +235,9 @@ pub struct AgentConfig {
     /// `hostIPC`): a container seeing the node's processes could signal
     /// them, the agent's included, so only where the operator allows it.
     pub allow_host_namespaces: bool,
+    /// Where CDI specs are: NVIDIA GPUs one declares go to containers as
+    /// CDI devices (`nvidia.com/gpu=N`), others as device nodes.
+    pub cdi_spec_dirs: Vec<PathBuf>,
     /// Where the node's device files are (`/dev`; tests use a directory of
     /// their own): a container gets those of its chips at `/dev/<name>`.
     pub device_dir: PathBuf,
@@ -268,6 +271,7 @@ impl AgentConfig {
             image_gc_thresholds: (85, 80),
             pod_network: false,
             allow_host_namespaces: false,
+            cdi_spec_dirs: crate::runtime::cdi::default_spec_dirs(),
             device_dir: PathBuf::from("/dev"),
         }
     }

@@ -11,10 +11,11 @@ use crate::cri_runtime::{stop, CriPod, CriRuntime, News};
 use crate::pod::{self, PodInfo};
 use crate::runtime::cri::{self, Bind, Failure, Ids, PodSpec, PullPolicy};
 use crate::runtime::cri_relist::Relist;
-use crate::runtime::{cgroup, cri_log, cri_volumes};
+use crate::runtime::{cdi, cgroup, cri_log, cri_volumes};
 use crate::status::{self, Exit};
 use crate::writer::Write;
 use crate::{command, device_env, node, sandbox};
+use ringleader_api::devices::{classify, Family};
 use ringleader_api::time;
 use ringleader_cri::Cri;
 use ringleader_store::ObjectKey;
@@ -40,8 +41,13 @@ fn log_paths(spec: &PodSpec, sandbox: &Path) -> (PathBuf, PathBuf) {
 fn spawn_start(rt: &CriRuntime, key: ObjectKey, uid: String, spec: PodSpec, sandbox: PathBuf, log_max: u64) {
     let (mut client, tx, pulled, relist) =
         (rt.client.clone(), rt.news_tx.clone(), rt.pulled.clone(), rt.relist.clone());
+    let starts = rt.starts.clone();
     tokio::spawn(async move {
-        match cri::start(&mut client, &spec).await {
+        let started = match starts.acquire_owned().await {
+            Ok(_permit) => cri::start(&mut client, &spec).await,
+            Err(_) => Err(Failure { reason: "RuntimeNotReady", message: "the agent is stopping".into(), retry: false }),
+        };
+        match started {
             Err(failure) => {
                 let _ = tx.send(News::Failed { key, uid, failure });
             }
@@ -121,6 +127,23 @@ fn device_nodes(devices: &[u32], dev: &Path) -> Vec<(String, String)> {
 }
 
 impl Agent {
+    /// The pod's chips as CDI devices (NVIDIA GPUs a CDI spec declares) or
+    /// as device nodes.
+    fn devices_of(&self, obj: &Value) -> (Vec<(String, String)>, Vec<String>) {
+        let chips = pod::devices(obj).unwrap_or_default();
+        let gpus = obj
+            .pointer("/spec/containers/0/resources/limits")
+            .and_then(Value::as_object)
+            .is_some_and(|l| l.keys().any(|r| matches!(classify(r), Some((Family::Gpu, _)))));
+        if gpus {
+            let declared = cdi::declared(&self.cfg.cdi_spec_dirs, cdi::NVIDIA_GPU);
+            if let Some(names) = cdi::gpu_names(&chips, &declared) {
+                return (Vec::new(), names);
+            }
+        }
+        (device_nodes(&chips, &self.cfg.device_dir), Vec::new())
+    }
+
     /// What the runtime is asked to run for this pod. With `make_files`
     /// (a start), its files, volumes, hosts file and termination-message
     /// file are written and its pull credentials read; without (adopting a
@@ -228,6 +251,7 @@ impl Agent {
             );
             self.write(Write::Event(event));
         }
+        let (devices, cdi_devices) = self.devices_of(obj);
         let spec = PodSpec {
             namespace: ns.to_string(),
             name: name.to_string(),
@@ -243,8 +267,8 @@ impl Agent {
             working_dir: container.working_dir.clone(),
             env,
             binds,
-            devices: device_nodes(&pod::devices(obj).unwrap_or_default(), &self.cfg.device_dir),
-            cdi_devices: Vec::new(),
+            devices,
+            cdi_devices,
             log_dir: dir.join("cri"),
             termination_file,
             fallback_to_logs: str_at(&c0, "/terminationMessagePolicy") == Some("FallbackToLogsOnError"),

@@ -17,6 +17,11 @@ use tokio::sync::mpsc;
 /// How often the containers are listed for their ends (kubelet's relist period).
 const RELIST: Duration = Duration::from_secs(1);
 
+/// Starts at once: four per CPU.
+fn concurrent_starts() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_mul(4).max(4)
+}
+
 /// The runtime and what its tasks report.
 pub(crate) struct CriRuntime {
     pub(crate) client: Cri,
@@ -32,6 +37,10 @@ pub(crate) struct CriRuntime {
     pub(crate) last_used: Arc<tokio::sync::Mutex<HashMap<String, f64>>>,
     /// The relist its container tasks learn their containers' ends from.
     pub(crate) relist: Relist,
+    /// Starts (pull, sandbox, container) in flight at once: a thousand
+    /// asked of the runtime together thrash it (each is a shim and two
+    /// runc processes) and all finish later than in turns.
+    pub(crate) starts: Arc<tokio::sync::Semaphore>,
 }
 
 /// The images an agent pulled, shared with its start tasks.
@@ -78,6 +87,7 @@ impl CriRuntime {
         }
         CriRuntime {
             relist: Relist::spawn(client.clone(), RELIST),
+            starts: Arc::new(tokio::sync::Semaphore::new(concurrent_starts())),
             client,
             news_tx,
             news_rx,

@@ -43,6 +43,12 @@ pub struct RuntimeFlags {
     /// signal them.
     #[arg(long)]
     pub allow_host_namespaces: bool,
+    /// Where CDI specs are (repeat; default `/etc/cdi` and `/var/run/cdi`):
+    /// GPUs a `nvidia.com/gpu` spec declares (`nvidia-ctk cdi generate`)
+    /// go to containers as CDI devices `nvidia.com/gpu=N` (the runtime needs
+    /// CDI on: containerd 1.7+), other chips as device nodes.
+    #[arg(long = "cdi-spec-dir")]
+    pub cdi_spec_dirs: Vec<PathBuf>,
     /// Percent the image garbage collection brings the filesystem down to.
     #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u8).range(0..=100))]
     pub image_gc_low_threshold: u8,
@@ -64,5 +70,8 @@ impl RuntimeFlags {
         config.image_gc_thresholds = (self.image_gc_high_threshold, low);
         config.pod_network = self.pod_network == "cni";
         config.allow_host_namespaces = self.allow_host_namespaces;
+        if !self.cdi_spec_dirs.is_empty() {
+            config.cdi_spec_dirs = self.cdi_spec_dirs.clone();
+        }
     }
 }

@@ -596,6 +596,36 @@ fn the_seeds_own_jobs_run_in_containers_of_a_stand_in_image() {
     }
     let worker = p.sandbox_log("pytorch-dist-nccl-worker-0");
     assert!(worker.contains("env RANK=1"), "{worker}");
+
+    // A PyTorchJob as AI Hub's training form makes it (seed 003): two
+    // instances, "always pull the image", the shared memory setting (GB) as
+    // a memory-backed /dev/shm, the user's own start command — here the
+    // stand-in image's program: the seed's examples (`python -m
+    // torch.distributed.launch …`, torchrun) need PyTorch, which no image
+    // built from this machine's files has.
+    let role = |name: &str| {
+        format!(
+            "    {name}:\n      replicas: 1\n      restartPolicy: OnFailure\n      template:\n        spec:\n          containers:\n          \
+             - name: pytorch\n            image: {image}\n            imagePullPolicy: Always\n            \
+             command: [python, /opt/train/train.py]\n            resources: {{limits: {{nvidia.com/gpu: 2}}}}\n            \
+             volumeMounts: [{{name: dshm, mountPath: /dev/shm}}]\n          \
+             volumes: [{{name: dshm, emptyDir: {{medium: Memory, sizeLimit: 2Gi}}}}]\n"
+        )
+    };
+    let ai_hub = format!(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {{name: ai-hub-train}}\nspec:\n  nprocPerNode: \"2\"\n  \
+         runPolicy: {{schedulingPolicy: {{minAvailable: 2}}}}\n  pytorchReplicaSpecs:\n{}{}",
+        role("Master"),
+        role("Worker")
+    );
+    p.apply(&ai_hub).expect("the AI Hub style PyTorchJob");
+    p.wait_for(180, "the AI Hub job Completed", |p| p.phase("pytorchjobs", "ai-hub-train") == "Completed");
+    ran_in_container(&p, "ai-hub-train-master-0");
+    let log = p.sandbox_log("ai-hub-train-master-0");
+    let shm = format!("shm tmpfs {} bytes", 2u64 << 30);
+    for seen in [shm.as_str(), "env PET_NNODES=2", "env PET_NPROC_PER_NODE=2", "env PET_NODE_RANK=0", "success"] {
+        assert!(log.contains(seen), "{seen:?} seen inside the container: {log}");
+    }
 }
 
 fn docker_config_secret(name: &str, registry: &str, user_password: &str) -> String {

@@ -4,6 +4,7 @@
 //! [`cri_relist`]); or as a timer
 //! ([`sim`]).
 
+pub mod cdi;
 pub mod cgroup;
 pub mod cri;
 pub mod cri_log;

@@ -7,7 +7,7 @@ the rank table, waited for until `"status": "completed"` as MindCluster's
 launch scripts wait), then runs a real all-reduce across the job's pods with
 `ringleader probe` (the image's stand-in for NCCL/HCCL) and exits with its
 status. Arguments (the seeds pass their own, e.g. `--backend nccl`) are
-printed and otherwise ignored.
+printed and otherwise ignored, as is the size of `/dev/shm`.
 """
 import json
 import os
@@ -24,6 +24,12 @@ def main():
     for name in sorted(os.environ):
         if name.startswith(PREFIXES):
             print(f"env {name}={os.environ[name]}", flush=True)
+    # The shared memory data loaders use: its filesystem and size.
+    with open("/proc/self/mounts") as f:
+        shm = [line.split()[2] for line in f if line.split()[1:2] == ["/dev/shm"]]
+    if shm:
+        st = os.statvfs("/dev/shm")
+        print(f"shm {shm[-1]} {st.f_blocks * st.f_frsize} bytes", flush=True)
     table = os.environ.get("RANK_TABLE_FILE")
     if table:
         for _ in range(600):
