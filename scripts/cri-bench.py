@@ -147,7 +147,7 @@ def main():
         for kind in ["jobs", "vcjob"]:
             subprocess.run([args.ringleader, "delete", kind, "--all", "--data-dir", data],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(600):
+        for _ in range(6000):
             if not api.pods():
                 break
             time.sleep(0.1)
@@ -155,7 +155,7 @@ def main():
             # The agent removes the sandboxes in the background: wait for them.
             ctr = ["ctr", "--address", args.endpoint.replace("unix://", ""), "-n", "k8s.io", "containers", "ls", "-q",
                    'labels."io.ringleader.node"~=^bench-']
-            for _ in range(600):
+            for _ in range(3000):
                 if not subprocess.run(ctr, capture_output=True, text=True).stdout.strip():
                     break
                 time.sleep(0.1)

@@ -283,6 +283,13 @@ pub fn builtin_objects() -> Vec<Value> {
             readable.extend(["pods/log", "events"]);
             edit.push(rule(&[group], &["secrets"], READ));
         }
+        // As Kubernetes' `view`: the status of whatever it reads.
+        let statuses: Vec<String> = RESOURCES
+            .iter()
+            .filter(|r| r.group == *group && list.contains(&r.plural) && r.has_status())
+            .map(|r| format!("{}/status", r.plural))
+            .collect();
+        readable.extend(statuses.iter().map(String::as_str));
         view.push(rule(&[group], &readable, READ));
         edit.push(rule(&[group], list, WRITE));
     }

@@ -228,6 +228,15 @@ pub fn discoverable() -> impl Iterator<Item = &'static ResourceType> {
 pub const JOBS_GROUP: &str = "jobs";
 
 impl ResourceType {
+    /// Whether its objects have a `status` (and so a `status` subresource,
+    /// as on Kubernetes): every kind but the plain data and policy ones.
+    pub fn has_status(&self) -> bool {
+        !matches!(
+            self.kind,
+            "ConfigMap" | "Secret" | "Event" | "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
+        )
+    }
+
     /// `plural.group` (`jobs.batch.volcano.sh`), or the plural alone for the core group.
     pub fn qualified(&self) -> String {
         if self.group.is_empty() {

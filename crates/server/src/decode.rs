@@ -23,9 +23,25 @@ pub(crate) const MAX_BODY: usize = 64 << 20;
 /// What a path addresses.
 #[derive(Debug)]
 pub(crate) enum Target {
-    Collection { rt: &'static ResourceType, ns: Option<String> },
-    Object { rt: &'static ResourceType, ns: String, name: String },
-    Log { ns: String, name: String },
+    Collection {
+        rt: &'static ResourceType,
+        ns: Option<String>,
+    },
+    Object {
+        rt: &'static ResourceType,
+        ns: String,
+        name: String,
+    },
+    /// The object's `status` subresource.
+    Status {
+        rt: &'static ResourceType,
+        ns: String,
+        name: String,
+    },
+    Log {
+        ns: String,
+        name: String,
+    },
     BulkApply,
 }
 
@@ -52,6 +68,20 @@ pub(crate) fn parse_path(path: &str) -> Result<Target, ApiError> {
                 return Err(no_route());
             }
             Ok(Target::Collection { rt, ns: Some(ns.to_string()) })
+        }
+        ["namespaces", ns, plural, name, "status"] if valid(ns) && valid(name) => {
+            let rt = lookup(plural)?;
+            if !rt.namespaced || !rt.has_status() {
+                return Err(no_route());
+            }
+            Ok(Target::Status { rt, ns: ns.to_string(), name: name.to_string() })
+        }
+        [plural, name, "status"] if valid(name) => {
+            let rt = lookup(plural)?;
+            if rt.namespaced || !rt.has_status() {
+                return Err(no_route());
+            }
+            Ok(Target::Status { rt, ns: String::new(), name: name.to_string() })
         }
         ["namespaces", ns, plural, name] if valid(ns) && valid(name) => {
             let rt = lookup(plural)?;

@@ -27,6 +27,9 @@ const KUBE_MINOR: &str = "33";
 /// The media type of aggregated discovery, exactly as kubectl matches it.
 pub(crate) const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
+/// What the `status` subresource of every kind with a status answers.
+const STATUS_VERBS: &[&str] = &["get", "patch", "update"];
+
 /// Subresources served, by parent: `pods/log`, and the streams of pods
 /// run as containers.
 const SUBRESOURCES: &[(&ResourceType, &str, &str, &[&str])] = &[
@@ -166,6 +169,10 @@ fn api_resources(group: &str, version: &str) -> Vec<Value> {
             r["categories"] = json!(rt.categories());
         }
         out.push(r);
+        if rt.has_status() {
+            out.push(json!({"name": format!("{}/status", rt.plural), "singularName": "",
+                "namespaced": rt.namespaced, "kind": rt.kind, "verbs": STATUS_VERBS}));
+        }
         for (parent, sub, kind, verbs) in SUBRESOURCES {
             if *parent == rt {
                 out.push(json!({"name": format!("{}/{sub}", rt.plural), "singularName": "",
@@ -204,13 +211,16 @@ fn discovery_version(group: &str, version: &str) -> Value {
             if !rt.categories().is_empty() {
                 r["categories"] = json!(rt.categories());
             }
-            let subs: Vec<Value> = SUBRESOURCES
-                .iter()
-                .filter(|(parent, ..)| *parent == rt)
-                .map(|(_, sub, kind, verbs)| {
+            let status = rt.has_status().then(|| {
+                json!({"subresource": "status",
+                    "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind}, "verbs": STATUS_VERBS})
+            });
+            let subs: Vec<Value> = status
+                .into_iter()
+                .chain(SUBRESOURCES.iter().filter(|(parent, ..)| *parent == rt).map(|(_, sub, kind, verbs)| {
                     json!({"subresource": sub, "responseKind": {"group": "", "version": "v1", "kind": kind},
                         "verbs": verbs})
-                })
+                }))
                 .collect();
             if !subs.is_empty() {
                 r["subresources"] = json!(subs);

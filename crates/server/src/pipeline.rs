@@ -205,8 +205,36 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                     let stored = replace(state, rt, req.identity.as_ref(), key, object, dry).await?;
                     Ok(fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
                 }
-                Method::PATCH => patch(state, rt, key, &req).await,
+                Method::PATCH => patch(state, rt, key, &req, Part::Whole).await,
                 Method::DELETE => delete(state, rt, key, &req).await,
+                _ => Err(ApiError::method(m.as_str(), &req.path)),
+            }
+        }
+        Target::Status { rt, ns, name } => {
+            let key = ObjectKey::new(rt.api_version, rt.kind, &ns, &name);
+            match m {
+                Method::GET => {
+                    let k = key.clone();
+                    match state.blocking(move |s| s.get(&k)).await? {
+                        Some(stored) => Ok(req.format.respond(StatusCode::OK, &stored.object)),
+                        None => Err(StoreError::NotFound(key).into()),
+                    }
+                }
+                Method::PUT => {
+                    let dry = req.dry_run("UpdateOptions")?;
+                    let (object, dups) = decode::body(&req)?;
+                    let k = key.clone();
+                    let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
+                        return Err(StoreError::NotFound(key).into());
+                    };
+                    let object = with_status_of(&current.object, &object);
+                    let w = write(state, &req, "update", rt);
+                    let (object, unknown) =
+                        admission::object(&w, Some(&ns), Some(&name), object, &dups, protect::Before::Lookup).await?;
+                    let stored = replace(state, rt, req.identity.as_ref(), key, object, dry).await?;
+                    Ok(fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
+                }
+                Method::PATCH => patch(state, rt, key, &req, Part::Status).await,
                 _ => Err(ApiError::method(m.as_str(), &req.path)),
             }
         }
@@ -227,7 +255,10 @@ fn read_only(rt: &ResourceType) -> ApiError {
 async fn core_node(state: &ServerState, req: &Req) -> Option<Result<Response, ApiError>> {
     let name = match req.path.trim_matches('/').split('/').collect::<Vec<_>>().as_slice() {
         ["api", "v1", "nodes"] => None,
-        ["api", "v1", "nodes", name] if !name.is_empty() => Some(name.to_string()),
+        // Its `status` subresource reads as the object, as kube-apiserver's does.
+        ["api", "v1", "nodes", name] | ["api", "v1", "nodes", name, "status"] if !name.is_empty() => {
+            Some(name.to_string())
+        }
         _ => return None,
     };
     let name = name.as_deref();
@@ -450,11 +481,41 @@ fn builtin(rt: &ResourceType) -> bool {
 /// it, validates the result as a create would, and writes it only if the
 /// object did not change meanwhile (retrying then, unless the patch itself
 /// named a resourceVersion, which is a precondition as in Kubernetes).
+/// What a write through a path may change.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The object (its `status` too).
+    Whole,
+    /// The `status` subresource: only `status` (and the `resourceVersion`
+    /// precondition) is taken from the write, as kube-apiserver does.
+    Status,
+}
+
+/// `current` with `candidate`'s `status` (none if it has none) and, as a
+/// precondition, its `metadata.resourceVersion` when it gives one.
+fn with_status_of(current: &Value, candidate: &Value) -> Value {
+    let mut out = current.clone();
+    if let Some(map) = out.as_object_mut() {
+        match candidate.get("status") {
+            Some(status) => map.insert("status".into(), status.clone()),
+            None => map.remove("status"),
+        };
+    }
+    if let (Some(rv), Some(meta)) = (
+        candidate.pointer("/metadata/resourceVersion").filter(|v| v.is_string()),
+        out.get_mut("metadata").and_then(Value::as_object_mut),
+    ) {
+        meta.insert("resourceVersion".into(), rv.clone());
+    }
+    out
+}
+
 async fn patch(
     state: &ServerState,
     rt: &'static ResourceType,
     key: ObjectKey,
     req: &Req,
+    part: Part,
 ) -> Result<Response, ApiError> {
     let dry = req.dry_run("PatchOptions")?;
     let accepted = if builtin(rt) { patches::BUILTIN_PATCH_TYPES } else { patches::CUSTOM_PATCH_TYPES };
@@ -469,6 +530,11 @@ async fn patch(
         let (object, dups) = decode::body(req)?;
         let k = key.clone();
         let existing = state.blocking(move |s| s.get(&k)).await?;
+        let object = match (part, &existing) {
+            (Part::Whole, _) => object,
+            (Part::Status, Some(e)) => with_status_of(&e.object, &object),
+            (Part::Status, None) => return Err(StoreError::NotFound(key).into()),
+        };
         let before = protect::Before::Known(existing.as_ref().map(|e| &e.object));
         let ns = Some(key.namespace.as_str()).filter(|_| rt.namespaced);
         let w = write(state, req, "patch", rt);
@@ -515,6 +581,9 @@ async fn patch(
         })?;
         if kind == PatchType::Json {
             validation::immutable_identity(rt, &key.name, &current.object, &patched)?;
+        }
+        if part == Part::Status {
+            patched = with_status_of(&current.object, &patched);
         }
         // Identity is not the patch's to change: put it back, as the store does.
         for pointer in ["/apiVersion", "/kind", "/metadata/name", "/metadata/namespace"] {

@@ -176,6 +176,24 @@ OUT=$(cat "$WATCH_OUT")
 echo "+ (watch output)"
 has "^ADDED +${POD} "
 
+# --- status subresources: read as the object; a write through one changes the status only ---
+run "${K[@]}" get pod "$POD" --subresource=status -o jsonpath='{.status.phase}'
+has '^Running$'
+run "${K[@]}" get nodes.ringleader.io "$NODE_GPU" --subresource=status -o jsonpath='{.status.ready}'
+has '^true$'
+run "${K[@]}" patch nodes.ringleader.io "$NODE_GPU" --subresource=status --type=merge \
+  -p '{"spec":{"stopped":true},"status":{"allocatedDevices":[7]}}'
+run "${K[@]}" get nodes.ringleader.io "$NODE_GPU" -o jsonpath='stopped={.spec.stopped} allocated={.status.allocatedDevices}'
+has '^stopped= allocated=\[7\]$'
+run "${K[@]}" patch nodes.ringleader.io "$NODE_GPU" --subresource=status --type=json \
+  -p '[{"op":"replace","path":"/status/allocatedDevices","value":[]}]'
+run "${K[@]}" get nodes.ringleader.io "$NODE_GPU" -o jsonpath='allocated={.status.allocatedDevices}'
+has '^allocated=\[\]$'
+run "${K[@]}" get --raw /api/v1
+has '"pods/status"'
+fails "${K[@]}" get --raw "/api/v1/namespaces/default/configmaps/none/status"
+has 'NotFound|could not find'
+
 # --- patches on core kinds (strategic merge, JSON patch, merge) ------------------
 # kubectl's generators (`create configmap`, `run`) send protobuf, which this
 # server answers with 415; objects from files go as JSON.
@@ -264,6 +282,10 @@ has '^view +'
 run "${A[@]}" auth can-i list pods -n kc-team
 has '^yes$'
 fails "${A[@]}" auth can-i create pods -n kc-team
+has '^no$'
+run "${A[@]}" auth can-i get pods --subresource=status -n kc-team
+has '^yes$'
+fails "${A[@]}" auth can-i patch pods --subresource=status -n kc-team
 has '^no$'
 run "${K[@]}" auth can-i '*' '*'
 has '^yes$'
