@@ -1379,8 +1379,8 @@ impl Agent {
                     if owner.as_ref().is_some_and(|(k, uid)| self.exists(k, uid)) {
                         limits::strip_to_logs(&dir);
                         let action = TimerAction::RemoveSandbox { key, node, owner };
-                        // At least a minute between looks (a retention of 0 would spin).
-                        let again = self.cfg.pod_limits.deleted_retention.max(std::time::Duration::from_secs(60));
+                        // At least a second between looks (a retention of 0 would spin).
+                        let again = self.cfg.pod_limits.deleted_retention.max(std::time::Duration::from_secs(1));
                         self.add_timer(again, action);
                     } else {
                         limits::remove_sandbox(&dir);

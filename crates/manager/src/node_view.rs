@@ -16,6 +16,8 @@ pub struct NodeView {
     pub super_pod: Option<String>,
     /// Heartbeating.
     pub ready: bool,
+    /// Cordoned: no new pods (its own stay).
+    pub unschedulable: bool,
     /// Device IDs of its profile.
     pub devices: Vec<u32>,
     /// Broken devices.
@@ -39,6 +41,7 @@ pub fn node_views(cache: &Cache) -> Vec<NodeView> {
                 pod_network: node.status.pod_network == Some(true),
                 super_pod: node.spec.network.super_pod.clone(),
                 ready: node.status.ready != Some(false) && !node.spec.stopped,
+                unschedulable: node.spec.unschedulable,
                 devices: profile.map(|p| p.devices.iter().map(|d| d.id).collect()).unwrap_or_default(),
                 unhealthy: node.status.unhealthy_devices.iter().copied().collect(),
                 network_unhealthy: node.status.network_unhealthy_devices.iter().copied().collect(),

@@ -215,7 +215,8 @@ fn pod_for<'a>(w: &Waiting<'a>, name: &str) -> Option<&'a Stored> {
 }
 
 fn snapshot(cache: &Cache, nodes: &[NodeView], pending: Vec<Job>, skip: &Findings) -> Result<Snapshot, ManagerError> {
-    let ready: BTreeSet<&str> = nodes.iter().filter(|n| n.ready).map(|n| n.name.as_str()).collect();
+    // A cordoned node takes no new pod: it is not offered to the scheduler.
+    let ready: BTreeSet<&str> = nodes.iter().filter(|n| n.ready && !n.unschedulable).map(|n| n.name.as_str()).collect();
     let mut objects = Vec::new();
     for o in cache.of_kind("ringleader.io/v1alpha1", "Node") {
         if !ready.contains(o.key.name.as_str()) || skip.is_invalid(&o.key) {

@@ -1,8 +1,10 @@
 //! The cluster's `ringleader.io/v1alpha1 Node`s projected as core `v1
 //! Node`s, so `kubectl get nodes` and client libraries see the machines (the
 //! API server serves the view at `/api/v1/nodes`; Kubernetes mode writes the
-//! same projection). The view is computed on every read and is read-only:
-//! the agent and `ringleader node` own the real object.
+//! same projection). The view is computed on every read. Writes through it
+//! ([`apply_write`]: `kubectl label|annotate|cordon|uncordon|edit node`)
+//! change what the view shares with the real object — labels, annotations
+//! and `spec.unschedulable` — on that object: one Node, two views.
 
 use crate::resources::{ResourceType, NODES};
 use crate::status::ApiError;
@@ -23,6 +25,9 @@ pub static CORE_NODES: ResourceType = ResourceType {
     namespaced: false,
     job: false,
 };
+
+/// The taint Kubernetes puts on a cordoned node (shown, never stored).
+const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
 /// Label of the node's hardware profile, as cloud providers label instance types.
 pub const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
@@ -140,9 +145,10 @@ pub fn project(node: &Value) -> Value {
     });
 
     let mut spec = json!({});
-    if node.pointer("/spec/stopped").and_then(Value::as_bool) == Some(true) {
+    let flag = |field: &str| node.pointer(&format!("/spec/{field}")).and_then(Value::as_bool) == Some(true);
+    if flag("stopped") || flag("unschedulable") {
         spec["unschedulable"] = json!(true);
-        spec["taints"] = json!([{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]);
+        spec["taints"] = json!([{"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}]);
     }
     json!({
         "apiVersion": "v1",
@@ -157,6 +163,95 @@ pub fn project(node: &Value) -> Value {
             "nodeInfo": node_info,
         },
     })
+}
+
+/// The stored ringleader.io Node after a write of its core view: `wanted`
+/// is the whole core Node the client sent (`PUT`) or the view with the
+/// client's patch applied. Its labels, annotations and `spec.unschedulable`
+/// land on the stored object; labels the view only adds (hostname, os,
+/// arch) are not stored unless changed; `status` is ignored, as a write of
+/// a Node's main resource ignores it on Kubernetes. A change the stored
+/// Node cannot hold (another spec field, taints, the profile's
+/// instance-type label) is refused, naming the field.
+pub fn apply_write(stored: &Value, wanted: &Value) -> Result<Value, ApiError> {
+    let view = project(stored);
+    let name = s(stored, "/metadata/name");
+    // 422 Invalid, in kube-apiserver's words: `Node "n" is invalid: <field>: Invalid value: <value>: <why>`.
+    let invalid = |field: &str, value: &Value, message: String| {
+        ApiError::invalid("Node", name, &[ringleader_api::FieldError::new(field, value, message)])
+    };
+    let labels_of = |v: &Value| v.pointer("/metadata/labels").and_then(Value::as_object).cloned().unwrap_or_default();
+    let (wanted_labels, view_labels, stored_labels) = (labels_of(wanted), labels_of(&view), labels_of(stored));
+    if let (Some(was), Some(now)) = (view_labels.get(INSTANCE_TYPE_LABEL), wanted_labels.get(INSTANCE_TYPE_LABEL)) {
+        if was != now {
+            return Err(invalid(
+                &format!("metadata.labels[{INSTANCE_TYPE_LABEL}]"),
+                now,
+                format!("the node's profile is {was}; it is not a label to change"),
+            ));
+        }
+    }
+    let mut labels = Map::new();
+    for (k, v) in wanted_labels {
+        let only_shown = !stored_labels.contains_key(&k) && view_labels.get(&k) == Some(&v);
+        if !only_shown {
+            labels.insert(k, v);
+        }
+    }
+    let spec = wanted.get("spec").and_then(Value::as_object).cloned().unwrap_or_default();
+    if let Some(field) = spec.keys().find(|k| !matches!(k.as_str(), "unschedulable" | "taints")) {
+        let message = "not held by a ringleader node (its spec is the ringleader.io Node's)".to_string();
+        return Err(invalid(&format!("spec.{field}"), &spec[field.as_str()], message));
+    }
+    let unschedulable = match spec.get("unschedulable") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => return Err(invalid("spec.unschedulable", other, "must be true or false".into())),
+    };
+    let taints = |v: &Value| -> Vec<Value> {
+        v.pointer("/spec/taints")
+            .and_then(Value::as_array)
+            .map(|t| {
+                t.iter()
+                    .filter(|t| t.get("key").and_then(Value::as_str) != Some(UNSCHEDULABLE_TAINT))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if taints(wanted) != taints(&view) {
+        return Err(invalid(
+            "spec.taints",
+            wanted.pointer("/spec/taints").unwrap_or(&Value::Null),
+            "taints are not served on ringleader nodes yet (the scheduler has no tolerations); cordon with \
+             spec.unschedulable (kubectl cordon) instead"
+                .into(),
+        ));
+    }
+    let mut out = stored.clone();
+    let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return Err(invalid("metadata", &Value::Null, "the stored node has none".into()));
+    };
+    if labels.is_empty() {
+        meta.remove("labels");
+    } else {
+        meta.insert("labels".into(), Value::Object(labels));
+    }
+    match wanted.pointer("/metadata/annotations").and_then(Value::as_object) {
+        Some(a) if !a.is_empty() => meta.insert("annotations".into(), Value::Object(a.clone())),
+        _ => meta.remove("annotations"),
+    };
+    if let Some(rv) = wanted.pointer("/metadata/resourceVersion").filter(|v| v.is_string()) {
+        meta.insert("resourceVersion".into(), rv.clone());
+    }
+    if let Some(spec) = out.get_mut("spec").and_then(Value::as_object_mut) {
+        if unschedulable {
+            spec.insert("unschedulable".into(), json!(true));
+        } else {
+            spec.remove("unschedulable");
+        }
+    }
+    Ok(out)
 }
 
 /// The architecture as Kubernetes names it (Go's GOARCH).

@@ -272,7 +272,10 @@ impl ResourceType {
 
     /// The verbs the server serves on it, as discovery lists them.
     pub fn verbs(&self) -> &'static [&'static str] {
-        if self == CORE_NODES || self == AUDIT_RECORDS {
+        if self == CORE_NODES {
+            // The view takes writes of what it shares with the ringleader.io Node.
+            &["get", "list", "watch", "patch", "update"]
+        } else if self == AUDIT_RECORDS {
             READ_ONLY_VERBS
         } else if self == SELF_SUBJECT_ACCESS_REVIEWS || SELF_REVIEWS.contains(&self) {
             CREATE_ONLY_VERBS

@@ -253,16 +253,16 @@ fn read_only(rt: &ResourceType) -> ApiError {
 
 /// `/api/v1/nodes`: the read-only core view of the ringleader.io Nodes.
 async fn core_node(state: &ServerState, req: &Req) -> Option<Result<Response, ApiError>> {
-    let name = match req.path.trim_matches('/').split('/').collect::<Vec<_>>().as_slice() {
-        ["api", "v1", "nodes"] => None,
+    let (name, status) = match req.path.trim_matches('/').split('/').collect::<Vec<_>>().as_slice() {
+        ["api", "v1", "nodes"] => (None, false),
+        ["api", "v1", "nodes", name] if !name.is_empty() => (Some(name.to_string()), false),
         // Its `status` subresource reads as the object, as kube-apiserver's does.
-        ["api", "v1", "nodes", name] | ["api", "v1", "nodes", name, "status"] if !name.is_empty() => {
-            Some(name.to_string())
-        }
+        ["api", "v1", "nodes", name, "status"] if !name.is_empty() => (Some(name.to_string()), true),
         _ => return None,
     };
     let name = name.as_deref();
     Some(match (&req.method, name) {
+        (&Method::PATCH | &Method::PUT, Some(name)) if !status => core_node_write(state, req, name).await,
         (&Method::GET, Some(name)) => node_view::get(state, name, req.format).await,
         (&Method::GET, None) => match ObjectSelector::parse(req.param("labelSelector"), req.param("fieldSelector")) {
             Err(e) => Err(ApiError::bad_request(e)),
@@ -274,6 +274,71 @@ async fn core_node(state: &ServerState, req: &Req) -> Option<Result<Response, Ap
         },
         (m, name) => Err(ringleader_registry::node_view::read_only(m.as_str(), name)),
     })
+}
+
+/// `PATCH` / `PUT /api/v1/nodes/{name}`: labels, annotations and
+/// `spec.unschedulable` of the core view land on the ringleader.io Node
+/// ([`ringleader_registry::node_view::apply_write`]), through the same
+/// admission as a write of that Node.
+async fn core_node_write(state: &ServerState, req: &Req, name: &str) -> Result<Response, ApiError> {
+    use ringleader_registry::node_view::{apply_write, project};
+    let rt = resources::NODES;
+    let key = ObjectKey::new(rt.api_version, rt.kind, "", name);
+    let verb = if req.method == Method::PUT { "update" } else { "patch" };
+    let dry = req.dry_run(if verb == "update" { "UpdateOptions" } else { "PatchOptions" })?;
+    let not_found = || {
+        ApiError::not_found(
+            &ringleader_registry::status::Resource { plural: "nodes".into(), group: String::new() },
+            name,
+        )
+    };
+    for _ in 0..8 {
+        let k = key.clone();
+        let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
+            return Err(not_found());
+        };
+        let view = project(&current.object);
+        let wanted = if verb == "update" {
+            decode::body(req)?.0
+        } else {
+            let (body, _) = duplicates::from_json(&req.body)
+                .map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?;
+            match (PatchType::of(req.content_type()), &body) {
+                (Some(PatchType::Json), Value::Array(_)) => {
+                    patches::json_patch(&view, &body, objects::MAX_OBJECT_BYTES).map_err(|e| match e {
+                        patches::PatchError::TooLarge(size) => objects::too_large(rt, name, size),
+                        patches::PatchError::Invalid(e) => ApiError::bad_field("patch", e),
+                    })?
+                }
+                (Some(PatchType::Merge), Value::Object(_)) => patches::merge_patch(&view, &body),
+                (Some(PatchType::Strategic), Value::Object(_)) => {
+                    patches::strategic_merge(&view, &body).map_err(|e| ApiError::bad_field("patch", e))?
+                }
+                (Some(PatchType::Json | PatchType::Merge | PatchType::Strategic), _) => {
+                    return Err(ApiError::bad_field("body", "not a patch of that type"))
+                }
+                _ => return Err(ApiError::unsupported_patch(req.content_type(), patches::BUILTIN_PATCH_TYPES)),
+            }
+        };
+        let claimed = wanted.pointer("/metadata/resourceVersion").and_then(Value::as_str);
+        if claimed.is_some_and(|c| c != current.resource_version.to_string()) {
+            return Err(ApiError::conflict(&ringleader_registry::status::Resource::of_key(&key), name));
+        }
+        let mut next = apply_write(&current.object, &wanted)?;
+        if let Some(meta) = next.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), json!(current.resource_version.to_string()));
+        }
+        admission::patched(&write(state, req, verb, rt), &current.object, &next, &[]).await?;
+        if dry || next == current.object {
+            return Ok(req.format.respond(StatusCode::OK, &project(&next)));
+        }
+        let record = audit::entry(req.identity.as_ref(), verb, rt, Some(&current.object), Some(&next));
+        match state.blocking(move |s| audit::write(s, Op::Update(next), record)).await {
+            Err(e) if e.reason == "Conflict" => continue,
+            other => return other.map(|stored| req.format.respond(StatusCode::OK, &project(&stored.object))),
+        }
+    }
+    Err(ApiError::conflict(&ringleader_registry::status::Resource::of_key(&key), name))
 }
 
 /// A list, one page at a time when `limit` is set: `metadata.continue`

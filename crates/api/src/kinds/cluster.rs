@@ -34,6 +34,10 @@ pub struct NodeSpec {
     /// heartbeating, as if the machine lost power), until set back to false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
+    /// Cordoned (`kubectl cordon`): no new pod is placed here; those
+    /// running stay, until set back to false (`kubectl uncordon`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unschedulable: bool,
     /// Faults injected by `ringleader node fault`: the agent reports these
     /// devices as broken until recovered.
     #[serde(default, skip_serializing_if = "InjectedFaults::is_empty")]

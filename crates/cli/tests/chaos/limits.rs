@@ -110,9 +110,20 @@ fn pods_are_held_to_their_memory_pids_and_storage_limits() {
         p.wait_for(10, &format!("the cgroup of {name}-0 removed"), |_| dirs.iter().all(|d| !Path::new(d).exists()));
     }
 
-    // A deleted pod's sandbox (and log) goes after the retention.
+    // A deleted pod's sandbox goes after the retention but for its log,
+    // which stays while its job does; then that goes too.
     let sandbox = p.data_dir().join("nodes/limits-1/pods/default_neighbour-0");
     assert!(sandbox.join("log").exists());
     p.ctl(&["delete", "pod", "neighbour-0"]);
-    p.wait_for(20, "the deleted pod's sandbox removed", |_| !sandbox.exists());
+    let entries = |dir: &Path| -> Vec<String> {
+        let list = std::fs::read_dir(dir).map(|d| d.filter_map(Result::ok).collect::<Vec<_>>()).unwrap_or_default();
+        list.iter().map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+    };
+    p.wait_for(20, "the deleted pod's sandbox down to its log", |_| {
+        let left = entries(&sandbox);
+        !left.is_empty() && left.iter().all(|n| n.starts_with("log"))
+    });
+    assert!(std::fs::read_to_string(sandbox.join("log")).is_ok_and(|l| l.contains("neighbour fine")));
+    p.ctl(&["delete", "jobs.batch", "neighbour"]);
+    p.wait_for(20, "the deleted job's pod log removed", |_| !sandbox.exists());
 }

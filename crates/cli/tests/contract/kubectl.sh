@@ -49,6 +49,29 @@ has '^Capacity:'
 has 'nvidia\.com/gpu: +8'
 fails "${K[@]}" delete node "$NODE_GPU"
 has 'MethodNotAllowed|not allowed|not supported'
+# Labels and annotations through the core view land on the ringleader.io Node
+# (seed 002's activation step, MindCluster's node labels).
+run "${K[@]}" label node "$NODE_GPU" ack.node.gpu.schedule=topology
+has "node/${NODE_GPU} labeled"
+run "${K[@]}" get nodes -l ack.node.gpu.schedule=topology -o name
+has "^node/${NODE_GPU}$"
+run "${K[@]}" get nodes.ringleader.io "$NODE_GPU" -o jsonpath='{.metadata.labels.ack\.node\.gpu\.schedule}'
+has '^topology$'
+run "${K[@]}" annotate node "$NODE_GPU" example.com/team=vision
+has "node/${NODE_GPU} annotated"
+run "${K[@]}" get nodes.ringleader.io "$NODE_GPU" -o jsonpath='{.metadata.annotations.example\.com/team}'
+has '^vision$'
+run "${K[@]}" label node "$NODE_GPU" ack.node.gpu.schedule-
+has "node/${NODE_GPU} unlabeled"
+run "${K[@]}" get nodes -l ack.node.gpu.schedule=topology -o name
+lacks "$NODE_GPU"
+# Labels the view only shows are not written back.
+run "${K[@]}" get nodes.ringleader.io "$NODE_GPU" -o jsonpath='{.metadata.labels}'
+lacks 'kubernetes\.io/(os|arch)'
+fails "${K[@]}" label node "$NODE_GPU" node.kubernetes.io/instance-type=other --overwrite
+has "Node \"${NODE_GPU}\" is invalid: metadata\\.labels\\[node\\.kubernetes\\.io/instance-type\\]: Invalid value: \"other\": the node.s profile is \"hgx-h100-8\""
+fails "${K[@]}" taint node "$NODE_GPU" dedicated=ml:NoSchedule
+has 'spec\.taints: .*not served'
 
 # --- explain and validation (OpenAPI) ------------------------------------------
 run "${K[@]}" explain pytorchjob.spec
@@ -175,6 +198,33 @@ wait "$WATCH_PID" 2>/dev/null
 OUT=$(cat "$WATCH_OUT")
 echo "+ (watch output)"
 has "^ADDED +${POD} "
+
+# --- cordon: a cordoned node takes no new pod, its own run on; uncordon lets them in ---
+run "${K[@]}" cordon "$NODE_GPU"
+has "node/${NODE_GPU} cordoned"
+run "${K[@]}" get nodes
+has "^${NODE_GPU} +Ready,SchedulingDisabled "
+cat >"$TMPDIR/kc-cordoned.yaml" <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: kc-cordoned}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sleep, "1"], resources: {limits: {nvidia.com/gpu: 1}}}]
+YAML
+run "${K[@]}" apply -f "$TMPDIR/kc-cordoned.yaml"
+until_ok 30 'kc-cordoned' "${K[@]}" get events --field-selector reason=FailedScheduling -o jsonpath='{.items[*].involvedObject.name}'
+run "${K[@]}" get pods -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end}'
+lacks "^kc-cordoned[^=]*=${NODE_GPU}"
+run "${K[@]}" get pod "$POD" -o jsonpath='{.status.phase}'
+has '^Running$'
+run "${K[@]}" uncordon "$NODE_GPU"
+has "node/${NODE_GPU} uncordoned"
+until_ok 60 "^kc-cordoned[^=]*=${NODE_GPU}" "${K[@]}" get pods -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end}'
+run "${K[@]}" delete job kc-cordoned
+has 'deleted'
 
 # --- status subresources: read as the object; a write through one changes the status only ---
 run "${K[@]}" get pod "$POD" --subresource=status -o jsonpath='{.status.phase}'
