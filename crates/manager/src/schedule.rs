@@ -14,6 +14,7 @@ pub use crate::schedule_pass::Pass;
 use crate::ManagerError;
 use ringleader_api::time::{parse_rfc3339, rfc3339};
 use ringleader_api::{Job, Resource};
+use ringleader_controller::lifecycle::PodPhase;
 use ringleader_scheduler::conf::SchedulerConf;
 use ringleader_scheduler::place::vnpu::held_use;
 use ringleader_scheduler::place::GANG_DEVICE_PODS;
@@ -88,7 +89,12 @@ pub fn schedule(
         pending_jobs.push((created.unwrap_or(0.0), model.key(), model));
         waiting.push(Waiting { job, by_role });
     }
+    let mut recorded = Recorder::new(events::SCHEDULER);
+    let mut ops = unowned_pods(cache, all_jobs, &mut recorded, now);
     if waiting.is_empty() {
+        if !ops.is_empty() {
+            events::write(store, cache, ops, recorded, now)?;
+        }
         return Ok(Pass::default());
     }
     pending_jobs.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
@@ -100,8 +106,6 @@ pub fn schedule(
 
     let by_key: HashMap<String, &Waiting<'_>> = waiting.iter().map(|w| (w.job.state.job.key(), w)).collect();
     let mut pass = Pass { sessions: 1, ..Pass::default() };
-    let mut ops = Vec::new();
-    let mut recorded = Recorder::new(events::SCHEDULER);
     for b in &outcome.bindings {
         let Some(w) = by_key.get(&b.job) else { continue };
         let Some(pod) = pod_for(w, &b.pod) else { continue };
@@ -317,6 +321,32 @@ fn annotations_of(pod: &Value) -> BTreeMap<String, String> {
         .and_then(Value::as_object)
         .map(|a| a.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
         .unwrap_or_default()
+}
+
+/// Why a pod no job owns waits: the scheduler places the pods of jobs.
+pub const UNOWNED: &str = "ringleader places the pods of jobs (a Volcano or Kubeflow job, an AscendJob, a batch/v1 \
+     Job, a Deployment); a pod created on its own is not placed: create it through a batch/v1 Job or a Deployment";
+
+/// Tells each waiting pod that no job owns (`kubectl run`, a bare
+/// manifest) why it waits, on its `PodScheduled` condition and in a
+/// `FailedScheduling` Event, once: it is never silently Pending.
+fn unowned_pods(cache: &Cache, all_jobs: &[JobObject], rec: &mut Recorder, now: f64) -> Vec<Op> {
+    let jobs: std::collections::HashSet<&str> = all_jobs.iter().map(JobObject::uid).collect();
+    let mut ops = Vec::new();
+    for p in cache.of_kind("v1", "Pod") {
+        let owned = pods::owner_uid(&p.object).is_some_and(|uid| jobs.contains(uid));
+        let waiting = pods::node_of(&p.object).is_none()
+            && !pods::deleting(&p.object)
+            && pods::phase_of(&p.object) == PodPhase::Pending;
+        if owned || !waiting {
+            continue;
+        }
+        if let Some(op) = unschedulable_op(p, UNOWNED, now) {
+            rec.observed(&p.object, events::EventType::Warning, "FailedScheduling", UNOWNED.to_string());
+            ops.push(op);
+        }
+    }
+    ops
 }
 
 /// Marks allocated the devices of live bound pods no modelled job owns — a

@@ -315,6 +315,47 @@ mod tests {
         n
     }
 
+    #[test]
+    fn a_write_of_the_view_changes_labels_annotations_and_cordon_on_the_stored_node() {
+        let node = stored(Some(true), false);
+        let mut wanted = project(&node);
+        wanted["metadata"]["labels"]["ack.node.gpu.schedule"] = json!("topology");
+        wanted["metadata"]["labels"].as_object_mut().unwrap().remove("rack");
+        wanted["metadata"]["annotations"] = json!({"team": "vision"});
+        wanted["spec"]["unschedulable"] = json!(true);
+        wanted["status"] = json!({"capacity": {"cpu": "999"}});
+        let out = apply_write(&node, &wanted).unwrap();
+        // Only what was changed is stored: not the labels the view adds.
+        assert_eq!(out["metadata"]["labels"], json!({"ack.node.gpu.schedule": "topology"}));
+        assert_eq!(out["metadata"]["annotations"], json!({"team": "vision"}));
+        assert_eq!(out["spec"]["unschedulable"], json!(true));
+        assert_eq!(out["status"], node["status"], "status is not written through the main resource");
+        assert_eq!(out["spec"]["profile"], node["spec"]["profile"]);
+        let view = decode(&project(&out));
+        assert_eq!(view.spec.as_ref().and_then(|s| s.unschedulable), Some(true));
+        // Uncordoned: the view's unschedulable taint is not the client's to keep.
+        let mut back = project(&out);
+        back["spec"]["unschedulable"] = json!(false);
+        let out = apply_write(&out, &back).unwrap();
+        assert!(out["spec"].get("unschedulable").is_none(), "{out}");
+
+        let refused = |edit: &dyn Fn(&mut Value)| {
+            let mut w = project(&node);
+            edit(&mut w);
+            let e = apply_write(&node, &w).unwrap_err();
+            assert_eq!(e.code, StatusCode::UNPROCESSABLE_ENTITY, "{}", e.message);
+            e.message
+        };
+        let m = refused(&|w| w["metadata"]["labels"][INSTANCE_TYPE_LABEL] = json!("other"));
+        assert!(m.starts_with("Node \"n1\" is invalid: metadata.labels[node.kubernetes.io/instance-type]"), "{m}");
+        let m = refused(&|w| w["spec"]["podCIDR"] = json!("10.0.0.0/24"));
+        assert!(m.contains("spec.podCIDR"), "{m}");
+        let m = refused(&|w| w["spec"]["taints"] = json!([{"key": "k", "effect": "NoSchedule"}]));
+        assert!(m.contains("spec.taints"), "{m}");
+        let m = refused(&|w| w["spec"]["unschedulable"] = json!("yes"));
+        assert!(m.contains("spec.unschedulable"), "{m}");
+    }
+
     fn decode(v: &Value) -> Node {
         match serde_json::from_value::<Node>(v.clone()) {
             Ok(n) => n,

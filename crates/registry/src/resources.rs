@@ -414,9 +414,10 @@ mod tests {
     }
 
     #[test]
-    fn the_core_node_view_is_read_only_and_apart_from_the_table() {
-        assert_eq!(CORE_NODES.verbs(), &["get", "list", "watch"]);
-        assert!(!CORE_NODES.writable() && NODES.writable());
+    fn the_core_node_view_takes_only_patches_and_updates_and_is_apart_from_the_table() {
+        // No create or delete: a write changes what the view shares with the real Node.
+        assert_eq!(CORE_NODES.verbs(), &["get", "list", "watch", "patch", "update"]);
+        assert!(!CORE_NODES.writable() && NODES.writable(), "not through the generic write path");
         assert!(by_path("", "v1", "nodes").is_none());
         assert_eq!(discoverable().count(), RESOURCES.len() + 2);
         assert_eq!(find("pj").map(|r| r.kind), Some("PyTorchJob"));

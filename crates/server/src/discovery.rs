@@ -319,11 +319,23 @@ mod tests {
     }
 
     #[test]
-    fn core_v1_lists_the_read_only_node_view_and_pod_logs() {
+    fn core_v1_lists_the_node_view_pod_logs_and_status_subresources() {
         let list = api_resources("", "v1");
         let nodes = list.iter().find(|r| r["name"] == "nodes").cloned().unwrap_or_default();
-        assert_eq!(nodes["verbs"], json!(["get", "list", "watch"]));
+        assert_eq!(nodes["verbs"], json!(["get", "list", "watch", "patch", "update"]));
         assert_eq!(nodes["namespaced"], false);
         assert!(list.iter().any(|r| r["name"] == "pods/log" && r["verbs"] == json!(["get"])));
+        let status = list.iter().find(|r| r["name"] == "pods/status").cloned().unwrap_or_default();
+        assert_eq!(
+            (status["kind"].clone(), status["verbs"].clone()),
+            (json!("Pod"), json!(["get", "patch", "update"]))
+        );
+        assert!(!list.iter().any(|r| r["name"] == "configmaps/status"), "a ConfigMap has no status");
+        let aggregated = discovery_version("kubeflow.org", "v1");
+        let pytorch =
+            aggregated["resources"].as_array().and_then(|r| r.iter().find(|r| r["resource"] == "pytorchjobs"));
+        let subs = pytorch.map(|p| p["subresources"].clone()).unwrap_or_default();
+        assert_eq!(subs[0]["subresource"], "status", "{subs}");
+        assert_eq!(subs[0]["responseKind"], json!({"group": "kubeflow.org", "version": "v1", "kind": "PyTorchJob"}));
     }
 }

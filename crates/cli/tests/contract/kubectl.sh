@@ -355,4 +355,20 @@ fails "${K[@]}" get pod kc-bypass
 run "${K[@]}" delete -f "$TMPDIR/alice-view.yaml"
 has 'deleted'
 
+# A pod created on its own is told why it waits: no job owns it.
+cat >"$TMPDIR/kc-bare.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: kc-bare}
+spec: {containers: [{name: main, image: busybox, command: [sleep, "1"]}]}
+YAML
+run "${K[@]}" create -f "$TMPDIR/kc-bare.yaml"
+until_ok 30 'places the pods of jobs' "${K[@]}" get pod kc-bare -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
+run "${K[@]}" get events --field-selector involvedObject.name=kc-bare -o jsonpath='{.items[*].reason}'
+has 'FailedScheduling'
+run "${K[@]}" describe pod kc-bare
+has 'FailedScheduling'
+run "${K[@]}" delete pod kc-bare
+has 'deleted'
+
 echo "kubectl contract: all steps passed"
