@@ -502,9 +502,16 @@ fn the_demos_jobs_run_in_containers_of_the_probe_image() {
     // Each met its peers through what the controller injected, read inside the containers.
     let ascend_master = p.sandbox_log("demo-ascend-master-0");
     assert!(ascend_master.contains("16 ranks in"), "the rank table was read in the container: {ascend_master}");
-    // The table the pods read names each pod's own address, as MindCluster's.
-    let table = p.get("configmaps", "rings-config-demo-ascend").expect("rings-config");
-    let table: Value = serde_json::from_str(table["data"]["hccl.json"].as_str().unwrap_or_default()).expect("json");
+    // The table the master read (its file, as mounted) names each pod's own
+    // address, as MindCluster's. (The ConfigMap itself goes back to
+    // `initializing` once the pods have ended.)
+    let node = p.get("pods", "demo-ascend-master-0").map(|m| m["spec"]["nodeName"].clone()).expect("master");
+    let file = p.data_dir().join(format!(
+        "nodes/{}/pods/default_demo-ascend-master-0/files/user/serverid/devindex/config/hccl.json",
+        node.as_str().unwrap_or_default()
+    ));
+    let table = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let table: Value = serde_json::from_str(&table).expect("json");
     assert_eq!(table["status"], "completed", "{table}");
     let servers = table["server_list"].as_array().cloned().unwrap_or_default();
     let ips: std::collections::BTreeSet<&str> = servers.iter().filter_map(|s| s["container_ip"].as_str()).collect();
@@ -514,9 +521,8 @@ fn the_demos_jobs_run_in_containers_of_the_probe_image() {
             s["container_ip"].as_str().is_some_and(|ip| ip.starts_with("10.")) && s["container_ip"] != s["host_ip"]
         );
     }
-    if let Some(master) = p.get("pods", "demo-ascend-master-0") {
-        assert!(ips.contains(master["status"]["podIP"].as_str().unwrap_or_default()), "{master}: {table}");
-    }
+    let master = p.get("pods", "demo-ascend-master-0").unwrap_or_default();
+    assert!(ips.contains(master["status"]["podIP"].as_str().unwrap_or_default()), "{master}: {table}");
     let pytorch = p.sandbox_log("demo-pytorch-master-0");
     assert!(pytorch.contains("success"), "{pytorch}");
     let launcher = p.sandbox_log("demo-mpi-launcher");

@@ -27,22 +27,28 @@ pub(crate) enum Target {
         rt: &'static ResourceType,
         ns: Option<String>,
     },
+    /// An object, or with [`Part::Status`] its `status` subresource.
     Object {
         rt: &'static ResourceType,
         ns: String,
         name: String,
-    },
-    /// The object's `status` subresource.
-    Status {
-        rt: &'static ResourceType,
-        ns: String,
-        name: String,
+        part: Part,
     },
     Log {
         ns: String,
         name: String,
     },
     BulkApply,
+}
+
+/// What a write through a path may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// The object (its `status` too).
+    Whole,
+    /// The `status` subresource: only `status` (and the `resourceVersion`
+    /// precondition) is taken from the write, as kube-apiserver does.
+    Status,
 }
 
 pub(crate) fn parse_path(path: &str) -> Result<Target, ApiError> {
@@ -74,21 +80,21 @@ pub(crate) fn parse_path(path: &str) -> Result<Target, ApiError> {
             if !rt.namespaced || !rt.has_status() {
                 return Err(no_route());
             }
-            Ok(Target::Status { rt, ns: ns.to_string(), name: name.to_string() })
+            Ok(Target::Object { rt, ns: ns.to_string(), name: name.to_string(), part: Part::Status })
         }
         [plural, name, "status"] if valid(name) => {
             let rt = lookup(plural)?;
             if rt.namespaced || !rt.has_status() {
                 return Err(no_route());
             }
-            Ok(Target::Status { rt, ns: String::new(), name: name.to_string() })
+            Ok(Target::Object { rt, ns: String::new(), name: name.to_string(), part: Part::Status })
         }
         ["namespaces", ns, plural, name] if valid(ns) && valid(name) => {
             let rt = lookup(plural)?;
             if !rt.namespaced {
                 return Err(no_route());
             }
-            Ok(Target::Object { rt, ns: ns.to_string(), name: name.to_string() })
+            Ok(Target::Object { rt, ns: ns.to_string(), name: name.to_string(), part: Part::Whole })
         }
         [plural] => Ok(Target::Collection { rt: lookup(plural)?, ns: None }),
         [plural, name] if valid(name) => {
@@ -96,7 +102,7 @@ pub(crate) fn parse_path(path: &str) -> Result<Target, ApiError> {
             if rt.namespaced {
                 return Err(no_route());
             }
-            Ok(Target::Object { rt, ns: String::new(), name: name.to_string() })
+            Ok(Target::Object { rt, ns: String::new(), name: name.to_string(), part: Part::Whole })
         }
         _ => Err(no_route()),
     }

@@ -22,7 +22,7 @@ use crate::admission::fields;
 use crate::admission::objects;
 use crate::admission::protect;
 use crate::admission::{self, defaulting, validation};
-use crate::decode::{self, parse_path, Req, Target, MAX_BODY};
+use crate::decode::{self, parse_path, Part, Req, Target, MAX_BODY};
 use crate::encode::{Encoded, OutputFormat};
 use crate::paging::{encode_continue, ListParams};
 use crate::patch::{self as patches, PatchType};
@@ -186,7 +186,7 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
             let stored = state.blocking(move |s| audit::write(s, Op::Create(object), record)).await?;
             Ok(fields::warn(req.format.respond(StatusCode::CREATED, &stored.object), &unknown))
         }
-        Target::Object { rt, ns, name } => {
+        Target::Object { rt, ns, name, part } => {
             let key = ObjectKey::new(rt.api_version, rt.kind, &ns, &name);
             match m {
                 Method::GET => {
@@ -198,43 +198,22 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                 }
                 Method::PUT => {
                     let dry = req.dry_run("UpdateOptions")?;
-                    let (object, dups) = decode::body(&req)?;
-                    let w = write(state, &req, "update", rt);
-                    let (object, unknown) =
-                        admission::object(&w, Some(&ns), Some(&name), object, &dups, protect::Before::Lookup).await?;
-                    let stored = replace(state, rt, req.identity.as_ref(), key, object, dry).await?;
-                    Ok(fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
-                }
-                Method::PATCH => patch(state, rt, key, &req, Part::Whole).await,
-                Method::DELETE => delete(state, rt, key, &req).await,
-                _ => Err(ApiError::method(m.as_str(), &req.path)),
-            }
-        }
-        Target::Status { rt, ns, name } => {
-            let key = ObjectKey::new(rt.api_version, rt.kind, &ns, &name);
-            match m {
-                Method::GET => {
-                    let k = key.clone();
-                    match state.blocking(move |s| s.get(&k)).await? {
-                        Some(stored) => Ok(req.format.respond(StatusCode::OK, &stored.object)),
-                        None => Err(StoreError::NotFound(key).into()),
+                    let (mut object, dups) = decode::body(&req)?;
+                    if part == Part::Status {
+                        let k = key.clone();
+                        let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
+                            return Err(StoreError::NotFound(key).into());
+                        };
+                        object = with_status_of(&current.object, &object);
                     }
-                }
-                Method::PUT => {
-                    let dry = req.dry_run("UpdateOptions")?;
-                    let (object, dups) = decode::body(&req)?;
-                    let k = key.clone();
-                    let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
-                        return Err(StoreError::NotFound(key).into());
-                    };
-                    let object = with_status_of(&current.object, &object);
                     let w = write(state, &req, "update", rt);
                     let (object, unknown) =
                         admission::object(&w, Some(&ns), Some(&name), object, &dups, protect::Before::Lookup).await?;
                     let stored = replace(state, rt, req.identity.as_ref(), key, object, dry).await?;
                     Ok(fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
                 }
-                Method::PATCH => patch(state, rt, key, &req, Part::Status).await,
+                Method::PATCH => patch(state, rt, key, &req, part).await,
+                Method::DELETE if part == Part::Whole => delete(state, rt, key, &req).await,
                 _ => Err(ApiError::method(m.as_str(), &req.path)),
             }
         }
@@ -546,16 +525,6 @@ fn builtin(rt: &ResourceType) -> bool {
 /// it, validates the result as a create would, and writes it only if the
 /// object did not change meanwhile (retrying then, unless the patch itself
 /// named a resourceVersion, which is a precondition as in Kubernetes).
-/// What a write through a path may change.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Part {
-    /// The object (its `status` too).
-    Whole,
-    /// The `status` subresource: only `status` (and the `resourceVersion`
-    /// precondition) is taken from the write, as kube-apiserver does.
-    Status,
-}
-
 /// `current` with `candidate`'s `status` (none if it has none) and, as a
 /// precondition, its `metadata.resourceVersion` when it gives one.
 fn with_status_of(current: &Value, candidate: &Value) -> Value {
