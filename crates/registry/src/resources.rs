@@ -228,13 +228,15 @@ pub fn discoverable() -> impl Iterator<Item = &'static ResourceType> {
 pub const JOBS_GROUP: &str = "jobs";
 
 impl ResourceType {
-    /// Whether its objects have a `status` (and so a `status` subresource,
-    /// as on Kubernetes): every kind but the plain data and policy ones.
+    /// Whether its objects have a `status` subresource, as on Kubernetes:
+    /// every stored kind but the plain data and policy ones (not the
+    /// create-only reviews, nor the records only the API server writes).
     pub fn has_status(&self) -> bool {
-        !matches!(
+        let plain = matches!(
             self.kind,
             "ConfigMap" | "Secret" | "Event" | "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
-        )
+        );
+        !plain && self.verbs().contains(&"update")
     }
 
     /// `plural.group` (`jobs.batch.volcano.sh`), or the plural alone for the core group.
@@ -411,6 +413,15 @@ mod tests {
         assert_eq!(NODES.object_path("ignored", "n1"), "/apis/ringleader.io/v1alpha1/nodes/n1");
         assert_eq!(by_path("kubeflow.org", "v2beta1", "mpijobs").map(|r| r.kind), Some("MPIJob"));
         assert_eq!(CORE_NODES.object_path("", "n1"), "/api/v1/nodes/n1");
+    }
+
+    #[test]
+    fn status_subresources_are_those_of_stored_writable_kinds_with_a_status() {
+        assert!(PODS.has_status() && NODES.has_status() && CORE_NODES.has_status());
+        assert!(find("pj").is_some_and(ResourceType::has_status));
+        assert!(!find("cm").is_some_and(ResourceType::has_status), "a ConfigMap has none");
+        assert!(!AUDIT_RECORDS.has_status(), "only the API server writes audit records");
+        assert!(!SELF_SUBJECT_ACCESS_REVIEWS.has_status() && SELF_REVIEWS.iter().all(|r| !r.has_status()));
     }
 
     #[test]

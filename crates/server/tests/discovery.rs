@@ -48,11 +48,12 @@ async fn version_and_legacy_discovery() -> TestResult {
     assert_eq!(pods["categories"], json!(["all"]));
     assert_eq!(pods["verbs"], json!(["create", "delete", "get", "list", "patch", "update", "watch"]));
     assert_eq!(resource(&core, "pods/log")["verbs"], json!(["get"]));
-    // The core Node view: cluster-scoped and read-only.
+    assert_eq!(resource(&core, "pods/status")["verbs"], json!(["get", "patch", "update"]));
+    // The core Node view: cluster-scoped; patches and updates, no create or delete.
     let nodes = resource(&core, "nodes");
     assert_eq!(nodes["kind"], "Node");
     assert_eq!(nodes["namespaced"], false);
-    assert_eq!(nodes["verbs"], json!(["get", "list", "watch"]));
+    assert_eq!(nodes["verbs"], json!(["get", "list", "watch", "patch", "update"]));
     assert_eq!(resource(&core, "events")["shortNames"], json!(["ev"]));
     assert!(resource(&core, "configmaps")["categories"].is_null());
 
@@ -116,7 +117,13 @@ async fn aggregated_discovery_when_asked() -> TestResult {
             let pods = pods.cloned().unwrap_or_default();
             assert_eq!(pods["scope"], "Namespaced");
             assert_eq!(pods["responseKind"], json!({"group": "", "version": "v1", "kind": "Pod"}));
-            assert_eq!(pods["subresources"][0]["subresource"], "log");
+            let subs: Vec<&str> = pods["subresources"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s["subresource"].as_str())
+                .collect();
+            assert_eq!(subs, ["status", "log", "exec", "attach", "portforward"]);
         } else {
             let kubeflow =
                 body["items"].as_array().and_then(|i| i.iter().find(|g| g["metadata"]["name"] == "kubeflow.org"));

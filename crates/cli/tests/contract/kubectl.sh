@@ -241,12 +241,12 @@ run "${K[@]}" get nodes.ringleader.io "$NODE_GPU" -o jsonpath='allocated={.statu
 has '^allocated=\[\]$'
 run "${K[@]}" get --raw /api/v1
 has '"pods/status"'
-# Kinds only the API server writes stay so through their status.
+# Kinds only the API server writes have no status subresource to write through.
 run "${K[@]}" get auditrecords.platform.ringleader.io -o name
 has '^auditrecord'
 AUDIT=$(head -1 <<<"$OUT")
 fails "${K[@]}" patch "$AUDIT" --subresource=status --type=merge -p '{"status":{}}'
-has 'MethodNotAllowed|written by the API server only'
+has 'NotFound.*could not find the requested resource'
 fails "${K[@]}" get --raw "/api/v1/namespaces/default/configmaps/none/status"
 has 'NotFound|could not find'
 
