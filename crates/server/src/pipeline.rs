@@ -265,6 +265,17 @@ async fn core_node_write(state: &ServerState, req: &Req, name: &str) -> Result<R
     let key = ObjectKey::new(rt.api_version, rt.kind, "", name);
     let verb = if req.method == Method::PUT { "update" } else { "patch" };
     let dry = req.dry_run(if verb == "update" { "UpdateOptions" } else { "PatchOptions" })?;
+    // A patch (server-side apply is not served on the view) is read once.
+    let patch = match req.method {
+        Method::PUT => None,
+        _ => match PatchType::of(req.content_type()) {
+            Some(kind @ (PatchType::Json | PatchType::Merge | PatchType::Strategic)) => {
+                Some((kind, patch_body(req, kind)?.0))
+            }
+            _ => return Err(ApiError::unsupported_patch(req.content_type(), patches::BUILTIN_PATCH_TYPES)),
+        },
+    };
+    let patch = patch.as_ref();
     let not_found = || {
         ApiError::not_found(
             &ringleader_registry::status::Resource { plural: "nodes".into(), group: String::new() },
@@ -277,27 +288,9 @@ async fn core_node_write(state: &ServerState, req: &Req, name: &str) -> Result<R
             return Err(not_found());
         };
         let view = project(&current.object);
-        let wanted = if verb == "update" {
-            decode::body(req)?.0
-        } else {
-            let (body, _) = duplicates::from_json(&req.body)
-                .map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?;
-            match (PatchType::of(req.content_type()), &body) {
-                (Some(PatchType::Json), Value::Array(_)) => {
-                    patches::json_patch(&view, &body, objects::MAX_OBJECT_BYTES).map_err(|e| match e {
-                        patches::PatchError::TooLarge(size) => objects::too_large(rt, name, size),
-                        patches::PatchError::Invalid(e) => ApiError::bad_field("patch", e),
-                    })?
-                }
-                (Some(PatchType::Merge), Value::Object(_)) => patches::merge_patch(&view, &body),
-                (Some(PatchType::Strategic), Value::Object(_)) => {
-                    patches::strategic_merge(&view, &body).map_err(|e| ApiError::bad_field("patch", e))?
-                }
-                (Some(PatchType::Json | PatchType::Merge | PatchType::Strategic), _) => {
-                    return Err(ApiError::bad_field("body", "not a patch of that type"))
-                }
-                _ => return Err(ApiError::unsupported_patch(req.content_type(), patches::BUILTIN_PATCH_TYPES)),
-            }
+        let wanted = match patch {
+            None => decode::body(req)?.0,
+            Some((kind, body)) => apply_patch(*kind, &view, body, rt, name)?,
         };
         let claimed = wanted.pointer("/metadata/resourceVersion").and_then(Value::as_str);
         if claimed.is_some_and(|c| c != current.resource_version.to_string()) {
@@ -583,36 +576,14 @@ async fn patch(
         let stored = state.blocking(move |s| audit::write(s, Op::Apply(object), record)).await?;
         return Ok(fields::warn(req.format.respond(code, &stored.object), &unknown));
     }
-    let (body, dups) =
-        duplicates::from_json(&req.body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?;
-    match (kind, &body) {
-        (PatchType::Json, Value::Array(_)) | (PatchType::Merge | PatchType::Strategic, Value::Object(_)) => {}
-        (PatchType::Json, _) => return Err(ApiError::bad_field("body", "a JSON patch must be a list of operations")),
-        _ => return Err(ApiError::bad_field("body", "a merge patch must be a JSON object")),
-    }
+    let (body, dups) = patch_body(req, kind)?;
     let resource = ringleader_registry::status::Resource::of_key(&key);
     for _ in 0..8 {
         let k = key.clone();
         let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
             return Err(StoreError::NotFound(key).into());
         };
-        // Merge and strategic results are at most the object plus the
-        // patch (they copy nothing), so only a JSON patch needs a budget.
-        let patched = match kind {
-            PatchType::Json => patches::json_patch(&current.object, &body, objects::MAX_OBJECT_BYTES),
-            PatchType::Strategic => {
-                patches::strategic_merge(&current.object, &body).map_err(patches::PatchError::Invalid)
-            }
-            _ => Ok(patches::merge_patch(&current.object, &body)),
-        };
-        let mut patched = patched.map_err(|e| match e {
-            patches::PatchError::TooLarge(size) => objects::too_large(rt, &key.name, size),
-            patches::PatchError::Invalid(e) => {
-                let mut err = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e.clone());
-                err.causes.push(Cause { field: "patch".into(), message: e, reason: "FieldValueInvalid".into() });
-                err.with_object(rt.kind, &key.name)
-            }
-        })?;
+        let mut patched = apply_patch(kind, &current.object, &body, rt, &key.name)?;
         if kind == PatchType::Json {
             validation::immutable_identity(rt, &key.name, &current.object, &patched)?;
         }
@@ -649,6 +620,46 @@ async fn patch(
         }
     }
     Err(ApiError::conflict(&resource, &key.name))
+}
+
+/// The body of a patch of `kind` (not apply) with its duplicate fields,
+/// refused unless it has the patch's shape: a JSON patch a list, the others
+/// an object.
+fn patch_body(req: &Req, kind: PatchType) -> Result<(Value, Vec<String>), ApiError> {
+    let (body, dups) =
+        duplicates::from_json(&req.body).map_err(|e| ApiError::bad_field("body", format!("not valid JSON: {e}")))?;
+    match (kind, &body) {
+        (PatchType::Json, Value::Array(_)) | (PatchType::Merge | PatchType::Strategic, Value::Object(_)) => {}
+        (PatchType::Json, _) => return Err(ApiError::bad_field("body", "a JSON patch must be a list of operations")),
+        _ => return Err(ApiError::bad_field("body", "a merge patch must be a JSON object")),
+    }
+    Ok((body, dups))
+}
+
+/// `target` (an object `name` of `rt`) with a patch of `kind` applied, its
+/// errors in kube-apiserver's words.
+fn apply_patch(
+    kind: PatchType,
+    target: &Value,
+    body: &Value,
+    rt: &'static ResourceType,
+    name: &str,
+) -> Result<Value, ApiError> {
+    // Merge and strategic results are at most the object plus the
+    // patch (they copy nothing), so only a JSON patch needs a budget.
+    let patched = match kind {
+        PatchType::Json => patches::json_patch(target, body, objects::MAX_OBJECT_BYTES),
+        PatchType::Strategic => patches::strategic_merge(target, body).map_err(patches::PatchError::Invalid),
+        _ => Ok(patches::merge_patch(target, body)),
+    };
+    patched.map_err(|e| match e {
+        patches::PatchError::TooLarge(size) => objects::too_large(rt, name, size),
+        patches::PatchError::Invalid(e) => {
+            let mut err = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "Invalid", e.clone());
+            err.causes.push(Cause { field: "patch".into(), message: e, reason: "FieldValueInvalid".into() });
+            err.with_object(rt.kind, name)
+        }
+    })
 }
 
 fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
