@@ -1193,9 +1193,7 @@ impl Agent {
 
     /// Rewrites the hosts files of the namespace's running pods when its
     /// names changed: a grown elastic job's new members, or a peer that got
-    /// its address on a pod network, resolve. A container's file is bind
-    /// mounted, so it is rewritten in place (a rename would leave the
-    /// container the old file).
+    /// its address on a pod network, resolve.
     fn refresh_hosts(&mut self, namespace: &str, content: String) {
         if self.hosts_written.get(namespace) == Some(&content) {
             return;
@@ -1207,13 +1205,7 @@ impl Agent {
                 continue;
             }
             if let Ok(dir) = sandbox::sandbox_dir(&self.cfg.data_dir, &e.node, &key.namespace, &key.name) {
-                let path = dir.join(sandbox::HOSTS_FILE);
-                let written = if e.cri.is_some() {
-                    std::fs::write(&path, content.as_bytes())
-                } else {
-                    sandbox::write_file(&path, content.as_bytes())
-                };
-                if let Err(err) = written {
+                if let Err(err) = rewrite(e, &dir.join(sandbox::HOSTS_FILE), content.as_bytes()) {
                     tracing::debug!(pod = %key, error = %err, "refreshing a hosts file failed");
                 }
             }
@@ -1253,19 +1245,13 @@ impl Agent {
                 else {
                     continue;
                 };
-                // A container's files are bind mounted one by one from
-                // `files/`: rewritten in place, or it keeps the old inode.
+                // A container's files are mounted from `files/` of its sandbox.
                 let root = if e.cri.is_some() { dir.join("files") } else { dir };
                 let Ok(at) = sandbox::in_sandbox(&root, path) else { continue };
                 if std::fs::read(&at).is_ok_and(|old| old == content.as_bytes()) {
                     continue;
                 }
-                let written = if e.cri.is_some() {
-                    std::fs::write(&at, content.as_bytes())
-                } else {
-                    sandbox::write_file(&at, content.as_bytes())
-                };
-                match written {
+                match rewrite(e, &at, content.as_bytes()) {
                     Ok(()) => {
                         tracing::debug!(pod = %pod_key, path, configmap = %key.name, "file updated from its configmap")
                     }
@@ -1434,6 +1420,18 @@ pub(crate) fn usage_interval(heartbeat: Duration) -> Duration {
 fn forget(e: &PodEntry) {
     if let PodState::Running { pgid: Some(p) } | PodState::Terminating { pgid: Some(p) } = e.state {
         process::signal_group(p, libc::SIGKILL);
+    }
+}
+
+/// Writes a file a running pod reads. A container's files are bind mounted
+/// one by one, so it is rewritten in place (a rename would leave the
+/// container the old inode); a process pod's is replaced whole, so it never
+/// reads half a file.
+fn rewrite(e: &PodEntry, path: &Path, content: &[u8]) -> std::io::Result<()> {
+    if e.cri.is_some() {
+        std::fs::write(path, content)
+    } else {
+        sandbox::write_file(path, content)
     }
 }
 

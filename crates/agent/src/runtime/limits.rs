@@ -39,19 +39,15 @@ pub fn remove_sandbox(dir: &Path) {
 /// previous run's and their rotated parts), which stay at the same paths.
 pub fn strip_to_logs(dir: &Path) {
     let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return };
-    let logs: Vec<std::ffi::OsString> = match std::fs::read_dir(dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .map(|e| e.file_name())
-            .filter(|n| n.to_str().is_some_and(|n| n.starts_with(crate::sandbox::LOG_FILE)))
-            .collect(),
-        Err(_) => return,
-    };
-    let entries = std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
-    if entries == logs.len() {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let (logs, others): (Vec<_>, Vec<_>) = entries.filter_map(Result::ok).partition(|e| {
+        e.file_type().is_ok_and(|t| t.is_file())
+            && e.file_name().to_str().is_some_and(|n| n.starts_with(crate::sandbox::LOG_FILE))
+    });
+    if others.is_empty() {
         return;
     }
+    let logs: Vec<std::ffi::OsString> = logs.iter().map(|e| e.file_name()).collect();
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let keep = dir.with_file_name(format!(".logs-{name}-{nanos}"));
     if let Err(e) = std::fs::create_dir(&keep) {
