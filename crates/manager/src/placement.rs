@@ -16,6 +16,7 @@ pub fn placement_of(pod: &Value, nodes: &BTreeMap<&str, &NodeView>) -> Option<Po
     let node = nodes.get(pods::node_of(pod)?)?;
     let host_network = pod.pointer("/spec/hostNetwork").and_then(Value::as_bool) == Some(true);
     let pod_ip = if node.pod_network && !host_network {
+        // Until its sandbox has one, a pod's status may show its node's address.
         pod.pointer("/status/podIP").and_then(Value::as_str).filter(|ip| *ip != node.address).unwrap_or_default()
     } else {
         &node.address

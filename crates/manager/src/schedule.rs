@@ -334,11 +334,11 @@ fn unowned_pods(cache: &Cache, all_jobs: &[JobObject], rec: &mut Recorder, now: 
     let jobs: std::collections::HashSet<&str> = all_jobs.iter().map(JobObject::uid).collect();
     let mut ops = Vec::new();
     for p in cache.of_kind("v1", "Pod") {
-        let owned = pods::owner_uid(&p.object).is_some_and(|uid| jobs.contains(uid));
+        // Bound pods (nearly all, in a busy cluster) are passed over first.
         let waiting = pods::node_of(&p.object).is_none()
             && !pods::deleting(&p.object)
             && pods::phase_of(&p.object) == PodPhase::Pending;
-        if owned || !waiting {
+        if !waiting || pods::owner_uid(&p.object).is_some_and(|uid| jobs.contains(uid)) {
             continue;
         }
         if let Some(op) = unschedulable_op(p, UNOWNED, now) {
