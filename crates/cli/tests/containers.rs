@@ -190,29 +190,28 @@ fn bad_images_and_privileged_pods_get_kubelets_reasons() {
         "a Failed event names the image: {events:?}"
     );
 
+    // Each job's pod fails; how its container ended.
+    let failed = |name: &str, yaml: String| -> (Value, Value) {
+        p.apply(&yaml).expect("job");
+        p.wait_for(60, &format!("{name} failed"), |p| pod_of(p, name).is_some_and(|pod| phase(&pod) == "Failed"));
+        let pod = pod_of(&p, name).expect("pod");
+        (pod["status"]["containerStatuses"][0]["state"]["terminated"].clone(), pod)
+    };
     let image = format!("{registry}/ringleader/busybox:1");
-    let privileged = "        securityContext: {privileged: true}\n";
-    p.apply(&job("root", &image, "true", privileged)).expect("job");
-    p.wait_for(60, "privileged refused", |p| pod_of(p, "root").is_some_and(|pod| phase(&pod) == "Failed"));
-    let pod = pod_of(&p, "root").expect("pod");
-    let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    let (terminated, _) = failed("root", job("root", &image, "true", "        securityContext: {privileged: true}\n"));
     assert_eq!(terminated["reason"], "CreateContainerConfigError", "{terminated}");
     assert!(terminated["message"].as_str().is_some_and(|m| m.contains("privileged")), "{terminated}");
     // The node's processes are not a pod's to see unless the operator allows it.
     let host_pid =
         job("hostpid", &image, "true", "").replace("      containers:", "      hostPID: true\n      containers:");
-    p.apply(&host_pid).expect("job");
-    p.wait_for(60, "hostPID refused", |p| pod_of(p, "hostpid").is_some_and(|pod| phase(&pod) == "Failed"));
-    let pod = pod_of(&p, "hostpid").expect("pod");
-    let message = pod["status"]["containerStatuses"][0]["state"]["terminated"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("spec.hostPID") && message.contains("--allow-host-namespaces"), "{pod}");
+    let (terminated, _) = failed("hostpid", host_pid);
+    assert_eq!(terminated["reason"], "CreateContainerConfigError", "{terminated}");
+    let message = terminated["message"].as_str().unwrap_or_default();
+    assert!(message.contains("spec.hostPID") && message.contains("--allow-host-namespaces"), "{terminated}");
 
     // A command the image does not have: kubelet's StartError, exit 128.
-    p.apply(&job("nocmd", &image, "true", "").replace("command: [sh, -c, \"true\"]", "command: [no-such-program]"))
-        .expect("job");
-    p.wait_for(60, "nocmd failed", |p| pod_of(p, "nocmd").is_some_and(|pod| phase(&pod) == "Failed"));
-    let pod = pod_of(&p, "nocmd").expect("pod");
-    let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    let nocmd = job("nocmd", &image, "true", "").replace("command: [sh, -c, \"true\"]", "command: [no-such-program]");
+    let (terminated, _) = failed("nocmd", nocmd);
     assert_eq!(
         (terminated["reason"].as_str(), terminated["exitCode"].as_i64()),
         (Some("StartError"), Some(128)),
@@ -222,10 +221,8 @@ fn bad_images_and_privileged_pods_get_kubelets_reasons() {
 
     // Past its memory limit the container is OOMKilled; runAsUser is its uid.
     let small = "        resources: {limits: {memory: 32Mi}}\n        securityContext: {runAsUser: 1234}\n";
-    p.apply(&job("hungry", &image, "id -u; dd if=/dev/zero of=/dev/null bs=128M count=1", small)).expect("job");
-    p.wait_for(60, "hungry failed", |p| pod_of(p, "hungry").is_some_and(|pod| phase(&pod) == "Failed"));
-    let pod = pod_of(&p, "hungry").expect("pod");
-    let terminated = &pod["status"]["containerStatuses"][0]["state"]["terminated"];
+    let (terminated, pod) =
+        failed("hungry", job("hungry", &image, "id -u; dd if=/dev/zero of=/dev/null bs=128M count=1", small));
     assert_eq!(terminated["reason"], "OOMKilled", "{terminated}");
     let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
     assert!(p.log(&name).lines().next().is_some_and(|l| l.trim() == "1234"), "runs as uid 1234: {}", p.log(&name));
