@@ -499,12 +499,14 @@ fn the_demos_jobs_run_in_containers_of_the_probe_image() {
     // Each met its peers through what the controller injected, read inside the containers.
     let ascend_master = p.sandbox_log("demo-ascend-master-0");
     assert!(ascend_master.contains("16 ranks in"), "the rank table was read in the container: {ascend_master}");
-    // The table the master read (its file, as mounted) names each pod's own
+    // The table the worker read (its file, as mounted) names each pod's own
     // address, as MindCluster's. (The ConfigMap itself goes back to
-    // `initializing` once the pods have ended.)
-    let node = p.get("pods", "demo-ascend-master-0").map(|m| m["spec"]["nodeName"].clone()).expect("master");
+    // `initializing` once the pods have ended.) The worker, not the master:
+    // under `successPolicy: AllWorkers` the job completes when the worker
+    // does, and a master still running then is deleted with the job's end.
+    let node = p.get("pods", "demo-ascend-worker-0").map(|m| m["spec"]["nodeName"].clone()).expect("worker");
     let file = p.data_dir().join(format!(
-        "nodes/{}/pods/default_demo-ascend-master-0/files/user/serverid/devindex/config/hccl.json",
+        "nodes/{}/pods/default_demo-ascend-worker-0/files/user/serverid/devindex/config/hccl.json",
         node.as_str().unwrap_or_default()
     ));
     let table = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -518,8 +520,8 @@ fn the_demos_jobs_run_in_containers_of_the_probe_image() {
             s["container_ip"].as_str().is_some_and(|ip| ip.starts_with("10.")) && s["container_ip"] != s["host_ip"]
         );
     }
-    let master = p.get("pods", "demo-ascend-master-0").unwrap_or_default();
-    assert!(ips.contains(master["status"]["podIP"].as_str().unwrap_or_default()), "{master}: {table}");
+    let worker = p.get("pods", "demo-ascend-worker-0").unwrap_or_default();
+    assert!(ips.contains(worker["status"]["podIP"].as_str().unwrap_or_default()), "{worker}: {table}");
     let pytorch = p.sandbox_log("demo-pytorch-master-0");
     assert!(pytorch.contains("success"), "{pytorch}");
     let launcher = p.sandbox_log("demo-mpi-launcher");
