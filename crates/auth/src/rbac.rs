@@ -295,6 +295,8 @@ pub fn builtin_objects() -> Vec<Value> {
     }
     // As Kubernetes' `edit`: who may change pods may also run commands in them.
     edit.push(rule(&[""], &["pods/exec", "pods/attach", "pods/portforward"], &["get", "create"]));
+    // As Kubernetes' `view`: bound in a namespace, it reads that namespace.
+    view.push(rule(&[""], &["namespaces"], READ));
     // As metrics-server's aggregated-metrics-reader: whoever reads pods reads their usage.
     view.push(rule(&[ringleader_registry::resources::METRICS_GROUP], &["pods"], READ));
     let edit_all: Vec<Value> = view.iter().chain(&edit).cloned().collect();

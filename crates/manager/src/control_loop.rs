@@ -5,7 +5,7 @@ use crate::cache::Cache;
 use crate::config::{ManagerConfig, Observed};
 use crate::dirty::{note, Dirty};
 use crate::error::ManagerError;
-use crate::{events, hot_reset, invalid, jobs, mindie, nodes, platform, schedule};
+use crate::{events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule};
 use ringleader_store::{Backend, Selector};
 use std::collections::{BTreeSet, HashMap};
 
@@ -103,6 +103,9 @@ pub fn pass_dirty(
     now: f64,
     dirty: &Dirty,
 ) -> Result<(), ManagerError> {
+    // First: what a terminating namespace holds is deleted before the job
+    // controller would act on it.
+    namespaces::finalize(store, cache, now)?;
     // Before the job controller: a Run's new framework job is then in the
     // cache for this very pass.
     platform::pass(store, cache, now)?;

@@ -14,6 +14,7 @@ use crate::ports;
 pub use crate::writes::write;
 use crate::{ManagerConfig, ManagerError};
 use ringleader_api::devices::{classify, Family};
+use ringleader_api::kinds::namespace;
 use ringleader_api::model::JobKind;
 use ringleader_api::time::rfc3339;
 use ringleader_api::{DeviceKind, Job, Resource};
@@ -453,6 +454,12 @@ pub fn collect_garbage(
         if o.key.kind == "Pod" {
             if !pods::deleting(&o.object) || !pods::started(&o.object) {
                 ops.push(delete_pod_op(o, false, &by_name, now));
+            }
+        } else if o.key.api_version == namespace::API_VERSION && o.key.kind == namespace::KIND {
+            // A namespace (a workspace's) is emptied before it goes.
+            if !namespace::terminating(&o.object) {
+                let patch = namespace::terminate_patch(&rfc3339(now));
+                ops.push(Op::Patch { key: o.key.clone(), patch, expected: None });
             }
         } else {
             ops.push(Op::Delete { key: o.key.clone(), expected: None });

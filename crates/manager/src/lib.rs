@@ -17,6 +17,7 @@ pub mod invalid;
 pub mod job_object;
 pub mod jobs;
 pub mod mindie;
+pub mod namespaces;
 pub mod node_view;
 pub mod nodes;
 pub mod placement;

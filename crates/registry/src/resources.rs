@@ -135,6 +135,7 @@ pub const RESOURCES: &[ResourceType] = &[
     rt("CheckRun", RINGLEADER, "v1alpha1", RINGLEADER_V1, "checkruns", "checkrun", &["chk"], false, false),
     // Last: the constants below name entries by their index.
     rt("Secret", "", "v1", "v1", "secrets", "secret", &[], true, false),
+    rt("Namespace", "", "v1", "v1", "namespaces", "namespace", &["ns"], false, false),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
@@ -157,6 +158,9 @@ pub const STORAGE_MOUNTS: &ResourceType = &RESOURCES[25];
 /// The platform's `AuditRecord` resource: read-only through the API (the
 /// server writes it beside each write it records, `ringleader_server::audit`).
 pub const AUDIT_RECORDS: &ResourceType = &RESOURCES[28];
+
+/// The core `v1 Namespace` resource.
+pub const NAMESPACES: &ResourceType = &RESOURCES[31];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
 /// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in
@@ -413,6 +417,9 @@ mod tests {
         assert_eq!(NODES.object_path("ignored", "n1"), "/apis/ringleader.io/v1alpha1/nodes/n1");
         assert_eq!(by_path("kubeflow.org", "v2beta1", "mpijobs").map(|r| r.kind), Some("MPIJob"));
         assert_eq!(CORE_NODES.object_path("", "n1"), "/api/v1/nodes/n1");
+        assert_eq!(NAMESPACES.object_path("", "vcjob"), "/api/v1/namespaces/vcjob");
+        assert_eq!(find("ns"), Some(NAMESPACES));
+        assert!(!NAMESPACES.namespaced && NAMESPACES.has_status());
     }
 
     #[test]

@@ -10,13 +10,15 @@ use crate::ServerState;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use ringleader_api::document::parse_str;
+use ringleader_api::kinds::namespace;
 use ringleader_api::kinds::SUPPORTED;
 use ringleader_api::{check_documents, FieldError};
 pub use ringleader_registry::apply::{ApplyAction, ApplyResult};
-use ringleader_registry::resources::{self, ResourceType};
+use ringleader_registry::resources::{self, ResourceType, NAMESPACES};
 use ringleader_registry::status::{cause_of, ApiError, Cause};
 use ringleader_store::{ObjectKey, Op};
 use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Fields the store sets; they do not make two objects differ.
 const SERVER_FIELDS: &[&str] = &["resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"];
@@ -140,10 +142,54 @@ pub async fn bulk(
         .blocking(move |store| {
             let mut ops = Vec::new();
             let mut results = Vec::new();
+            // Namespaces the documents are in but do not create are made
+            // first (as `helm install --create-namespace`), so `ringleader
+            // apply` of a manifest naming its namespace just works; one being
+            // deleted refuses the whole apply, as the API would each object.
+            let applied: BTreeSet<&str> = objects
+                .iter()
+                .filter(|(rt, _)| *rt == NAMESPACES)
+                .filter_map(|(_, o)| o.pointer("/metadata/name").and_then(Value::as_str))
+                .collect();
+            let mut needed: BTreeMap<&str, (&ResourceType, &Value)> = BTreeMap::new();
+            // Reported after the documents' own results, which keep their order.
+            let mut made = Vec::new();
+            for (rt, o) in objects.iter().filter(|(rt, _)| rt.namespaced) {
+                let ns = o.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("default");
+                if !applied.contains(ns) {
+                    needed.entry(ns).or_insert((rt, o));
+                }
+            }
+            for (ns, (rt, o)) in needed {
+                let existing = store.get(&crate::admission::namespaces::key(ns))?;
+                match existing {
+                    Some(n) => {
+                        if let Some(refused) = crate::admission::namespaces::refusal(rt, o, Some(&n.object)) {
+                            return Ok(Err(refused));
+                        }
+                    }
+                    None => {
+                        let created = namespace::object(ns);
+                        let record = crate::audit::entry(identity.as_ref(), "create", NAMESPACES, None, Some(&created));
+                        ops.push(Op::Create(created));
+                        ops.extend(record.map(Op::Create));
+                        made.push(ApplyResult {
+                            api_version: NAMESPACES.api_version.to_string(),
+                            kind: NAMESPACES.kind.to_string(),
+                            namespace: String::new(),
+                            name: ns.to_string(),
+                            action: ApplyAction::Created,
+                        });
+                    }
+                }
+            }
             for (rt, mut object) in objects {
                 let key = ObjectKey::of(&object)?;
                 let existing = store.get(&key)?;
                 carry_status(existing.as_ref().map(|e| &e.object), &mut object);
+                if rt == NAMESPACES {
+                    namespace::defaulted(&mut object, existing.as_ref().map(|e| &e.object));
+                }
                 let action = match &existing {
                     None => ApplyAction::Created,
                     Some(e) if without_server_fields(&e.object) == without_server_fields(&object) => {
@@ -165,12 +211,13 @@ pub async fn bulk(
                     action,
                 });
             }
+            results.extend(made);
             if !ops.is_empty() {
                 store.batch(ops)?;
             }
-            Ok(results)
+            Ok(Ok(results))
         })
-        .await?;
+        .await??;
     let reply = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "ApplyResultList", "items": results});
     Ok((StatusCode::OK, axum::Json(reply)).into_response())
 }

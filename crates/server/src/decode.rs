@@ -68,6 +68,14 @@ pub(crate) fn parse_path(path: &str) -> Result<Target, ApiError> {
         ["namespaces", ns, "pods", name, "log"] if group.is_empty() && valid(ns) && valid(name) => {
             Ok(Target::Log { ns: ns.to_string(), name: name.to_string() })
         }
+        // A namespace's own status: the one path where `namespaces/{name}`
+        // is the object, not the scope.
+        ["namespaces", name, "status"] if group.is_empty() && valid(name) => Ok(Target::Object {
+            rt: resources::NAMESPACES,
+            ns: String::new(),
+            name: name.to_string(),
+            part: Part::Status,
+        }),
         ["namespaces", ns, plural] if valid(ns) => {
             let rt = lookup(plural)?;
             if !rt.namespaced {
@@ -271,6 +279,12 @@ mod tests {
     #[test]
     fn paths_parse() {
         assert!(matches!(parse_path("/api/v1/namespaces/a/pods"), Ok(Target::Collection { ns: Some(_), .. })));
+        assert!(matches!(parse_path("/api/v1/namespaces"), Ok(Target::Collection { ns: None, .. })));
+        assert!(matches!(parse_path("/api/v1/namespaces/a"), Ok(Target::Object { part: Part::Whole, .. })));
+        assert!(matches!(
+            parse_path("/api/v1/namespaces/a/status"),
+            Ok(Target::Object { rt, part: Part::Status, .. }) if rt == resources::NAMESPACES
+        ));
         assert!(matches!(parse_path("/api/v1/pods"), Ok(Target::Collection { ns: None, .. })));
         assert!(matches!(parse_path("/api/v1/namespaces/a/pods/p/log"), Ok(Target::Log { .. })));
         assert!(matches!(parse_path("/apis/ringleader.io/v1alpha1/nodes/n1"), Ok(Target::Object { .. })));

@@ -38,7 +38,7 @@ use axum::routing::get;
 use axum::Router;
 use futures_util::StreamExt;
 use ringleader_api::time::now_rfc3339;
-use ringleader_registry::resources::{self, ResourceType, PODS};
+use ringleader_registry::resources::{self, ResourceType, NAMESPACES, PODS};
 use ringleader_registry::selector::ObjectSelector;
 use ringleader_registry::status::{ApiError, Cause};
 use ringleader_store::{ObjectKey, Op, Selector, StoreError, Stored};
@@ -589,6 +589,8 @@ async fn patch(
         }
         if part == Part::Status {
             patched = with_status_of(&current.object, &patched);
+        } else if rt == NAMESPACES {
+            ringleader_api::kinds::namespace::defaulted(&mut patched, Some(&current.object));
         }
         // Identity is not the patch's to change: put it back, as the store does.
         for pointer in ["/apiVersion", "/kind", "/metadata/name", "/metadata/namespace"] {
@@ -675,6 +677,9 @@ async fn delete(
     let dry = req.dry_run("DeleteOptions")?
         || serde_json::from_slice::<Value>(&req.body).ok().and_then(|o| o.get("dryRun").cloned())
             == Some(json!(["All"]));
+    if rt == NAMESPACES {
+        return delete_namespace(state, key, req, dry).await;
+    }
     // A guarded object is deleted only at the version found emptied.
     let mut guard_version = None;
     if admission::delete_guard::guarded(rt) {
@@ -776,5 +781,33 @@ async fn delete(
         "deletionGracePeriodSeconds": grace,
     }});
     let stored = state.blocking(move |s| s.patch(&key, &patch, None)).await?;
+    Ok(req.format.respond(StatusCode::OK, &stored.object))
+}
+
+/// DELETE of a namespace: as on Kubernetes it is marked (`deletionTimestamp`,
+/// phase Terminating) and answered at once; the manager then deletes what
+/// it holds and, once it is empty, the namespace
+/// (`ringleader_manager::namespaces`). The built-in ones are refused.
+async fn delete_namespace(state: &ServerState, key: ObjectKey, req: &Req, dry: bool) -> Result<Response, ApiError> {
+    use ringleader_api::kinds::namespace;
+    if let Some(refused) = admission::namespaces::undeletable(&key.name) {
+        return Err(refused);
+    }
+    let k = key.clone();
+    let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
+        return Err(StoreError::NotFound(key).into());
+    };
+    if namespace::terminating(&current.object) {
+        return Ok(req.format.respond(StatusCode::OK, &current.object));
+    }
+    let patch = namespace::terminate_patch(&now_rfc3339());
+    if dry {
+        let marked = patches::merge_patch(&current.object, &patch);
+        return Ok(req.format.respond(StatusCode::OK, &marked));
+    }
+    let record = audit::entry(req.identity.as_ref(), "delete", NAMESPACES, Some(&current.object), None);
+    let version = current.resource_version;
+    let stored =
+        state.blocking(move |s| audit::write(s, Op::Patch { key, patch, expected: Some(version) }, record)).await?;
     Ok(req.format.respond(StatusCode::OK, &stored.object))
 }

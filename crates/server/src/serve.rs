@@ -19,10 +19,39 @@ async fn prepare(state: &ServerState) -> std::io::Result<()> {
         .await
         .map_err(std::io::Error::other)?
         .map_err(|e| std::io::Error::other(format!("cannot create the built-in RBAC roles: {e}")))?;
+    let store = state.store().clone();
+    let namespaces = tokio::task::spawn_blocking(move || ensure_namespaces(&store))
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| std::io::Error::other(format!("cannot create the namespaces: {e}")))?;
+    if namespaces > 0 {
+        tracing::info!(created = namespaces, "namespaces created (the built-in ones and those already in use)");
+    }
     if created > 0 {
         tracing::info!(created, "built-in RBAC roles and bindings created");
     }
     Ok(())
+}
+
+/// Creates the built-in namespaces and one for every namespace objects are
+/// already in (a store written before namespaces were objects), so nothing
+/// stored is left in a namespace that does not exist. Returns how many.
+fn ensure_namespaces(store: &ringleader_store::Store) -> Result<usize, ringleader_store::StoreError> {
+    use ringleader_api::kinds::namespace;
+    let mut names: std::collections::BTreeSet<String> = namespace::BUILTIN.iter().map(|n| n.to_string()).collect();
+    names.extend(store.namespaces_in_use()?);
+    let mut created = 0;
+    for name in names {
+        if store.get(&crate::admission::namespaces::key(&name))?.is_some() {
+            continue;
+        }
+        match store.create(namespace::object(&name)) {
+            Ok(_) => created += 1,
+            Err(ringleader_store::StoreError::AlreadyExists(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(created)
 }
 
 /// Serves the API on `listener` until `shutdown` completes; open watch and

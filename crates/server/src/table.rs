@@ -92,6 +92,7 @@ pub fn columns(rt: &ResourceType) -> Vec<Column> {
             col("Name", "string", "Name of the event.", 1),
         ],
         ("v1", "ConfigMap") => vec![NAME, col("Data", "integer", "Number of keys in data and binaryData.", 0), AGE],
+        ("v1", "Namespace") => vec![NAME, col("Status", "string", "The status of the namespace", 0), AGE],
         ("v1", "Secret") => vec![
             NAME,
             col("Type", "string", "The type of the secret.", 0),
@@ -192,6 +193,7 @@ pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
             let count = |p: &str| at(v, p).and_then(Value::as_object).map_or(0, Map::len);
             vec![name, json!(count("/data") + count("/binaryData")), age(v, now)]
         }
+        ("v1", "Namespace") => vec![name, json!(s(v, "/status/phase")), age(v, now)],
         ("v1", "Secret") => {
             let keys = at(v, "/data").and_then(Value::as_object).map_or(0, Map::len);
             let kind = at(v, "/type").and_then(Value::as_str).unwrap_or("Opaque");

@@ -363,11 +363,16 @@ async fn bulk_apply_is_all_or_nothing() -> TestResult {
     assert!(matches!(&empty, Err(e) if e.code() == Some(400)), "{empty:?}");
 
     // `apply -n`: documents without a namespace go there; another namespace is an error.
-    let applied = c.apply_documents_with("job.yaml", Some("team"), GOOD).await?;
-    assert_eq!((applied[1].namespace.as_str(), applied[1].action), ("team", ApplyAction::Created));
+    let applied = c.apply_documents_with("job.yaml", Some("team-new"), GOOD).await?;
+    assert_eq!((applied[1].namespace.as_str(), applied[1].action), ("team-new", ApplyAction::Created));
     assert_eq!(applied[0].namespace, "");
+    // The namespace did not exist: the apply made it, and says so last.
+    assert_eq!(
+        (applied[2].kind.as_str(), applied[2].name.as_str(), applied[2].action),
+        ("Namespace", "team-new", ApplyAction::Created)
+    );
     let elsewhere = GOOD.replace("name: hello\n", "name: hello\n  namespace: prod\n");
-    let r = c.apply_documents_with("job.yaml", Some("team"), &elsewhere).await;
+    let r = c.apply_documents_with("job.yaml", Some("team-new"), &elsewhere).await;
     assert!(matches!(&r, Err(e) if e.code() == Some(422) && e.to_string().contains("metadata.namespace")), "{r:?}");
 
     // Single-object server-side apply creates, then replaces.

@@ -592,6 +592,16 @@ impl Readers {
         })
     }
 
+    /// See [`crate::Store::namespaces_in_use`].
+    pub fn namespaces(&self) -> Result<Vec<String>, StoreError> {
+        self.with(|conn| {
+            let mut st =
+                conn.prepare_cached("SELECT DISTINCT namespace FROM objects WHERE namespace != ''").map_err(io)?;
+            let rows = st.query_map([], |row| row.get::<_, String>(0)).map_err(io)?;
+            rows.map(|r| r.map_err(io)).collect()
+        })
+    }
+
     /// See [`crate::Store::list_stream`]. Two passes in one read transaction:
     /// the first finds the page's extent by key (reading objects only to
     /// test `keep`), the second hands over the stored text of its rows.

@@ -222,6 +222,12 @@ impl Store {
         self.inner.readers.get(key)
     }
 
+    /// Every namespace some object is in (unordered, each once): what a
+    /// store written before namespaces were objects holds them as.
+    pub fn namespaces_in_use(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.readers.namespaces()
+    }
+
     /// Every object the selector covers, ordered by key, and the store
     /// version the list is consistent with (watch from it to follow on).
     pub fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {

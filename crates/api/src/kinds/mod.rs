@@ -6,6 +6,7 @@ pub mod ascend;
 pub mod check;
 pub mod cluster;
 pub mod kubeflow;
+pub mod namespace;
 mod object;
 pub mod platform;
 pub mod volcano;

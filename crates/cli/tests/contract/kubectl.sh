@@ -106,6 +106,13 @@ fails "${K[@]}" get tfjob dist-mnist
 has 'NotFound'
 
 # --- every job kind through kubectl apply (validated by the server) ------------
+# The seed's Volcano job goes into namespace vcjob: a manifest holding the
+# Namespace makes it (in the file's order, before what goes into it).
+printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: vcjob\n' >"$TMPDIR/ns.yaml"
+fails "${K[@]}" apply -f "$EXAMPLES/vcjob-elastic.yaml" --dry-run=server
+has 'namespaces "vcjob" not found'
+run "${K[@]}" apply -f "$TMPDIR/ns.yaml"
+has '^namespace/vcjob created$'
 for f in ascendjob-pytorch.yaml vcjob-elastic.yaml mpijob.yaml tfjob.yaml batch-job.yaml; do
   run "${K[@]}" apply -f "$EXAMPLES/$f" --dry-run=server
   has '\(server dry run\)'

@@ -64,6 +64,10 @@ token() { # token USER: a kubeconfig for USER in $TMPDIR/USER.kubeconfig
 
 alice_views_kc_team() { # a RoleBinding: kc-alice may read namespace kc-team (`view`)
   cat > "$TMPDIR/alice-view.yaml" <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: kc-team}
+---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: kc-alice-view, namespace: kc-team}
@@ -71,5 +75,6 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: kc-alice}]
 YAML
   run "${K[@]}" apply -f "$TMPDIR/alice-view.yaml"
+  has '^namespace/kc-team created$'
   has 'rolebinding.rbac.authorization.k8s.io/kc-alice-view created'
 }

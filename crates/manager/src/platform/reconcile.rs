@@ -7,6 +7,7 @@ use super::{check, quota, resource_group, run, script, storage, workspace};
 use crate::cache::{str_at, Cache};
 use crate::writes::write;
 use crate::ManagerError;
+use ringleader_api::kinds::namespace;
 use ringleader_store::Backend;
 
 /// Kinds of the platform group that own what the controller makes.
@@ -25,7 +26,13 @@ pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Mana
     );
     write(store, cache, ops)?;
     let bindings = objects(cache, RBAC_API, "RoleBinding");
-    let ops = workspace::decide(&objects(cache, API, "Workspace"), &objects(cache, QUEUE_API, "Queue"), &bindings);
+    let namespaces = objects(cache, namespace::API_VERSION, namespace::KIND);
+    let ops = workspace::decide(
+        &objects(cache, API, "Workspace"),
+        &objects(cache, QUEUE_API, "Queue"),
+        &bindings,
+        &namespaces,
+    );
     write(store, cache, ops)?;
     let ops = storage::decide(&objects(cache, API, "StorageMount"), &objects(cache, NODE_API, "Node"));
     write(store, cache, ops)?;

@@ -7,6 +7,7 @@
 use super::api::{QUEUE_API, RBAC_API};
 use super::object::{key_of, name, owner_ref, status_op};
 use crate::cache::{at, str_at};
+use ringleader_api::kinds::namespace;
 use ringleader_store::{ObjectKey, Op};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,6 +39,17 @@ pub fn role_binding(ws: &Value, binding: &str, cluster_role: &str, role: &str) -
     })
 }
 
+/// Label naming the workspace a namespace was made for.
+pub const WORKSPACE_LABEL: &str = "platform.ringleader.io/workspace";
+
+/// The namespace made for `ws`.
+pub fn workspace_namespace(ws: &Value) -> Value {
+    let mut n = namespace::object(name(ws));
+    n["metadata"]["labels"][WORKSPACE_LABEL] = json!(name(ws));
+    n["metadata"]["ownerReferences"] = owner_ref(ws);
+    n
+}
+
 fn queue_patch(queue: &str, workspace: Value) -> Op {
     Op::Patch {
         key: ObjectKey::new(QUEUE_API, "Queue", "", queue),
@@ -48,7 +60,7 @@ fn queue_patch(queue: &str, workspace: Value) -> Op {
 
 /// The writes that bring RoleBindings, queue bindings and workspace
 /// statuses in line with the workspaces.
-pub fn decide(workspaces: &[Value], queues: &[Value], bindings: &[Value]) -> Vec<Op> {
+pub fn decide(workspaces: &[Value], queues: &[Value], bindings: &[Value], namespaces: &[Value]) -> Vec<Op> {
     let existing: BTreeSet<&str> = workspaces.iter().map(name).collect();
     let mut claimed: BTreeMap<&str, String> = queues
         .iter()
@@ -64,6 +76,18 @@ pub fn decide(workspaces: &[Value], queues: &[Value], bindings: &[Value]) -> Vec
     }
     for ws in workspaces {
         let ns = name(ws);
+        // The workspace's namespace: made (owned by it, so it goes with it)
+        // unless one of that name exists; nothing is written into one
+        // being deleted.
+        match namespaces.iter().find(|n| name(n) == ns) {
+            None => ops.push(Op::Create(workspace_namespace(ws))),
+            Some(n) if namespace::terminating(n) => {
+                let message = format!("namespace {ns} is being deleted");
+                ops.extend(status_op(ws, json!({"namespace": ns, "state": "failed", "message": message})));
+                continue;
+            }
+            Some(_) => {}
+        }
         for (binding, cluster_role, role) in [(ADMINS, "admin", "admin"), (MEMBERS, "edit", "member")] {
             let want = role_binding(ws, binding, cluster_role, role);
             let have = bindings.iter().find(|b| key_of(b) == key_of(&want));
@@ -138,7 +162,13 @@ mod tests {
 
     #[test]
     fn bindings_by_role_and_queues_bound() {
-        let ops = decide(&[ws("team-a", json!(["q1"]))], &[queue("q1", "g", None)], &[]);
+        let ops = decide(&[ws("team-a", json!(["q1"]))], &[queue("q1", "g", None)], &[], &[]);
+        let made: Vec<&Value> = ops.iter().filter_map(|o| if let Op::Create(v) = o { Some(v) } else { None }).collect();
+        assert_eq!(made.len(), 1, "the workspace's namespace: {ops:?}");
+        assert_eq!((made[0]["kind"].as_str(), name(made[0])), (Some("Namespace"), "team-a"));
+        assert_eq!(made[0]["metadata"]["ownerReferences"][0]["uid"], "uid-team-a", "it goes with the workspace");
+        assert_eq!(made[0]["metadata"]["labels"][WORKSPACE_LABEL], "team-a");
+        let namespaces = [made[0].clone()];
         let applied: Vec<&Value> =
             ops.iter().filter_map(|o| if let Op::Apply(v) = o { Some(v) } else { None }).collect();
         assert_eq!(applied.len(), 2);
@@ -168,13 +198,26 @@ mod tests {
         let bindings: Vec<Value> = applied.into_iter().cloned().collect();
         let mut done = ws("team-a", json!(["q1"]));
         done["status"] = status.unwrap_or_default();
-        assert!(decide(&[done], &[queue("q1", "g", Some("team-a"))], &bindings).is_empty());
+        assert!(decide(&[done], &[queue("q1", "g", Some("team-a"))], &bindings, &namespaces).is_empty());
+    }
+
+    #[test]
+    fn nothing_is_written_into_a_workspace_namespace_being_deleted() {
+        let mut going = namespace::object("team-a");
+        going["status"]["phase"] = json!("Terminating");
+        let ops = decide(&[ws("team-a", json!([]))], &[], &[], &[going]);
+        assert!(!ops.iter().any(|o| matches!(o, Op::Apply(_) | Op::Create(_))), "{ops:?}");
+        let failed = ops.iter().any(|o| {
+            matches!(o, Op::Patch { key, patch, .. } if key.kind == "Workspace"
+                && patch["status"]["message"] == "namespace team-a is being deleted")
+        });
+        assert!(failed, "{ops:?}");
     }
 
     #[test]
     fn a_queue_of_another_workspace_or_group_or_none_fails_the_workspace() {
         let queues = [queue("q1", "g", Some("team-b")), queue("q2", "other", None)];
-        let ops = decide(&[ws("team-a", json!(["q1", "q2", "q3"])), ws("team-b", json!(["q1"]))], &queues, &[]);
+        let ops = decide(&[ws("team-a", json!(["q1", "q2", "q3"])), ws("team-b", json!(["q1"]))], &queues, &[], &[]);
         let status = ops
             .iter()
             .find_map(|o| match o {
@@ -195,7 +238,7 @@ mod tests {
     #[test]
     fn a_queue_left_out_or_of_a_deleted_workspace_is_unbound() {
         let queues = [queue("q1", "g", Some("team-a")), queue("q2", "g", Some("gone"))];
-        let ops = decide(&[ws("team-a", json!([]))], &queues, &[]);
+        let ops = decide(&[ws("team-a", json!([]))], &queues, &[], &[]);
         for q in ["q1", "q2"] {
             let unbound = ops.iter().any(|o| {
                 matches!(o, Op::Patch { key, patch, .. } if key.name == q && patch == &json!({"spec": {"workspace": null}}))

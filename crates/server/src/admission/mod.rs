@@ -10,13 +10,15 @@
 pub(crate) mod defaulting;
 pub(crate) mod delete_guard;
 pub(crate) mod fields;
+pub(crate) mod namespaces;
 pub(crate) mod objects;
 pub(crate) mod protect;
 pub(crate) mod validation;
 
 use crate::state::ServerState;
+use ringleader_api::kinds::namespace;
 use ringleader_auth::Identity;
-use ringleader_registry::resources::ResourceType;
+use ringleader_registry::resources::{ResourceType, NAMESPACES};
 use ringleader_registry::status::ApiError;
 use serde_json::Value;
 
@@ -42,15 +44,28 @@ pub(crate) async fn object(
     duplicates: &[String],
     before: protect::Before<'_>,
 ) -> Result<(Value, Vec<String>), ApiError> {
-    // 1. Defaulting: apiVersion, kind, namespace and name agree with the path.
-    let object = defaulting::prepare(w.rt, ns, name, object)?;
+    // 1. Defaulting: apiVersion, kind, namespace and name agree with the path;
+    //    a namespace gets its finalizer, label and (the server's) phase.
+    let mut object = defaulting::prepare(w.rt, ns, name, object)?;
+    if w.rt == NAMESPACES {
+        match &before {
+            protect::Before::Absent => namespace::defaulted(&mut object, None),
+            protect::Before::Known(b) => namespace::defaulted(&mut object, *b),
+            protect::Before::Lookup => namespace::fill_spec(&mut object),
+        }
+    }
     // 2. Fields: unknown and duplicate ones refused (Strict) or warned about.
     let warnings = fields::check(w.rt, &object, duplicates, w.field_validation)?;
     // 3. Validation: what holds for any object, then the kind's own rules.
     validation::validate(w.rt, &object)?;
     // 4. Devices: a Pod's devices are among its node's.
     objects::pod_devices(w.state, w.rt, &object, None).await?;
-    // 5. Protection: fields only the scheduler and controllers may set, and
+    // 5. Namespace lifecycle: what is created goes into a namespace that
+    //    exists and is not being deleted.
+    if matches!(before, protect::Before::Absent | protect::Before::Known(None)) {
+        namespaces::admit_create(w.state, w.rt, &object).await?;
+    }
+    // 6. Protection: fields only the scheduler and controllers may set, and
     //    the platform's rules (quotas, workspaces, who may write where).
     protect::admit(w.state, w.identity, w.verb, w.rt, &object, before).await?;
     Ok((object, warnings))

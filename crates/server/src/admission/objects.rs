@@ -27,7 +27,7 @@ use ringleader_api::validate::{
 };
 use ringleader_api::FieldError;
 use ringleader_observability::metrics::DEVICES_ANNOTATION;
-use ringleader_registry::resources::{ResourceType, NODES, PODS};
+use ringleader_registry::resources::{ResourceType, NAMESPACES, NODES, PODS};
 use ringleader_registry::status::ApiError;
 use ringleader_store::ObjectKey;
 use ringleader_topology::{builtin_names, Profile};
@@ -155,9 +155,13 @@ pub(crate) fn errors(rt: &ResourceType, object: &Value) -> Vec<FieldError> {
 fn metadata(rt: &ResourceType, object: &Value, errs: &mut Vec<FieldError>) {
     let meta = object.get("metadata");
     if let Some(name) = meta.and_then(|m| m.get("name")).and_then(Value::as_str) {
-        // Job kinds name their pods `<job>-<role>-<i>`, so theirs are labels.
-        let (ok, rule) =
-            if rt.job { (is_dns1123_label(name), LABEL_RULE) } else { (is_dns1123_subdomain(name), SUBDOMAIN_RULE) };
+        // Job kinds name their pods `<job>-<role>-<i>`, so theirs are labels;
+        // a namespace name is a label as in Kubernetes.
+        let (ok, rule) = if rt.job || rt == NAMESPACES {
+            (is_dns1123_label(name), LABEL_RULE)
+        } else {
+            (is_dns1123_subdomain(name), SUBDOMAIN_RULE)
+        };
         if !ok {
             errs.push(FieldError::new("metadata.name", shown(name), rule));
         }

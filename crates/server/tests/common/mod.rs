@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod namespaces;
+
 use ringleader_client::{Client, Token};
 use ringleader_observability::Metrics;
 use ringleader_server::{serve, ServerState};
@@ -29,6 +31,7 @@ impl TestServer {
     pub async fn start_with(options: Options) -> Result<TestServer, Box<dyn std::error::Error + Send + Sync>> {
         let dir = tempfile::tempdir()?;
         let store = Store::open_with(&dir.path().join("store"), options)?;
+        namespaces::create(&store)?;
         let token = Token::load_or_create(dir.path())?;
         let state = ServerState::new(store, token.clone(), Metrics::new())
             .with_token_registry(ringleader_auth::identity::tokens_path(dir.path()));

@@ -13,6 +13,9 @@ use ringleader_server::{serve, serve_tls, ServerState};
 use ringleader_store::Store;
 use std::time::Duration;
 
+#[path = "../common/namespaces.rs"]
+mod namespaces;
+
 pub struct PlainServer {
     pub url: String,
     pub token: String,
@@ -36,6 +39,7 @@ impl PlainServer {
     async fn launch(tls: bool) -> Result<PlainServer, Box<dyn std::error::Error + Send + Sync>> {
         let dir = tempfile::tempdir()?;
         let store = Store::open(&dir.path().join("store"))?;
+        namespaces::create(&store)?;
         let token = Token::load_or_create(dir.path())?;
         let state = ServerState::new(store, token.clone(), Metrics::new())
             .with_bookmark_period(Duration::from_millis(300))
