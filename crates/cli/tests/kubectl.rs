@@ -80,7 +80,7 @@ fn the_seeds_first_steps_word_for_word() {
     let ack = common::example("examples/pytorchjob-ack-gpu-topology.yaml")
         .replace("  namespace: default\n", "")
         .replace("command:\n              - python\n", "command: [sleep, \"600\"]\n")
-        .replace("args: [\"/opt/mnist/src/mnist.py\", \"--backend\", \"nccl\"]\n", "");
+        .replace("              args: [\"/opt/mnist/src/mnist.py\", \"--backend\", \"nccl\"]\n", "");
     assert!(!ack.contains("namespace:") && ack.matches("command: [sleep, \"600\"]").count() == 2, "{ack}");
     std::fs::write(jobs.join("pytorch-dist-nccl.yaml"), ack).expect("write");
     let out = Command::new("bash")

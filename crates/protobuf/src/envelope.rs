@@ -20,13 +20,13 @@ use crate::schema;
 use crate::wire::{self, MAGIC};
 use crate::Error;
 
-pub(crate) fn encode_object(object: &Value, path: &mut Path, depth: usize) -> Result<Vec<u8>, Error> {
+pub(crate) fn encode_object(object: &Value, path: &mut Path, depth: usize, lenient: bool) -> Result<Vec<u8>, Error> {
     let type_field = |name: &'static str| object.get(name).and_then(Value::as_str).ok_or(Error::MissingTypeMeta(name));
     let api_version = type_field("apiVersion")?;
     let kind = type_field("kind")?;
     let desc = schema::lookup(api_version, kind)?;
     let mut raw = Vec::new();
-    from_json::message(&desc, object, path, depth, true, &mut raw)?;
+    from_json::message(&desc, object, path, depth, from_json::Mode { top_level: true, lenient }, &mut raw)?;
 
     let mut type_meta = Vec::new();
     wire::put_bytes(&mut type_meta, 1, api_version.as_bytes());

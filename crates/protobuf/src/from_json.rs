@@ -31,12 +31,22 @@ fn show(v: &Value) -> String {
 
 /// Encodes `value` as message `desc` into `out` (without a length prefix).
 /// `top_level` objects carry apiVersion/kind, which belong to the envelope.
+/// How [`message`] writes: whether the object is the enveloped one (its
+/// `apiVersion`/`kind` belong to the envelope), and whether a field the
+/// Kubernetes type lacks is left out (as Go's JSON decoding drops it) or
+/// refused.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mode {
+    pub top_level: bool,
+    pub lenient: bool,
+}
+
 pub(crate) fn message(
     desc: &MessageDescriptor,
     value: &Value,
     path: &mut Path,
     depth: usize,
-    top_level: bool,
+    mode: Mode,
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
     if depth > MAX_DEPTH {
@@ -52,10 +62,13 @@ pub(crate) fn message(
     let inline: Vec<FieldDescriptor> = shape::inline_fields(desc).collect();
     let mut inline_objs: Vec<Map<String, Value>> = vec![Map::new(); inline.len()];
     for (key, v) in obj {
-        if top_level && (key == "apiVersion" || key == "kind") {
+        let field = shape::field_by_json(desc, key);
+        // The envelope carries a top-level object's type; a list's items
+        // carry theirs in JSON but have none in protobuf (their list names it).
+        if (mode.top_level || field.is_none()) && (key == "apiVersion" || key == "kind") {
             continue;
         }
-        if let Some(field) = shape::field_by_json(desc, key) {
+        if let Some(field) = field {
             // null is how Go's JSON shows a nil pointer: absent.
             if !v.is_null() {
                 fields.push((field, Cow::Borrowed(v)));
@@ -65,7 +78,7 @@ pub(crate) fn message(
             if let Some(slot) = inline_objs.get_mut(i) {
                 slot.insert(key.clone(), v.clone());
             }
-        } else {
+        } else if !mode.lenient {
             let known: Vec<String> = desc.fields().map(|f| f.name().to_owned()).collect();
             return Err(json_err(path, desc, format!("unknown field {key:?} (known fields: {})", known.join(", "))));
         }
@@ -108,7 +121,7 @@ pub(crate) fn message(
     fields.sort_by_key(|(f, _)| f.number());
     for (field, v) in &fields {
         path.push(Seg::Field(field.name().to_owned()));
-        let r = write_field(desc, field, v, path, depth, out);
+        let r = write_field(desc, field, v, path, depth, mode, out);
         path.pop();
         r?;
     }
@@ -126,6 +139,7 @@ fn write_field(
     v: &Value,
     path: &mut Path,
     depth: usize,
+    mode: Mode,
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
     if v.is_null() {
@@ -147,8 +161,8 @@ fn write_field(
             let Some(val) = m.get(key) else { continue };
             path.push(Seg::Key(key.clone()));
             let mut e = Vec::new();
-            let r = scalar(&entry, &kf, &Value::String(key.clone()), path, depth, &mut e)
-                .and_then(|()| scalar(&entry, &vf, val, path, depth, &mut e));
+            let r = scalar(&entry, &kf, &Value::String(key.clone()), path, depth, mode, &mut e)
+                .and_then(|()| scalar(&entry, &vf, val, path, depth, mode, &mut e));
             path.pop();
             r?;
             put_bytes(out, field.number(), &e);
@@ -178,14 +192,14 @@ fn write_field(
             let r = if item.is_null() {
                 Err(json_err(path, desc, format!("null is not allowed in {}", field.name())))
             } else {
-                scalar(desc, field, item, path, depth, out)
+                scalar(desc, field, item, path, depth, mode, out)
             };
             path.pop();
             r?;
         }
         return Ok(());
     }
-    scalar(desc, field, v, path, depth, out)
+    scalar(desc, field, v, path, depth, mode, out)
 }
 
 /// Writes one value of `field` with its key.
@@ -195,13 +209,14 @@ fn scalar(
     v: &Value,
     path: &mut Path,
     depth: usize,
+    mode: Mode,
     out: &mut Vec<u8>,
 ) -> Result<(), Error> {
     let number = field.number();
     match field.kind() {
         Kind::Message(m) => {
             let mut body = Vec::new();
-            message(&m, v, path, depth + 1, false, &mut body)?;
+            message(&m, v, path, depth + 1, Mode { top_level: false, ..mode }, &mut body)?;
             put_bytes(out, number, &body);
         }
         Kind::String => {

@@ -43,8 +43,16 @@ pub fn decode(body: &[u8]) -> Result<serde_json::Value, Error> {
 
 /// Encodes a Kubernetes JSON object (which names its `apiVersion` and
 /// `kind`) as an enveloped protobuf object.
+/// A field the Kubernetes type lacks is refused, naming its path.
 pub fn encode(object: &serde_json::Value) -> Result<Vec<u8>, Error> {
-    envelope::encode_object(object, &mut path::Path::default(), 0)
+    envelope::encode_object(object, &mut path::Path::default(), 0, false)
+}
+
+/// [`encode`], leaving out fields the Kubernetes type lacks (an object a
+/// server stored with fields of its own), as Go's JSON decoding into the
+/// type drops them; a value of the wrong type is still an error.
+pub fn encode_lenient(object: &serde_json::Value) -> Result<Vec<u8>, Error> {
+    envelope::encode_object(object, &mut path::Path::default(), 0, true)
 }
 
 #[cfg(test)]

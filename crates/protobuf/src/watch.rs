@@ -23,9 +23,11 @@ use crate::to_json::{self, Decoder};
 use crate::wire::{self, put_bytes, Reader};
 use crate::Error;
 
-/// Encodes one watch event as a length-prefixed frame.
+/// Encodes one watch event as a length-prefixed frame; the object as
+/// [`crate::encode_lenient`] writes it (a stream cannot fall back to JSON
+/// for one event).
 pub fn encode_watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, Error> {
-    let embedded = envelope::encode_object(object, &mut Path::default(), 0)?;
+    let embedded = envelope::encode_object(object, &mut Path::default(), 0, true)?;
     let mut raw_ext = Vec::with_capacity(embedded.len() + 4);
     put_bytes(&mut raw_ext, 1, &embedded);
     let mut event = Vec::with_capacity(raw_ext.len() + event_type.len() + 8);

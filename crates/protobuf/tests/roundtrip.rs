@@ -189,3 +189,35 @@ fn supports_builtins_not_custom_resources() {
         assert!(!supports(v, k), "{v} {k}");
     }
 }
+
+#[test]
+fn list_items_carrying_their_type_as_the_json_api_shows_them() {
+    // Stored objects carry apiVersion/kind; in a protobuf list the items do
+    // not (the list names their type), so they are left out, not refused.
+    let list = json!({"apiVersion": "v1", "kind": "NamespaceList", "metadata": {"resourceVersion": "7"},
+        "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}, "status": {"phase": "Active"}}]});
+    let body = encode(&list).unwrap_or_else(|e| panic!("{e}"));
+    let back = decode(&body).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back["items"][0]["metadata"]["name"], "a");
+    assert_eq!(back["items"][0]["status"]["phase"], "Active");
+    assert!(back["items"][0].get("kind").is_none(), "{back}");
+    // A field of that name where the type has one is kept (an owner reference's kind).
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c",
+        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u"}]}});
+    let back = decode(&encode(&cm).unwrap_or_else(|e| panic!("{e}"))).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back["metadata"]["ownerReferences"][0]["kind"], "Job");
+}
+
+#[test]
+fn lenient_encoding_leaves_out_fields_the_type_lacks_and_strict_names_them() {
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+        "status": {"active": 1, "replicaStatuses": {"Worker": {"active": 1}}}});
+    let strict = ringleader_protobuf::encode(&job).map_err(|e| e.to_string());
+    assert!(strict.as_ref().is_err_and(|e| e.contains("replicaStatuses")), "{strict:?}");
+    let body = ringleader_protobuf::encode_lenient(&job).unwrap_or_else(|e| panic!("{e}"));
+    let back = decode(&body).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back["status"], json!({"active": 1}));
+    // A value of the wrong type is still refused.
+    let bad = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": 5}});
+    assert!(ringleader_protobuf::encode_lenient(&bad).is_err());
+}

@@ -248,11 +248,12 @@ pub(crate) fn parse_value(content_type: &str, body: &[u8]) -> Result<(Value, Vec
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_field("body", "required: send the object as JSON or YAML"));
     }
-    // Kubernetes' protobuf encoding (kubectl's typed clients send it for core
-    // kinds, e.g. `kubectl create configmap`) is not decoded here: say so
-    // instead of misreading it as YAML.
-    if content_type.to_ascii_lowercase().contains("protobuf") {
-        return Err(ApiError::unsupported_patch(content_type, &["application/json", "application/yaml"]));
+    // Kubernetes' protobuf encoding: kubectl's typed clients (`kubectl create
+    // configmap|namespace|…`, `run`) and Kubernetes' own components send it
+    // for the built-in kinds.
+    if is_protobuf(content_type) {
+        let value = ringleader_protobuf::decode(body).map_err(|e| protobuf_refusal(content_type, e))?;
+        return Ok((value, Vec::new()));
     }
     let (value, dups) = if is_yaml(content_type, body) {
         let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_field("body", format!("not UTF-8: {e}")))?;
@@ -270,6 +271,35 @@ pub(crate) fn parse_value(content_type: &str, body: &[u8]) -> Result<(Value, Vec
 
 pub(crate) fn body(req: &Req) -> Result<(Value, Vec<String>), ApiError> {
     parse_value(req.content_type(), &req.body)
+}
+
+/// Whether a `Content-Type` is Kubernetes' protobuf encoding.
+pub(crate) fn is_protobuf(content_type: &str) -> bool {
+    content_type.trim().to_ascii_lowercase().starts_with(ringleader_protobuf::MEDIA_TYPE)
+}
+
+/// A protobuf body that cannot be read: 415 for a kind that has no
+/// protobuf message (custom resources are JSON, as on Kubernetes), 400 for
+/// a body that is not a well-formed object of its kind.
+fn protobuf_refusal(content_type: &str, e: ringleader_protobuf::Error) -> ApiError {
+    match e {
+        ringleader_protobuf::Error::UnknownKind { .. } => ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!("the body of content type {content_type:?} cannot be read: {e}; send this kind as application/json or application/yaml"),
+        ),
+        e => ApiError::bad_request(format!("the object provided is unrecognized: {e}")),
+    }
+}
+
+/// The `DeleteOptions` (or other options) in a request's body, in whichever
+/// encoding it came; `null` when there are none or they cannot be read
+/// (the query's options still apply).
+pub(crate) fn options(req: &Req) -> Value {
+    if is_protobuf(req.content_type()) {
+        return ringleader_protobuf::decode(&req.body).unwrap_or(Value::Null);
+    }
+    serde_json::from_slice::<Value>(&req.body).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

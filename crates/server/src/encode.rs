@@ -14,6 +14,11 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OutputFormat {
     Json,
+    /// Kubernetes' protobuf (`Accept` names it first), for the kinds that
+    /// have a message; others (custom resources) answer JSON, which the
+    /// client's `*/*` or `application/json` fallback takes, as from
+    /// kube-apiserver.
+    Protobuf,
     Yaml,
     /// `include` is `None` when `?includeObject=` names no known value.
     Table {
@@ -28,6 +33,10 @@ impl OutputFormat {
         if let Some(version) = crate::table::requested_version(accept) {
             let include = crate::table::IncludeObject::parse(query.get("includeObject").map(String::as_str)).ok();
             return OutputFormat::Table { version, include };
+        }
+        let first = accept.split(',').next().unwrap_or_default().trim();
+        if first.to_ascii_lowercase().starts_with(ringleader_protobuf::MEDIA_TYPE) {
+            return OutputFormat::Protobuf;
         }
         let yaml = query.get("output").is_some_and(|o| o.eq_ignore_ascii_case("yaml"))
             || (accept.contains("yaml") && !accept.contains("json"));
@@ -47,6 +56,10 @@ impl OutputFormat {
         };
         match self {
             OutputFormat::Json => json(&value),
+            OutputFormat::Protobuf => match protobuf(&value) {
+                Some(body) => Ok(Encoded { content_type: ringleader_protobuf::MEDIA_TYPE, body }),
+                None => json(&value),
+            },
             OutputFormat::Table { version, include } => match include {
                 Some(include) => json(&crate::table::render(value, include, version, ringleader_api::time::now())),
                 None => Err(ApiError::bad_field("includeObject", "must be one of None, Metadata, Object")),
@@ -60,6 +73,10 @@ impl OutputFormat {
     pub(crate) fn respond(self, code: StatusCode, value: &Value) -> Response {
         match self {
             OutputFormat::Json => (code, axum::Json(value)).into_response(),
+            OutputFormat::Protobuf => match protobuf(value) {
+                Some(body) => (code, [(CONTENT_TYPE, ringleader_protobuf::MEDIA_TYPE)], body).into_response(),
+                None => (code, axum::Json(value)).into_response(),
+            },
             OutputFormat::Table { version, include } => match include {
                 Some(include) => {
                     let now = ringleader_api::time::now();
@@ -71,6 +88,24 @@ impl OutputFormat {
                 Ok(text) => (code, [(CONTENT_TYPE, "application/yaml")], text).into_response(),
                 Err(e) => ApiError::internal(format!("cannot render YAML: {e}")).into_response(),
             },
+        }
+    }
+}
+
+/// `value` in protobuf, when its kind has a message. Fields of ringleader's
+/// own that the Kubernetes type lacks (a batch Job's `replicaStatuses`) are
+/// left out, as a client decoding into that type drops them; a value that
+/// does not fit its type at all is answered in JSON, and named in the log.
+pub(crate) fn protobuf(value: &Value) -> Option<Vec<u8>> {
+    let s = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or_default();
+    if !ringleader_protobuf::supports(s("apiVersion"), s("kind")) {
+        return None;
+    }
+    match ringleader_protobuf::encode_lenient(value) {
+        Ok(body) => Some(body),
+        Err(e) => {
+            tracing::warn!(kind = s("kind"), "answered in JSON, not protobuf: {e}");
+            None
         }
     }
 }

@@ -674,9 +674,7 @@ async fn delete(
     key: ObjectKey,
     req: &Req,
 ) -> Result<Response, ApiError> {
-    let dry = req.dry_run("DeleteOptions")?
-        || serde_json::from_slice::<Value>(&req.body).ok().and_then(|o| o.get("dryRun").cloned())
-            == Some(json!(["All"]));
+    let dry = req.dry_run("DeleteOptions")? || decode::options(req).get("dryRun") == Some(&json!(["All"]));
     if rt == NAMESPACES {
         return delete_namespace(state, key, req, dry).await;
     }
@@ -705,7 +703,7 @@ async fn delete(
         None,
     );
     let mut grace = req.u64_param("gracePeriodSeconds")?;
-    let options = serde_json::from_slice::<Value>(&req.body).unwrap_or(Value::Null);
+    let options = decode::options(req);
     if grace.is_none() {
         // kubectl sends DeleteOptions in the body.
         grace = options.get("gracePeriodSeconds").and_then(Value::as_u64);

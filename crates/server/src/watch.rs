@@ -78,6 +78,9 @@ pub struct View {
     pub table: Option<(&'static str, IncludeObject)>,
     /// The type the projection shows (named in bookmarks).
     pub shown_as: Option<&'static ResourceType>,
+    /// Events as Kubernetes' protobuf frames (`;stream=watch`), for a kind
+    /// that has a protobuf message; else JSON lines.
+    pub protobuf: bool,
 }
 
 impl View {
@@ -87,6 +90,7 @@ impl View {
             OutputFormat::Table { version, include } => {
                 View { table: Some((version, include.unwrap_or_default())), ..View::default() }
             }
+            OutputFormat::Protobuf => View { protobuf: true, ..View::default() },
             _ => View::default(),
         }
     }
@@ -99,8 +103,15 @@ impl View {
     }
 }
 
-/// One line of the stream.
+/// One line of the stream (a frame, in protobuf).
 fn line(kind: &str, stored: &Stored, view: &View) -> Bytes {
+    if view.protobuf {
+        let mut object = view.project.map_or_else(|| stored.object.clone(), |p| p(&stored.object));
+        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), json!(stored.resource_version.to_string()));
+        }
+        return frame(kind, &object);
+    }
     if view.project.is_some() || view.table.is_some() {
         let mut object = view.project.map_or_else(|| stored.object.clone(), |p| p(&stored.object));
         if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -129,13 +140,30 @@ fn line(kind: &str, stored: &Stored, view: &View) -> Bytes {
     Bytes::from(format!("{{\"type\":\"{kind}\",\"object\":{text}}}\n"))
 }
 
+/// One protobuf frame. An object that does not fit its Kubernetes type
+/// (which the store should never hold) becomes an `ERROR` event naming
+/// why, so the client lists again rather than missing it silently.
+fn frame(kind: &str, object: &Value) -> Bytes {
+    match ringleader_protobuf::encode_watch_frame(kind, object) {
+        Ok(frame) => Bytes::from(frame),
+        Err(e) => {
+            tracing::warn!("a watch event cannot be sent in protobuf: {e}");
+            let status = ApiError::internal(format!("a watch event cannot be sent in protobuf: {e}")).to_status();
+            Bytes::from(ringleader_protobuf::encode_watch_frame("ERROR", &status).unwrap_or_default())
+        }
+    }
+}
+
 /// A `BOOKMARK` line: the kind and a resourceVersion only.
-fn bookmark(rt: &ResourceType, version: u64, initial_end: bool) -> Bytes {
+fn bookmark(rt: &ResourceType, version: u64, initial_end: bool, protobuf: bool) -> Bytes {
     let mut metadata = json!({"resourceVersion": version.to_string(), "creationTimestamp": null});
     if initial_end {
         metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
     let object = json!({"kind": rt.kind, "apiVersion": rt.api_version, "metadata": metadata});
+    if protobuf {
+        return frame("BOOKMARK", &object);
+    }
     Bytes::from(format!("{{\"type\":\"BOOKMARK\",\"object\":{object}}}\n"))
 }
 
@@ -196,7 +224,7 @@ impl WatchStream {
             Ok(event) => Err(event),
             Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
                 self.version = self.version.max(version);
-                Ok(bookmark(self.view.shown_as.unwrap_or(self.rt), self.version, false))
+                Ok(bookmark(self.view.shown_as.unwrap_or(self.rt), self.version, false, self.view.protobuf))
             }
         }
     }
@@ -255,7 +283,11 @@ impl WatchStream {
 /// watch cache answers it: the stream opens (200) and its one event is an
 /// `ERROR` carrying the 410 `Expired` Status, which tells informers to list
 /// again; nothing is replayed.
-fn expired(e: &ApiError) -> Response {
+fn expired(e: &ApiError, protobuf: bool) -> Response {
+    if protobuf {
+        return ([(CONTENT_TYPE, ringleader_protobuf::WATCH_MEDIA_TYPE)], frame("ERROR", &e.to_status()))
+            .into_response();
+    }
     let line = format!("{{\"type\":\"ERROR\",\"object\":{}}}\n", e.to_status());
     ([(CONTENT_TYPE, "application/json")], line).into_response()
 }
@@ -268,8 +300,11 @@ pub async fn serve_as(
     ns: Option<String>,
     selector: ObjectSelector,
     options: Options,
-    view: View,
+    mut view: View,
 ) -> Result<Response, ApiError> {
+    // Custom resources are watched in JSON, as on Kubernetes.
+    let shown = view.shown_as.unwrap_or(rt);
+    view.protobuf &= ringleader_protobuf::supports(shown.api_version, shown.kind);
     let sel = store_selector(rt, ns.as_deref());
     let list_first = options.initial_events.unwrap_or(options.from.is_none());
     let from = options.from;
@@ -285,16 +320,17 @@ pub async fn serve_as(
         .await;
     let (initial, start, watch) = match started {
         Ok(started) => started,
-        Err(e) if e.reason == "Expired" => return Ok(expired(&e)),
+        Err(e) if e.reason == "Expired" => return Ok(expired(&e, view.protobuf)),
         Err(e) => return Err(e),
     };
     let initial: Vec<Stored> = initial.into_iter().filter(|s| view.matches(&selector, &s.object)).collect();
     let matching = (!selector.is_empty()).then(|| initial.iter().map(|s| s.key.clone()).collect::<HashSet<_>>());
     let mut lines: VecDeque<Bytes> = initial.iter().map(|s| line(EventType::Added.as_str(), s, &view)).collect();
     if options.bookmarks && options.initial_events == Some(true) {
-        lines.push_back(bookmark(view.shown_as.unwrap_or(rt), start, true));
+        lines.push_back(bookmark(view.shown_as.unwrap_or(rt), start, true, view.protobuf));
     }
     let bookmark_every = options.bookmarks.then(|| state.bookmark_period());
+    let protobuf = view.protobuf;
     let stream = WatchStream {
         rt,
         store: state.store().clone(),
@@ -313,7 +349,8 @@ pub async fn serve_as(
         let next = s.next().await?;
         Some((Ok::<_, Infallible>(next), s))
     });
-    Ok(([(CONTENT_TYPE, "application/json")], stream_body(body)).into_response())
+    let content_type = if protobuf { ringleader_protobuf::WATCH_MEDIA_TYPE } else { "application/json" };
+    Ok(([(CONTENT_TYPE, content_type)], stream_body(body)).into_response())
 }
 
 #[cfg(test)]
@@ -338,7 +375,7 @@ mod tests {
 
     #[test]
     fn bookmarks_carry_only_kind_and_version() -> Result<(), serde_json::Error> {
-        let b: Value = serde_json::from_slice(&bookmark(ringleader_registry::resources::PODS, 12, true))?;
+        let b: Value = serde_json::from_slice(&bookmark(ringleader_registry::resources::PODS, 12, true, false))?;
         assert_eq!(b["type"], "BOOKMARK");
         assert_eq!(b["object"]["kind"], "Pod");
         assert_eq!(b["object"]["apiVersion"], "v1");

@@ -266,8 +266,12 @@ kind: ConfigMap
 metadata: {name: kc-cm}
 data: {a: "1"}
 YAML
-fails "${K[@]}" create configmap kc-proto --from-literal=a=1
-has 'UnsupportedMediaType|unknown format'
+# kubectl's generators send protobuf (the built-in kinds' encoding).
+run "${K[@]}" create configmap kc-proto --from-literal=a=1
+has '^configmap/kc-proto created$'
+run "${K[@]}" get configmap kc-proto -o jsonpath='{.data.a}'
+has '^1$'
+run "${K[@]}" delete configmap kc-proto
 run "${K[@]}" create -f "$TMPDIR/kc-cm.yaml"
 has 'configmap/kc-cm created'
 run "${K[@]}" patch configmap kc-cm -p '{"data":{"b":"2"}}'
@@ -365,8 +369,11 @@ YAML
 fails "${K[@]}" apply -f "$TMPDIR/bypass.yaml"
 has 'forbidden: .*spec\.nodeName, metadata\.annotations\["ringleader\.io/devices"\]: only the scheduler'
 fails "${K[@]}" get pod kc-bypass
-run "${K[@]}" delete -f "$TMPDIR/alice-view.yaml"
-has 'deleted'
+# The Namespace goes first, and with it the RoleBinding inside it.
+run "${K[@]}" delete -f "$TMPDIR/alice-view.yaml" --ignore-not-found
+has 'namespace "kc-team" deleted'
+run "${K[@]}" get rolebindings -n kc-team
+lacks 'kc-alice-view'
 
 # A pod created on its own is told why it waits: no job owns it.
 cat >"$TMPDIR/kc-bare.yaml" <<'YAML'
