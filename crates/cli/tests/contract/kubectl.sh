@@ -272,6 +272,56 @@ has '^configmap/kc-proto created$'
 run "${K[@]}" get configmap kc-proto -o jsonpath='{.data.a}'
 has '^1$'
 run "${K[@]}" delete configmap kc-proto
+# Every generator of `kubectl create`, and `kubectl run`: what is served is
+# created as kubectl expects; a kind not served is a Kubernetes-worded 404,
+# never a 415.
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=kc -keyout "$TMPDIR/tls.key" -out "$TMPDIR/tls.crt" 2>/dev/null
+run "${K[@]}" create secret generic kc-gen-secret --from-literal=password=s3cret
+has '^secret/kc-gen-secret created$'
+run "${K[@]}" create secret docker-registry kc-gen-pull --docker-server=registry.local --docker-username=u --docker-password=p
+has '^secret/kc-gen-pull created$'
+run "${K[@]}" get secret kc-gen-pull -o jsonpath='{.type}'
+has '^kubernetes.io/dockerconfigjson$'
+run "${K[@]}" create secret tls kc-gen-tls --cert="$TMPDIR/tls.crt" --key="$TMPDIR/tls.key"
+has '^secret/kc-gen-tls created$'
+run "${K[@]}" create deployment kc-gen-deploy --image=busybox --replicas=0 -- sleep 30
+has '^deployment.apps/kc-gen-deploy created$'
+run "${K[@]}" create job kc-gen-job --image=busybox -- true
+has '^job.batch/kc-gen-job created$'
+run "${K[@]}" create role kc-gen-role --verb=get --resource=pods
+has '^role.rbac.authorization.k8s.io/kc-gen-role created$'
+run "${K[@]}" create rolebinding kc-gen-rb --role=kc-gen-role --user=kc-someone
+has '^rolebinding.rbac.authorization.k8s.io/kc-gen-rb created$'
+run "${K[@]}" create clusterrole kc-gen-cr --verb=list --resource=nodes
+has '^clusterrole.rbac.authorization.k8s.io/kc-gen-cr created$'
+run "${K[@]}" create clusterrolebinding kc-gen-crb --clusterrole=kc-gen-cr --user=kc-someone
+has '^clusterrolebinding.rbac.authorization.k8s.io/kc-gen-crb created$'
+run "${K[@]}" create priorityclass kc-gen-pc --value=1000 --description=generated
+has '^priorityclass.scheduling.k8s.io/kc-gen-pc created$'
+run "${K[@]}" create namespace kc-gen-ns
+has '^namespace/kc-gen-ns created$'
+run "${K[@]}" run kc-gen-run --image=busybox --restart=Never -- sleep 1
+has '^pod/kc-gen-run created$'
+not_served() { # not_served ARGS...: `kubectl create ARGS` is a 404, not a 415
+  fails "${K[@]}" create "$@"
+  has 'the server could not find the requested resource|NotFound'
+  lacks 'UnsupportedMediaType|415'
+}
+not_served cronjob kc-gen-cron --image=busybox --schedule='*/1 * * * *'
+not_served quota kc-gen-quota --hard=pods=1
+not_served poddisruptionbudget kc-gen-pdb --selector=app=x --min-available=1
+not_served ingress kc-gen-ing --rule=a.local/=svc:80
+not_served serviceaccount kc-gen-sa
+run "${K[@]}" delete secret kc-gen-secret kc-gen-pull kc-gen-tls
+run "${K[@]}" delete deployment kc-gen-deploy
+run "${K[@]}" delete job.batch kc-gen-job
+run "${K[@]}" delete pod kc-gen-run --grace-period=0 --force
+run "${K[@]}" delete role kc-gen-role
+run "${K[@]}" delete rolebinding kc-gen-rb
+run "${K[@]}" delete clusterrole kc-gen-cr
+run "${K[@]}" delete clusterrolebinding kc-gen-crb
+run "${K[@]}" delete priorityclass kc-gen-pc
+run "${K[@]}" delete namespace kc-gen-ns
 run "${K[@]}" create -f "$TMPDIR/kc-cm.yaml"
 has 'configmap/kc-cm created'
 run "${K[@]}" patch configmap kc-cm -p '{"data":{"b":"2"}}'
