@@ -295,6 +295,8 @@ pub fn builtin_objects() -> Vec<Value> {
     }
     // As Kubernetes' `edit`: who may change pods may also run commands in them.
     edit.push(rule(&[""], &["pods/exec", "pods/attach", "pods/portforward"], &["get", "create"]));
+    // As Kubernetes' `edit`: who may delete pods may evict them (`kubectl drain`).
+    edit.push(rule(&[""], &["pods/eviction"], &["create"]));
     // As Kubernetes' `view`: bound in a namespace, it reads that namespace.
     view.push(rule(&[""], &["namespaces"], READ));
     // As metrics-server's aggregated-metrics-reader: whoever reads pods reads their usage.

@@ -5,7 +5,7 @@ use crate::cache::Cache;
 use crate::config::{ManagerConfig, Observed};
 use crate::dirty::{note, Dirty};
 use crate::error::ManagerError;
-use crate::{events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule};
+use crate::{events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule, taints};
 use ringleader_store::{Backend, Selector};
 use std::collections::{BTreeSet, HashMap};
 
@@ -106,6 +106,8 @@ pub fn pass_dirty(
     // First: what a terminating namespace holds is deleted before the job
     // controller would act on it.
     namespaces::finalize(store, cache, now)?;
+    // Pods a NoExecute taint sends away go before the scheduler places more.
+    taints::evict(store, cache, now)?;
     // Before the job controller: a Run's new framework job is then in the
     // cache for this very pass.
     platform::pass(store, cache, now)?;

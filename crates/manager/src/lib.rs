@@ -26,6 +26,7 @@ pub mod pods;
 pub mod ports;
 pub mod schedule;
 pub mod schedule_pass;
+pub mod taints;
 pub mod writes;
 
 pub use config::{Heartbeat, LatencyObserver, ManagerConfig, ObjectObserver, Observed, ScheduleObserver};

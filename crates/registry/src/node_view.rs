@@ -146,9 +146,13 @@ pub fn project(node: &Value) -> Value {
 
     let mut spec = json!({});
     let flag = |field: &str| node.pointer(&format!("/spec/{field}")).and_then(Value::as_bool) == Some(true);
+    let mut taints: Vec<Value> = node.pointer("/spec/taints").and_then(Value::as_array).cloned().unwrap_or_default();
     if flag("stopped") || flag("unschedulable") {
         spec["unschedulable"] = json!(true);
-        spec["taints"] = json!([{"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}]);
+        taints.insert(0, json!({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}));
+    }
+    if !taints.is_empty() {
+        spec["taints"] = Value::Array(taints);
     }
     json!({
         "apiVersion": "v1",
@@ -171,9 +175,11 @@ pub fn project(node: &Value) -> Value {
 /// land on the stored object; labels the view only adds (hostname, os,
 /// arch) are not stored unless changed; `status` is ignored, as a write of
 /// a Node's main resource ignores it on Kubernetes. A change the stored
-/// Node cannot hold (another spec field, taints, the profile's
-/// instance-type label) is refused, naming the field.
-pub fn apply_write(stored: &Value, wanted: &Value) -> Result<Value, ApiError> {
+/// Node cannot hold (another spec field, a taint with an unknown effect,
+/// the profile's instance-type label) is refused, naming the field. Taints
+/// land on `spec.taints`; a new `NoExecute` one gets `timeAdded` (`now`),
+/// from which its pods' `tolerationSeconds` count.
+pub fn apply_write(stored: &Value, wanted: &Value, now: &str) -> Result<Value, ApiError> {
     let view = project(stored);
     let name = s(stored, "/metadata/name");
     // 422 Invalid, in kube-apiserver's words: `Node "n" is invalid: <field>: Invalid value: <value>: <why>`.
@@ -208,26 +214,7 @@ pub fn apply_write(stored: &Value, wanted: &Value) -> Result<Value, ApiError> {
         Some(Value::Bool(b)) => *b,
         Some(other) => return Err(invalid("spec.unschedulable", other, "must be true or false".into())),
     };
-    let taints = |v: &Value| -> Vec<Value> {
-        v.pointer("/spec/taints")
-            .and_then(Value::as_array)
-            .map(|t| {
-                t.iter()
-                    .filter(|t| t.get("key").and_then(Value::as_str) != Some(UNSCHEDULABLE_TAINT))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    if taints(wanted) != taints(&view) {
-        return Err(invalid(
-            "spec.taints",
-            wanted.pointer("/spec/taints").unwrap_or(&Value::Null),
-            "taints are not served on ringleader nodes yet (the scheduler has no tolerations); cordon with \
-             spec.unschedulable (kubectl cordon) instead"
-                .into(),
-        ));
-    }
+    let taints = wanted_taints(wanted, stored, now, &invalid)?;
     let mut out = stored.clone();
     let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) else {
         return Err(invalid("metadata", &Value::Null, "the stored node has none".into()));
@@ -250,6 +237,73 @@ pub fn apply_write(stored: &Value, wanted: &Value) -> Result<Value, ApiError> {
         } else {
             spec.remove("unschedulable");
         }
+        if taints.is_empty() {
+            spec.remove("taints");
+        } else {
+            spec.insert("taints".into(), Value::Array(taints));
+        }
+    }
+    Ok(out)
+}
+
+/// The effects a taint may have.
+const TAINT_EFFECTS: [&str; 3] = ["NoExecute", "NoSchedule", "PreferNoSchedule"];
+
+/// The taints `wanted` gives the node (the cordon taint is
+/// `spec.unschedulable`'s, not stored), each checked as kube-apiserver
+/// checks them; a `NoExecute` taint keeps the `timeAdded` it had, or gets `now`.
+fn wanted_taints(
+    wanted: &Value,
+    stored: &Value,
+    now: &str,
+    invalid: &dyn Fn(&str, &Value, String) -> ApiError,
+) -> Result<Vec<Value>, ApiError> {
+    let list = match wanted.pointer("/spec/taints") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(other) => return Err(invalid("spec.taints", other, "must be a list of taints".into())),
+    };
+    let before: Vec<&Value> = stored.pointer("/spec/taints").and_then(Value::as_array).into_iter().flatten().collect();
+    let mut out: Vec<Value> = Vec::new();
+    for (i, t) in list.iter().enumerate() {
+        let key = t.get("key").and_then(Value::as_str).unwrap_or_default();
+        if key == UNSCHEDULABLE_TAINT {
+            continue;
+        }
+        let effect = t.get("effect").and_then(Value::as_str).unwrap_or_default();
+        if !ringleader_api::validate::is_qualified_name(key) {
+            let why = format!("name part {}", ringleader_api::validate::QUALIFIED_NAME_RULE);
+            return Err(invalid(&format!("spec.taints[{i}].key"), &json!(key), why));
+        }
+        if !TAINT_EFFECTS.contains(&effect) {
+            let supported = TAINT_EFFECTS.map(|e| format!("{e:?}")).join(", ");
+            let field = format!("spec.taints[{i}].effect");
+            return Err(invalid(&field, &json!(effect), format!("Unsupported value: supported values: {supported}")));
+        }
+        let value = t.get("value").and_then(Value::as_str).unwrap_or_default();
+        if !value.is_empty() && !ringleader_api::validate::is_label_value(value) {
+            let why = ringleader_api::validate::LABEL_VALUE_RULE.to_string();
+            return Err(invalid(&format!("spec.taints[{i}].value"), &json!(value), why));
+        }
+        let same = |o: &Value| o.get("key") == t.get("key") && o.get("effect") == t.get("effect");
+        if out.iter().any(same) {
+            let why = "taints must be unique by key and effect pair".to_string();
+            return Err(invalid(&format!("spec.taints[{i}]"), t, why));
+        }
+        let mut taint = json!({"key": key, "effect": effect});
+        if !value.is_empty() {
+            taint["value"] = json!(value);
+        }
+        if effect == "NoExecute" {
+            let added = t
+                .get("timeAdded")
+                .filter(|v| v.is_string())
+                .or_else(|| before.iter().find(|o| same(o)).and_then(|o| o.get("timeAdded")))
+                .cloned()
+                .unwrap_or_else(|| json!(now));
+            taint["timeAdded"] = added;
+        }
+        out.push(taint);
     }
     Ok(out)
 }
@@ -324,7 +378,7 @@ mod tests {
         wanted["metadata"]["annotations"] = json!({"team": "vision"});
         wanted["spec"]["unschedulable"] = json!(true);
         wanted["status"] = json!({"capacity": {"cpu": "999"}});
-        let out = apply_write(&node, &wanted).unwrap();
+        let out = apply_write(&node, &wanted, NOW).unwrap();
         // Only what was changed is stored: not the labels the view adds.
         assert_eq!(out["metadata"]["labels"], json!({"ack.node.gpu.schedule": "topology"}));
         assert_eq!(out["metadata"]["annotations"], json!({"team": "vision"}));
@@ -336,13 +390,13 @@ mod tests {
         // Uncordoned: the view's unschedulable taint is not the client's to keep.
         let mut back = project(&out);
         back["spec"]["unschedulable"] = json!(false);
-        let out = apply_write(&out, &back).unwrap();
+        let out = apply_write(&out, &back, NOW).unwrap();
         assert!(out["spec"].get("unschedulable").is_none(), "{out}");
 
         let refused = |edit: &dyn Fn(&mut Value)| {
             let mut w = project(&node);
             edit(&mut w);
-            let e = apply_write(&node, &w).unwrap_err();
+            let e = apply_write(&node, &w, NOW).unwrap_err();
             assert_eq!(e.code, StatusCode::UNPROCESSABLE_ENTITY, "{}", e.message);
             e.message
         };
@@ -350,10 +404,49 @@ mod tests {
         assert!(m.starts_with("Node \"n1\" is invalid: metadata.labels[node.kubernetes.io/instance-type]"), "{m}");
         let m = refused(&|w| w["spec"]["podCIDR"] = json!("10.0.0.0/24"));
         assert!(m.contains("spec.podCIDR"), "{m}");
-        let m = refused(&|w| w["spec"]["taints"] = json!([{"key": "k", "effect": "NoSchedule"}]));
-        assert!(m.contains("spec.taints"), "{m}");
+        let m = refused(&|w| w["spec"]["taints"] = json!([{"key": "k", "effect": "NoWay"}]));
+        assert!(
+            m.contains("spec.taints[0].effect") && m.contains("\"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\""),
+            "{m}"
+        );
+        let m = refused(&|w| w["spec"]["taints"] = json!([{"key": "bad key", "effect": "NoSchedule"}]));
+        assert!(m.contains("spec.taints[0].key"), "{m}");
+        let twice = json!([{"key": "k", "effect": "NoSchedule"}, {"key": "k", "value": "v", "effect": "NoSchedule"}]);
+        let m = refused(&|w| w["spec"]["taints"] = twice.clone());
+        assert!(m.contains("unique by key and effect"), "{m}");
         let m = refused(&|w| w["spec"]["unschedulable"] = json!("yes"));
         assert!(m.contains("spec.unschedulable"), "{m}");
+    }
+
+    const NOW: &str = "2026-11-28T10:00:00Z";
+
+    #[test]
+    fn taints_land_on_the_stored_node_and_no_execute_ones_keep_when_they_were_added() {
+        let node = stored(Some(true), false);
+        let mut w = project(&node);
+        w["spec"]["taints"] = json!([{"key": "gpu", "value": "broken", "effect": "NoExecute"},
+                                     {"key": "dedicated", "effect": "NoSchedule"}]);
+        let out = apply_write(&node, &w, NOW).unwrap();
+        assert_eq!(
+            out["spec"]["taints"],
+            json!([{"key": "gpu", "value": "broken", "effect": "NoExecute", "timeAdded": NOW},
+                   {"key": "dedicated", "effect": "NoSchedule"}])
+        );
+        // Written again later (kubectl taint of another key): the time stays.
+        let mut again = project(&out);
+        again["spec"]["unschedulable"] = json!(true);
+        let later = apply_write(&out, &again, "2026-11-28T11:00:00Z").unwrap();
+        assert_eq!(later["spec"]["taints"][0]["timeAdded"], NOW);
+        // The view shows them after the cordon taint, which is not stored.
+        let view = project(&later);
+        assert_eq!(view["spec"]["taints"][0]["key"], UNSCHEDULABLE_TAINT);
+        assert_eq!(view["spec"]["taints"][1]["key"], "gpu");
+        assert_eq!(apply_write(&later, &view, NOW).unwrap()["spec"]["taints"], later["spec"]["taints"]);
+        // `kubectl taint node n gpu-` removes it.
+        let mut removed = project(&later);
+        removed["spec"]["taints"] = json!([{"key": "dedicated", "effect": "NoSchedule"}]);
+        let out = apply_write(&later, &removed, NOW).unwrap();
+        assert_eq!(out["spec"]["taints"], json!([{"key": "dedicated", "effect": "NoSchedule"}]));
     }
 
     fn decode(v: &Value) -> Node {

@@ -2,6 +2,7 @@
 //! labels, network position and device state, built from cluster-file
 //! `ringleader.io/v1alpha1` Node objects.
 
+use k8s_openapi::api::core::v1::Taint;
 use ringleader_api::kinds::cluster::{Node as NodeObject, NodeNetwork};
 use ringleader_api::FieldError;
 use ringleader_topology::parse::{npu_smi, nvidia_smi};
@@ -24,6 +25,8 @@ pub struct Node {
     pub network: NodeNetwork,
     /// Address pods on this node are reached at.
     pub address: Option<String>,
+    /// Taints pods must tolerate to be placed here (see [`crate::predicates::tolerates`]).
+    pub taints: Vec<Taint>,
 }
 
 impl Node {
@@ -92,7 +95,15 @@ impl Node {
         // (what pins a pod to one node through a nodeSelector).
         labels.insert("kubernetes.io/hostname".to_string(), name.clone());
         labels.extend(obj.metadata.labels.clone().unwrap_or_default());
-        Ok(Node { name, labels, profile, state, network: obj.spec.network.clone(), address: obj.spec.address.clone() })
+        Ok(Node {
+            name,
+            labels,
+            profile,
+            state,
+            network: obj.spec.network.clone(),
+            address: obj.spec.address.clone(),
+            taints: obj.spec.taints.clone(),
+        })
     }
 
     /// Physical device IDs of a set of device indices.

@@ -1,7 +1,7 @@
 //! Node filters a pod must pass before devices are even considered:
-//! nodeSelector, required node affinity, and the chip family it asks for.
+//! nodeSelector, required node affinity, taints, and the chip family it asks for.
 
-use k8s_openapi::api::core::v1::{NodeSelectorRequirement, PodSpec};
+use k8s_openapi::api::core::v1::{NodeSelectorRequirement, PodSpec, Taint, Toleration};
 use ringleader_api::ascend as keys;
 use ringleader_api::{DeviceKind, DeviceRequest, Job};
 use ringleader_topology::{Profile, Vendor};
@@ -21,6 +21,8 @@ pub enum Filtered {
     /// The session keeps the node away from this job (reserved for another
     /// job, or not among a VIP job's nodes); the text says why.
     Gated(String),
+    /// A `NoSchedule` or `NoExecute` taint the pod does not tolerate.
+    Taint(String),
 }
 
 impl std::fmt::Display for Filtered {
@@ -31,6 +33,7 @@ impl std::fmt::Display for Filtered {
             Filtered::NoResource(r) => write!(f, "Insufficient {r}"),
             Filtered::SchedulePolicy(p) => write!(f, "node(s) didn't match huawei.com/schedule_policy {p}"),
             Filtered::Gated(why) => f.write_str(why),
+            Filtered::Taint(t) => write!(f, "node(s) had untolerated taint {{{t}}}"),
         }
     }
 }
@@ -60,6 +63,50 @@ pub fn labels_match(spec: Option<&PodSpec>, labels: &BTreeMap<String, String>) -
         }
     }
     Ok(())
+}
+
+/// Whether the pod spec may be placed on `node`: its nodeSelector and
+/// required node affinity accept the node's labels, and it tolerates the
+/// node's `NoSchedule` and `NoExecute` taints (`PreferNoSchedule` ones do
+/// not keep it away).
+pub fn node_admits(spec: Option<&PodSpec>, node: &crate::cluster::Node) -> Result<(), Filtered> {
+    labels_match(spec, &node.labels)?;
+    let tolerations = spec.and_then(|s| s.tolerations.as_deref()).unwrap_or_default();
+    match node.taints.iter().find(|t| t.effect != "PreferNoSchedule" && !tolerates(tolerations, t)) {
+        Some(t) => Err(Filtered::Taint(match &t.value {
+            Some(v) if !v.is_empty() => format!("{}: {}", t.key, v),
+            _ => t.key.clone(),
+        })),
+        None => Ok(()),
+    }
+}
+
+/// Whether the node has no `PreferNoSchedule` taint the pod does not
+/// tolerate: such nodes are tried first (the taint is a preference, not a
+/// filter).
+pub fn welcome(spec: Option<&PodSpec>, node: &crate::cluster::Node) -> bool {
+    let tolerations = spec.and_then(|s| s.tolerations.as_deref()).unwrap_or_default();
+    node.taints.iter().all(|t| t.effect != "PreferNoSchedule" || tolerates(tolerations, t))
+}
+
+/// Whether one of `tolerations` tolerates `taint`, by Kubernetes' rules: an
+/// empty key with `Exists` tolerates every taint; else the keys are equal,
+/// the values too under `Equal` (the default operator), and the effects
+/// are equal or the toleration names none.
+pub fn tolerates(tolerations: &[Toleration], taint: &Taint) -> bool {
+    tolerations.iter().any(|t| tolerates_one(t, taint))
+}
+
+/// [`tolerates`] for one toleration.
+pub fn tolerates_one(t: &Toleration, taint: &Taint) -> bool {
+    let effect_ok = t.effect.as_deref().is_none_or(|e| e.is_empty() || e == taint.effect);
+    let key = t.key.as_deref().unwrap_or_default();
+    let exists = t.operator.as_deref() == Some("Exists");
+    if key.is_empty() {
+        return exists && effect_ok;
+    }
+    let value_ok = exists || t.value.as_deref().unwrap_or_default() == taint.value.as_deref().unwrap_or_default();
+    key == taint.key && value_ok && effect_ok
 }
 
 fn requirement_holds(e: &NodeSelectorRequirement, labels: &BTreeMap<String, String>) -> bool {

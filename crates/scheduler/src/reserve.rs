@@ -9,7 +9,7 @@
 //! plugin's `reservation: false` argument turns it off.
 
 use crate::conf::Argument;
-use crate::predicates::{labels_match, policy_matches, serves};
+use crate::predicates::{node_admits, policy_matches, serves};
 use crate::session::{Reservation, Session};
 use ringleader_api::DeviceKind;
 use std::collections::BTreeSet;
@@ -54,7 +54,7 @@ fn nodes_for(ss: &Session, j: usize) -> Option<BTreeSet<usize>> {
             .filter(|(i, n)| {
                 !chosen.contains(i)
                     && gate.check(*i).is_ok()
-                    && labels_match(role.template.spec.as_ref(), &n.labels).is_ok()
+                    && node_admits(role.template.spec.as_ref(), n).is_ok()
                     && serves(n, req).is_ok()
                     && policy_matches(&n.profile, spec).is_ok()
             })

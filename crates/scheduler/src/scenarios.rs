@@ -35,6 +35,7 @@ pub fn a2_cluster(n: usize, free: u32) -> Cluster {
             state: DeviceState::new().with_allocated(used),
             network: NodeNetwork { tor: Some(format!("tor-{:04}", i / NODES_PER_TOR)), spine: None, super_pod: None },
             address: None,
+            taints: Vec::new(),
         })
         .collect();
     Cluster { nodes }
@@ -113,6 +114,7 @@ pub fn mixed_cluster(n: usize) -> Cluster {
                     super_pod: None,
                 },
                 address: None,
+                taints: Vec::new(),
             }
         })
         .collect();

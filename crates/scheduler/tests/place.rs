@@ -150,3 +150,45 @@ fn a_lone_pod_of_a_gang_never_takes_a_network_faulty_chip() {
     let mut both = cluster(&(bad + &node("good", "atlas-800-910", "t1", "{}")));
     assert_eq!(place_job(&mut both, &lone, 0).unwrap()[0].node, "good");
 }
+
+/// A GPU node with `taints` (YAML flow list) in its spec.
+fn tainted_gpu_node(name: &str, tor: &str, taints: &str) -> String {
+    format!(
+        "---\napiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: {name}}}\nspec: {{profile: hgx-h100-8, network: {{tor: {tor}}}, taints: {taints}}}\nstatus: {{}}\n"
+    )
+}
+
+#[test]
+fn taints_keep_out_pods_that_do_not_tolerate_them_and_prefer_no_schedule_is_tried_last() {
+    let nodes = tainted_gpu_node("g1", "t1", "[{key: dedicated, value: infer, effect: NoSchedule}]")
+        + &tainted_gpu_node("g2", "t1", "[{key: maintenance, effect: NoExecute}]");
+    let mut c = cluster(&nodes);
+    let err = place_job(&mut c, &jobs(&gpu_job("plain", 1, 1))[0], 0).unwrap_err();
+    assert_eq!(
+        err,
+        "gang: only 0 of minAvailable 1 pods fit; pod plain-worker-0: 0/2 nodes are available: 1 node(s) had untolerated taint {dedicated: infer}, 1 node(s) had untolerated taint {maintenance}."
+    );
+    // Tolerating the NoSchedule taint by key, value and effect opens g1 only.
+    let tolerant = gpu_job("tolerant", 1, 1).replace(
+        "          containers:",
+        "          tolerations: [{key: dedicated, operator: Equal, value: infer, effect: NoSchedule}]\n          containers:",
+    );
+    let placed = place_job(&mut c, &jobs(&tolerant)[0], 0).unwrap();
+    assert_eq!(placed[0].node, "g1");
+    // `operator: Exists` with no key tolerates everything.
+    let all = gpu_job("all", 2, 8)
+        .replace("          containers:", "          tolerations: [{operator: Exists}]\n          containers:");
+    let mut c = cluster(&nodes);
+    let placed = place_job(&mut c, &jobs(&all)[0], 0).unwrap();
+    assert_eq!(placed.len(), 2);
+
+    // PreferNoSchedule filters nothing, but an untainted node goes first,
+    // even where the tainted one sorts first by name and score.
+    let nodes = tainted_gpu_node("a-soft", "t1", "[{key: spot, effect: PreferNoSchedule}]")
+        + &tainted_gpu_node("b-plain", "t1", "[]");
+    let mut c = cluster(&nodes);
+    let placed = place_job(&mut c, &jobs(&gpu_job("first", 1, 8))[0], 0).unwrap();
+    assert_eq!(placed[0].node, "b-plain");
+    let placed = place_job(&mut c, &jobs(&gpu_job("second", 1, 8))[0], 0).unwrap();
+    assert_eq!(placed[0].node, "a-soft", "it still takes pods once the others are full");
+}

@@ -30,13 +30,16 @@ pub(crate) const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2
 /// What the `status` subresource of every kind with a status answers.
 const STATUS_VERBS: &[&str] = &["get", "patch", "update"];
 
-/// Subresources served, by parent: `pods/log`, and the streams of pods
-/// run as containers.
-const SUBRESOURCES: &[(&ResourceType, &str, &str, &[&str])] = &[
-    (PODS, "log", "Pod", &["get"]),
-    (PODS, "exec", "PodExecOptions", &["create", "get"]),
-    (PODS, "attach", "PodAttachOptions", &["create", "get"]),
-    (PODS, "portforward", "PodPortForwardOptions", &["create", "get"]),
+/// Subresources served, by parent: `pods/log`, the streams of pods run as
+/// containers, and `pods/eviction` (`kubectl drain` looks for it, and for
+/// its `policy/v1` kind, before it evicts rather than deletes). Each with
+/// the API group of the kind it answers.
+const SUBRESOURCES: &[(&ResourceType, &str, &str, &str, &[&str])] = &[
+    (PODS, "log", "", "Pod", &["get"]),
+    (PODS, "exec", "", "PodExecOptions", &["create", "get"]),
+    (PODS, "attach", "", "PodAttachOptions", &["create", "get"]),
+    (PODS, "portforward", "", "PodPortForwardOptions", &["create", "get"]),
+    (PODS, "eviction", "policy", "Eviction", &["create"]),
 ];
 
 /// `GET /version`: kube-apiserver's `version.Info`. The Kubernetes version
@@ -173,10 +176,15 @@ fn api_resources(group: &str, version: &str) -> Vec<Value> {
             out.push(json!({"name": format!("{}/status", rt.plural), "singularName": "",
                 "namespaced": rt.namespaced, "kind": rt.kind, "verbs": STATUS_VERBS}));
         }
-        for (parent, sub, kind, verbs) in SUBRESOURCES {
+        for (parent, sub, group, kind, verbs) in SUBRESOURCES {
             if *parent == rt {
-                out.push(json!({"name": format!("{}/{sub}", rt.plural), "singularName": "",
-                    "namespaced": rt.namespaced, "kind": kind, "verbs": verbs}));
+                let mut r = json!({"name": format!("{}/{sub}", rt.plural), "singularName": "",
+                    "namespaced": rt.namespaced, "kind": kind, "verbs": verbs});
+                if !group.is_empty() {
+                    r["group"] = json!(group);
+                    r["version"] = json!("v1");
+                }
+                out.push(r);
             }
         }
     }
@@ -217,8 +225,8 @@ fn discovery_version(group: &str, version: &str) -> Value {
             });
             let subs: Vec<Value> = status
                 .into_iter()
-                .chain(SUBRESOURCES.iter().filter(|(parent, ..)| *parent == rt).map(|(_, sub, kind, verbs)| {
-                    json!({"subresource": sub, "responseKind": {"group": "", "version": "v1", "kind": kind},
+                .chain(SUBRESOURCES.iter().filter(|(parent, ..)| *parent == rt).map(|(_, sub, group, kind, verbs)| {
+                    json!({"subresource": sub, "responseKind": {"group": group, "version": "v1", "kind": kind},
                         "verbs": verbs})
                 }))
                 .collect();
@@ -325,6 +333,10 @@ mod tests {
         assert_eq!(nodes["verbs"], json!(["get", "list", "watch", "patch", "update"]));
         assert_eq!(nodes["namespaced"], false);
         assert!(list.iter().any(|r| r["name"] == "pods/log" && r["verbs"] == json!(["get"])));
+        // What kubectl drain's CheckEvictionSupport looks for.
+        assert!(list.iter().any(|r| r["name"] == "pods/eviction"
+            && (r["group"].as_str(), r["version"].as_str(), r["kind"].as_str())
+                == (Some("policy"), Some("v1"), Some("Eviction"))));
         let status = list.iter().find(|r| r["name"] == "pods/status").cloned().unwrap_or_default();
         assert_eq!(
             (status["kind"].clone(), status["verbs"].clone()),

@@ -27,6 +27,7 @@ mod decode;
 mod discovery;
 mod duplicates;
 mod encode;
+mod eviction;
 pub mod health;
 pub mod history;
 mod impersonate;

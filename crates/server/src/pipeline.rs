@@ -139,6 +139,9 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     if let Some(answer) = core_node(state, &req).await {
         return answer;
     }
+    if let Some((ns, name)) = crate::eviction::target(&req.path).filter(|_| req.method == Method::POST) {
+        return evict(state, &req, &ns, &name).await;
+    }
     if let Some(answer) = crate::resource_metrics::serve(state, &req.method, &req.path, &req.query, req.format).await {
         return answer;
     }
@@ -296,7 +299,7 @@ async fn core_node_write(state: &ServerState, req: &Req, name: &str) -> Result<R
         if claimed.is_some_and(|c| c != current.resource_version.to_string()) {
             return Err(ApiError::conflict(&ringleader_registry::status::Resource::of_key(&key), name));
         }
-        let mut next = apply_write(&current.object, &wanted)?;
+        let mut next = apply_write(&current.object, &wanted, &now_rfc3339())?;
         if let Some(meta) = next.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.insert("resourceVersion".into(), json!(current.resource_version.to_string()));
         }
@@ -808,4 +811,24 @@ async fn delete_namespace(state: &ServerState, key: ObjectKey, req: &Req, dry: b
     let stored =
         state.blocking(move |s| audit::write(s, Op::Patch { key, patch, expected: Some(version) }, record)).await?;
     Ok(req.format.respond(StatusCode::OK, &stored.object))
+}
+
+/// `POST …/pods/{name}/eviction`: the pod deleted gracefully with the
+/// Eviction's `deleteOptions` ([`crate::eviction`]), as a `DELETE` of it.
+async fn evict(state: &ServerState, req: &Req, ns: &str, name: &str) -> Result<Response, ApiError> {
+    let (eviction, _) = decode::body(req)?;
+    let options = crate::eviction::delete_options(&eviction, name)?;
+    let as_delete = Req {
+        method: Method::DELETE,
+        path: PODS.object_path(ns, name),
+        query: req.query.clone(),
+        headers: HeaderMap::new(),
+        body: Bytes::from(options.to_string()),
+        format: req.format,
+        identity: req.identity.clone(),
+    };
+    let key = ObjectKey::new(PODS.api_version, PODS.kind, ns, name);
+    delete(state, PODS, key, &as_delete).await?;
+    let (code, status) = crate::eviction::success();
+    Ok((code, axum::Json(status)).into_response())
 }

@@ -38,6 +38,11 @@ pub struct NodeSpec {
     /// running stay, until set back to false (`kubectl uncordon`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unschedulable: bool,
+    /// Taints (`kubectl taint`): pods that do not tolerate a `NoSchedule`
+    /// or `NoExecute` one are not placed here, and those of a `NoExecute`
+    /// one are evicted (after their `tolerationSeconds`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<k8s_openapi::api::core::v1::Taint>,
     /// Faults injected by `ringleader node fault`: the agent reports these
     /// devices as broken until recovered.
     #[serde(default, skip_serializing_if = "InjectedFaults::is_empty")]

@@ -348,6 +348,22 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
                     "a Node needs exactly one of spec.profile (a built-in profile name), spec.topologyText (nvidia-smi topo -m output) or spec.npuSmiText (npu-smi info output)",
                 ));
             }
+            for (i, t) in n.spec.taints.iter().enumerate() {
+                if !matches!(t.effect.as_str(), "NoExecute" | "NoSchedule" | "PreferNoSchedule") {
+                    errs.push(FieldError::new(
+                        path::key(&path::index("spec.taints", i), "effect"),
+                        format!("{:?}", t.effect),
+                        "Unsupported value: supported values: \"NoExecute\", \"NoSchedule\", \"PreferNoSchedule\"",
+                    ));
+                }
+                if !names::is_qualified_name(&t.key) {
+                    errs.push(FieldError::new(
+                        path::key(&path::index("spec.taints", i), "key"),
+                        format!("{:?}", t.key),
+                        names::QUALIFIED_NAME_RULE,
+                    ));
+                }
+            }
         }
     }
 }

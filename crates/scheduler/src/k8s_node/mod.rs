@@ -159,6 +159,7 @@ impl NodeHardware {
                 .with_network_unhealthy(set(&self.network_unhealthy)),
             network: NodeNetwork { super_pod, ..NodeNetwork::default() },
             address: self.address.clone(),
+            taints: Vec::new(),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::request::{topology_request, Gate};
 use crate::cluster::Cluster;
-use crate::predicates::{labels_match, serves};
+use crate::predicates::{node_admits, serves};
 use ringleader_api::model::Role;
 use ringleader_api::Job;
 use ringleader_topology::{allocate, DeviceState, SchedulePolicy};
@@ -89,7 +89,7 @@ pub(super) fn free_devices(cluster: &Cluster, members: &[usize], job: &Job) -> u
 fn room_on(cluster: &Cluster, states: &[DeviceState], job: &Job, role: &Role, gate: Gate<'_>, i: usize) -> u32 {
     let node = &cluster.nodes[i];
     let spec = role.template.spec.as_ref();
-    if gate(i).is_err() || labels_match(spec, &node.labels).is_err() {
+    if gate(i).is_err() || node_admits(spec, node).is_err() {
         return 0;
     }
     let Some(req) = role.device.as_ref() else { return u32::MAX };

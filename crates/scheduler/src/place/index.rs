@@ -1,5 +1,5 @@
 //! Node groups kept across the jobs of one [`plan`](super::plan) or one
-//! session: nodes of the same profile, labels and device state answer every
+//! session: nodes of the same profile, labels, taints and device state answer every
 //! filter and the allocator alike, so a job looks at each group once instead
 //! of at every node. Only plain jobs take this path (one role with devices,
 //! no network-topology, `tor-affinity` or SuperPoD rule; nodes barred by the
@@ -11,7 +11,7 @@ use super::view::{node_key, NodeKey};
 use super::{annotations, topology_request, PodPlacement};
 use crate::cluster::Cluster;
 use crate::explain::Explanation;
-use crate::predicates::{labels_match, policy_matches, serves, Filtered};
+use crate::predicates::{node_admits, policy_matches, serves, welcome, Filtered};
 use ringleader_api::ascend as keys;
 use ringleader_api::Job;
 use ringleader_topology::{allocate, Allocation, DeviceState, NoFit, Profile};
@@ -79,10 +79,12 @@ impl Index {
             class_of: Vec::with_capacity(cluster.nodes.len()),
             by_tor: Vec::new(),
         };
-        let mut kind_ids: HashMap<(*const Profile, &BTreeMap<String, String>), usize> = HashMap::new();
+        // Taints filter as labels do; most nodes have none, whose key costs nothing.
+        let mut kind_ids: HashMap<(*const Profile, &BTreeMap<String, String>, String), usize> = HashMap::new();
         let mut tor_ids: HashMap<Option<&str>, usize> = HashMap::new();
         for (i, node) in cluster.nodes.iter().enumerate() {
-            let kind = *kind_ids.entry((Arc::as_ptr(&node.profile), &node.labels)).or_insert_with(|| {
+            let taints = if node.taints.is_empty() { String::new() } else { format!("{:?}", node.taints) };
+            let kind = *kind_ids.entry((Arc::as_ptr(&node.profile), &node.labels, taints)).or_insert_with(|| {
                 index.kinds.push(i);
                 index.kinds.len() - 1
             });
@@ -402,9 +404,12 @@ impl Evals<'_> {
         self.slots[c].get_or_insert_with(|| {
             let class = &index.classes[c];
             let node = &cluster.nodes[index.kinds[class.kind]];
-            labels_match(self.spec, &node.labels).map_err(Miss::Filtered)?;
+            node_admits(self.spec, node).map_err(Miss::Filtered)?;
             serves(node, self.req).and_then(|_| policy_matches(&node.profile, self.job)).map_err(Miss::Filtered)?;
-            allocate(&node.profile, &class.state, &self.topo).map(|a| (node_key(a.score), a)).map_err(Miss::NoFit)
+            let welcome = welcome(self.spec, node);
+            allocate(&node.profile, &class.state, &self.topo)
+                .map(|a| (node_key(a.score, welcome), a))
+                .map_err(Miss::NoFit)
         })
     }
 

@@ -5,7 +5,7 @@
 use super::{topology_request, Gate};
 use crate::cluster::{Cluster, Node};
 use crate::explain::Explanation;
-use crate::predicates::{labels_match, policy_matches, serves, Filtered};
+use crate::predicates::{node_admits, policy_matches, serves, welcome, Filtered};
 use ringleader_api::model::Role;
 use ringleader_api::Job;
 use ringleader_topology::{allocate, Allocation, DeviceRequest as TopoRequest, DeviceState, NoFit, NodeScore};
@@ -103,7 +103,7 @@ impl<'c, 'j> RoleView<'c, 'j> {
         if let Err(f) = (self.gate)(i) {
             return Eval::Filtered(f);
         }
-        if let Err(f) = labels_match(self.spec, &node.labels) {
+        if let Err(f) = node_admits(self.spec, node) {
             return Eval::Filtered(f);
         }
         let Some((req, topo)) = &self.request else { return Eval::Open };
@@ -126,7 +126,10 @@ impl<'c, 'j> RoleView<'c, 'j> {
 
     fn ranked(&self, i: usize) -> Option<Ranked> {
         match &self.evals[i] {
-            Eval::Checked(r) => self.results[*r].as_ref().ok().map(|a| (Some(node_key(a.score)), Reverse(i))),
+            Eval::Checked(r) => {
+                let welcome = welcome(self.spec, &self.cluster.nodes[i]);
+                self.results[*r].as_ref().ok().map(|a| (Some(node_key(a.score, welcome)), Reverse(i)))
+            }
             Eval::Open => Some((None, Reverse(i))),
             Eval::Filtered(_) => None,
         }
@@ -221,16 +224,22 @@ impl<'c, 'j> RoleView<'c, 'j> {
     }
 }
 
-pub(super) fn node_key(score: NodeScore) -> NodeKey {
-    match score {
-        NodeScore::Gpu(g) => NodeKey::Gpu(g.bottleneck_mbps, g.total_mbps, Reverse(g.free_after), g.keep_free_mbps),
-        other => NodeKey::Other(other),
-    }
+pub(super) fn node_key(score: NodeScore, welcome: bool) -> NodeKey {
+    let fit = match score {
+        NodeScore::Gpu(g) => FitKey::Gpu(g.bottleneck_mbps, g.total_mbps, Reverse(g.free_after), g.keep_free_mbps),
+        other => FitKey::Other(other),
+    };
+    (welcome, fit)
 }
+
+/// Cross-node order: a node with no `PreferNoSchedule` taint the pod does
+/// not tolerate first (see [`crate::predicates::welcome`]), then the
+/// allocator's score.
+pub(super) type NodeKey = (bool, FitKey);
 
 /// Cross-node order of allocator scores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum NodeKey {
+pub(super) enum FitKey {
     Gpu(u32, u64, Reverse<u32>, u64),
     Other(NodeScore),
 }
