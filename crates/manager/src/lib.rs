@@ -10,6 +10,7 @@ pub mod cache;
 pub mod config;
 pub mod control_loop;
 pub mod dirty;
+pub mod disruption;
 pub mod error;
 pub mod events;
 pub mod hot_reset;

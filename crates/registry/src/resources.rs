@@ -136,6 +136,17 @@ pub const RESOURCES: &[ResourceType] = &[
     // Last: the constants below name entries by their index.
     rt("Secret", "", "v1", "v1", "secrets", "secret", &[], true, false),
     rt("Namespace", "", "v1", "v1", "namespaces", "namespace", &["ns"], false, false),
+    rt(
+        "PodDisruptionBudget",
+        "policy",
+        "v1",
+        "policy/v1",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        &["pdb"],
+        true,
+        false,
+    ),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
@@ -161,6 +172,8 @@ pub const AUDIT_RECORDS: &ResourceType = &RESOURCES[28];
 
 /// The core `v1 Namespace` resource.
 pub const NAMESPACES: &ResourceType = &RESOURCES[31];
+/// The `policy/v1 PodDisruptionBudget` resource.
+pub const POD_DISRUPTION_BUDGETS: &ResourceType = &RESOURCES[32];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
 /// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in
@@ -420,6 +433,8 @@ mod tests {
         assert_eq!(NAMESPACES.object_path("", "vcjob"), "/api/v1/namespaces/vcjob");
         assert_eq!(find("ns"), Some(NAMESPACES));
         assert!(!NAMESPACES.namespaced && NAMESPACES.has_status());
+        assert_eq!(find("pdb"), Some(POD_DISRUPTION_BUDGETS));
+        assert_eq!(POD_DISRUPTION_BUDGETS.kind, "PodDisruptionBudget");
     }
 
     #[test]

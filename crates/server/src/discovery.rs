@@ -112,7 +112,7 @@ fn version_rank(version: &str) -> (u8, u32, u32) {
 fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
     let mut by_group: BTreeMap<(bool, &'static str), Vec<&'static str>> = BTreeMap::new();
     for rt in resources::discoverable().chain(resources::SELF_REVIEWS).filter(|r| !r.group.is_empty()) {
-        let builtin = rt.group == "apps" || rt.group == "batch" || rt.group.ends_with(".k8s.io");
+        let builtin = matches!(rt.group, "apps" | "batch" | "policy") || rt.group.ends_with(".k8s.io");
         let versions = by_group.entry((!builtin, rt.group)).or_default();
         if !versions.contains(&rt.version) {
             versions.push(rt.version);

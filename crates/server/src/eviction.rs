@@ -1,9 +1,10 @@
 //! `pods/eviction`: a `policy/v1 Eviction` posted for a pod (`kubectl
 //! drain`, or a tool asking politely) deletes it gracefully, with the
 //! `deleteOptions` it carries, and answers kube-apiserver's `201 Success`
-//! Status. No PodDisruptionBudget is served, so none forbids one. The
-//! delete itself is the pipeline's, as for any deleted pod (its agent stops
-//! it; its job controller replaces it where it may run).
+//! Status — unless the PodDisruptionBudget that selects the pod allows no
+//! disruption now (429, which `kubectl drain` retries). The delete itself
+//! is the pipeline's, as for any deleted pod (its agent stops it; its job
+//! controller replaces it where it may run).
 
 use axum::http::StatusCode;
 use ringleader_registry::status::ApiError;
@@ -37,6 +38,46 @@ pub(crate) fn delete_options(eviction: &Value, name: &str) -> Result<Value, ApiE
     }
 }
 
+/// Why evicting `pod` would break a budget, in kube-apiserver's words, if
+/// it would: `budgets` and `pods` are those of the pod's namespace, as they
+/// are now. A pod that is not healthy does not count against its budget;
+/// a pod more than one budget selects cannot be evicted (as on Kubernetes).
+pub(crate) fn budget_refusal(pod: &Value, budgets: &[Value], pods: &[Value]) -> Option<ApiError> {
+    use ringleader_api::kinds::disruption::{budget, healthy, selects};
+    let mine: Vec<&Value> = budgets.iter().filter(|b| selects(b, pod)).collect();
+    let name = |v: &Value| v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string();
+    match mine.as_slice() {
+        [] => None,
+        [b] => {
+            let selected: Vec<&Value> = pods.iter().filter(|p| selects(b, p)).collect();
+            let budget = budget(b, &selected);
+            if !healthy(pod) || budget.disruptions_allowed > 0 {
+                return None;
+            }
+            let mut e = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "TooManyRequests",
+                "Cannot evict pod as it would violate the pod's disruption budget.",
+            )
+            .with_object("pods.policy", &name(pod));
+            e.causes.push(ringleader_registry::status::Cause {
+                field: String::new(),
+                message: format!(
+                    "The disruption budget {} needs {} healthy pods and has {} currently",
+                    name(b),
+                    budget.desired_healthy,
+                    budget.current_healthy
+                ),
+                reason: "DisruptionBudget".into(),
+            });
+            Some(e)
+        }
+        _ => Some(ApiError::internal(
+            "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+        )),
+    }
+}
+
 /// What kube-apiserver answers an eviction it carried out.
 pub(crate) fn success() -> (StatusCode, Value) {
     (
@@ -64,5 +105,34 @@ mod tests {
         let wrong = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p-0"}});
         assert!(delete_options(&wrong, "p-0").is_err());
         assert_eq!(success().0, StatusCode::CREATED);
+    }
+
+    #[test]
+    fn a_budget_that_allows_no_disruption_refuses_with_429() {
+        let pod = |n: &str| {
+            json!({"metadata": {"name": n, "namespace": "default", "labels": {"app": "web"}},
+                                   "status": {"phase": "Running"}})
+        };
+        let pods = [pod("w-0"), pod("w-1")];
+        let budget = |min: u64| {
+            json!({"metadata": {"name": "web", "namespace": "default"},
+            "spec": {"minAvailable": min, "selector": {"matchLabels": {"app": "web"}}}})
+        };
+        assert!(budget_refusal(&pods[0], &[budget(1)], &pods).is_none(), "one of two may go");
+        let e = budget_refusal(&pods[0], &[budget(2)], &pods);
+        let e = e.map(|e| (e.code, e.message, e.causes[0].message.clone()));
+        assert_eq!(
+            e,
+            Some((
+                StatusCode::TOO_MANY_REQUESTS,
+                "Cannot evict pod as it would violate the pod's disruption budget.".into(),
+                "The disruption budget web needs 2 healthy pods and has 2 currently".into()
+            ))
+        );
+        let mut pending = pod("w-2");
+        pending["status"]["phase"] = json!("Pending");
+        assert!(budget_refusal(&pending, &[budget(2)], &pods).is_none(), "an unhealthy pod may go");
+        let two = [budget(1), budget(1)];
+        assert!(budget_refusal(&pods[0], &two, &pods).is_some_and(|e| e.code == StatusCode::INTERNAL_SERVER_ERROR));
     }
 }

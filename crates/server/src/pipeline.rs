@@ -514,7 +514,7 @@ async fn replace(
 /// Whether a resource is one of Kubernetes' own kinds, which take strategic
 /// merge patches; custom resources refuse them as kube-apiserver does.
 fn builtin(rt: &ResourceType) -> bool {
-    matches!(rt.group, "" | "apps" | "batch" | "scheduling.k8s.io")
+    matches!(rt.group, "" | "apps" | "batch" | "policy" | "scheduling.k8s.io")
 }
 
 /// PATCH in any of its four formats. Every format reads the object, patches
@@ -818,6 +818,25 @@ async fn delete_namespace(state: &ServerState, key: ObjectKey, req: &Req, dry: b
 async fn evict(state: &ServerState, req: &Req, ns: &str, name: &str) -> Result<Response, ApiError> {
     let (eviction, _) = decode::body(req)?;
     let options = crate::eviction::delete_options(&eviction, name)?;
+    let key = ObjectKey::new(PODS.api_version, PODS.kind, ns, name);
+    let (k, namespace) = (key.clone(), ns.to_string());
+    let (pod, budgets, pods) = state
+        .blocking(move |s| {
+            let budgets = s.list(&store_selector(resources::POD_DISRUPTION_BUDGETS, Some(&namespace)))?.0;
+            if budgets.is_empty() {
+                return Ok((s.get(&k)?, Vec::new(), Vec::new()));
+            }
+            let pods = s.list(&store_selector(PODS, Some(&namespace)))?.0;
+            Ok((s.get(&k)?, budgets, pods))
+        })
+        .await?;
+    let Some(pod) = pod else {
+        return Err(StoreError::NotFound(key).into());
+    };
+    let objects = |l: Vec<Stored>| l.into_iter().map(|s| s.object).collect::<Vec<_>>();
+    if let Some(refused) = crate::eviction::budget_refusal(&pod.object, &objects(budgets), &objects(pods)) {
+        return Err(refused);
+    }
     let as_delete = Req {
         method: Method::DELETE,
         path: PODS.object_path(ns, name),
@@ -827,7 +846,6 @@ async fn evict(state: &ServerState, req: &Req, ns: &str, name: &str) -> Result<R
         format: req.format,
         identity: req.identity.clone(),
     };
-    let key = ObjectKey::new(PODS.api_version, PODS.kind, ns, name);
     delete(state, PODS, key, &as_delete).await?;
     let (code, status) = crate::eviction::success();
     Ok((code, axum::Json(status)).into_response())

@@ -93,6 +93,13 @@ pub fn columns(rt: &ResourceType) -> Vec<Column> {
         ],
         ("v1", "ConfigMap") => vec![NAME, col("Data", "integer", "Number of keys in data and binaryData.", 0), AGE],
         ("v1", "Namespace") => vec![NAME, col("Status", "string", "The status of the namespace", 0), AGE],
+        ("policy/v1", "PodDisruptionBudget") => vec![
+            NAME,
+            col("Min Available", "string", "The minimum number of pods that must be available.", 0),
+            col("Max Unavailable", "string", "The maximum number of pods that may be unavailable.", 0),
+            col("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time.", 0),
+            AGE,
+        ],
         ("v1", "Secret") => vec![
             NAME,
             col("Type", "string", "The type of the secret.", 0),
@@ -194,6 +201,15 @@ pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
             vec![name, json!(count("/data") + count("/binaryData")), age(v, now)]
         }
         ("v1", "Namespace") => vec![name, json!(s(v, "/status/phase")), age(v, now)],
+        ("policy/v1", "PodDisruptionBudget") => {
+            let shown = |p: &str| match at(v, p) {
+                Some(Value::Number(n)) => json!(n.to_string()),
+                Some(Value::String(t)) => json!(t),
+                _ => json!("N/A"),
+            };
+            let allowed = at(v, "/status/disruptionsAllowed").and_then(Value::as_u64).unwrap_or(0);
+            vec![name, shown("/spec/minAvailable"), shown("/spec/maxUnavailable"), json!(allowed), age(v, now)]
+        }
         ("v1", "Secret") => {
             let keys = at(v, "/data").and_then(Value::as_object).map_or(0, Map::len);
             let kind = at(v, "/type").and_then(Value::as_str).unwrap_or("Opaque");

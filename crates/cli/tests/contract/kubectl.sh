@@ -300,6 +300,9 @@ run "${K[@]}" create namespace kc-gen-ns
 has '^namespace/kc-gen-ns created$'
 run "${K[@]}" run kc-gen-run --image=busybox --restart=Never -- sleep 1
 has '^pod/kc-gen-run created$'
+run "${K[@]}" create poddisruptionbudget kc-gen-pdb --selector=app=kc-gen --min-available=1
+has '^poddisruptionbudget.policy/kc-gen-pdb created$'
+run "${K[@]}" delete pdb kc-gen-pdb
 not_served() { # not_served ARGS...: `kubectl create ARGS` is a 404, not a 415
   fails "${K[@]}" create "$@"
   has 'the server could not find the requested resource|NotFound'
@@ -307,7 +310,6 @@ not_served() { # not_served ARGS...: `kubectl create ARGS` is a 404, not a 415
 }
 not_served cronjob kc-gen-cron --image=busybox --schedule='*/1 * * * *'
 not_served quota kc-gen-quota --hard=pods=1
-not_served poddisruptionbudget kc-gen-pdb --selector=app=x --min-available=1
 not_served ingress kc-gen-ing --rule=a.local/=svc:80
 not_served serviceaccount kc-gen-sa
 run "${K[@]}" delete secret kc-gen-secret kc-gen-pull kc-gen-tls
@@ -482,6 +484,17 @@ run "${K[@]}" delete job kc-intolerant kc-tolerant
 sed -e 's/kc-tolerant/kc-drained/' -e '/tolerations:/d' "$TMPDIR/kc-tolerant.yaml" >"$TMPDIR/kc-drained.yaml"
 run "${K[@]}" apply -f "$TMPDIR/kc-drained.yaml"
 until_ok 60 "^kc-drained[^=]*=${NODE_GPU}=Running" "${K[@]}" get pods -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}={.status.phase}{"\n"}{end}'
+# A budget that needs the pod holds the eviction back (429, retried until
+# the drain's timeout); the pod runs on.
+run "${K[@]}" create poddisruptionbudget kc-drained --selector=job-name=kc-drained --min-available=1
+until_ok 30 '^kc-drained +1 +N/A +0 ' "${K[@]}" get pdb kc-drained --no-headers
+fails "${K[@]}" drain "$NODE_GPU" --ignore-daemonsets --delete-emptydir-data --timeout=8s
+has "Cannot evict pod as it would violate the pod's disruption budget"
+run "${K[@]}" get pods -o jsonpath='{range .items[*]}{.metadata.name}={.spec.nodeName}={.status.phase}{"\n"}{end}'
+has "^kc-drained[^=]*=${NODE_GPU}=Running"
+fails "${K[@]}" patch pdb kc-drained --type=merge -p '{"spec":{"maxUnavailable":1}}'
+has 'minAvailable and maxUnavailable cannot be both set'
+run "${K[@]}" delete pdb kc-drained
 run "${K[@]}" drain "$NODE_GPU" --ignore-daemonsets --delete-emptydir-data --timeout=90s
 has 'evicting pod default/kc-drained'
 has "node/${NODE_GPU} drained"

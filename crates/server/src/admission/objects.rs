@@ -27,7 +27,7 @@ use ringleader_api::validate::{
 };
 use ringleader_api::FieldError;
 use ringleader_observability::metrics::DEVICES_ANNOTATION;
-use ringleader_registry::resources::{ResourceType, NAMESPACES, NODES, PODS};
+use ringleader_registry::resources::{ResourceType, NAMESPACES, NODES, PODS, POD_DISRUPTION_BUDGETS};
 use ringleader_registry::status::ApiError;
 use ringleader_store::ObjectKey;
 use ringleader_topology::{builtin_names, Profile};
@@ -149,7 +149,38 @@ pub(crate) fn errors(rt: &ResourceType, object: &Value) -> Vec<FieldError> {
     if rt == NODES {
         node(object, &mut errs);
     }
+    if rt == POD_DISRUPTION_BUDGETS {
+        disruption_budget(object, &mut errs);
+    }
     errs
+}
+
+/// A PodDisruptionBudget has Kubernetes' shape and one of `minAvailable`
+/// and `maxUnavailable`, each a count or a percentage.
+fn disruption_budget(object: &Value, errs: &mut Vec<FieldError>) {
+    if let Err(e) = serde_json::from_value::<k8s_openapi::api::policy::v1::PodDisruptionBudget>(object.clone()) {
+        errs.push(FieldError::new("spec", "", format!("not a policy/v1 PodDisruptionBudget: {e}")));
+        return;
+    }
+    let given = |f: &str| object.pointer(&format!("/spec/{f}")).filter(|v| !v.is_null());
+    if let (Some(_), Some(max)) = (given("minAvailable"), given("maxUnavailable")) {
+        errs.push(FieldError::new("spec", max, "minAvailable and maxUnavailable cannot be both set"));
+    }
+    for f in ["minAvailable", "maxUnavailable"] {
+        let Some(v) = given(f) else { continue };
+        let ok = match v {
+            Value::Number(n) => n.as_u64().is_some(),
+            Value::String(s) => s.strip_suffix('%').is_some_and(|p| p.parse::<u64>().is_ok_and(|p| p <= 100)),
+            _ => false,
+        };
+        if !ok {
+            errs.push(FieldError::new(
+                format!("spec.{f}"),
+                v,
+                "must be a non-negative integer or a percentage (0%-100%)",
+            ));
+        }
+    }
 }
 
 fn metadata(rt: &ResourceType, object: &Value, errs: &mut Vec<FieldError>) {
