@@ -2,12 +2,18 @@
 //! SharedInformerFactory on Pods, Nodes and Namespaces, with the protobuf
 //! content type kube-controller-manager sets) watches `ringleader up` for
 //! 60 s while jobs and namespaces come and go, and must see every change
-//! with no watch error and no relist. The program is built here with the Go
-//! toolchain (client-go from the module proxy, or the module cache that
-//! `scripts/k8s-env.sh build` filled); without Go the test says so and
-//! passes as skipped, unless `RINGLEADER_REQUIRE_K8S=1` (CI, which has Go).
+//! with no watch error and no relist; beside it the Python `kubernetes`
+//! client (`python/watch_churn.py`, JSON) lists and watches the same kinds
+//! the way an informer does, with the same checks. The Go program is built
+//! here with the Go toolchain (client-go from the module proxy, or the
+//! module cache that `scripts/k8s-env.sh build` filled); without Go the test
+//! says so and passes as skipped, unless `RINGLEADER_REQUIRE_K8S=1` (CI,
+//! which has Go). The Python client is the venv the server's contract test
+//! makes (`RINGLEADER_REQUIRE_PYTHON=1` in CI).
 
 mod common;
+#[path = "../../server/tests/pyenv/mod.rs"]
+mod pyenv;
 
 use common::{cluster_yaml, find, repo, Plane};
 use serde_json::Value;
@@ -17,7 +23,7 @@ use std::time::{Duration, Instant};
 const CHURN: usize = 6;
 
 #[test]
-fn client_go_informers_in_protobuf_see_every_change_without_relisting() {
+fn client_go_in_protobuf_and_the_python_client_in_json_see_every_change_without_relisting() {
     if !Command::new("go").arg("version").output().is_ok_and(|o| o.status.success()) {
         assert!(
             std::env::var("RINGLEADER_REQUIRE_K8S").map_or(true, |v| v != "1"),
@@ -48,9 +54,31 @@ fn client_go_informers_in_protobuf_see_every_change_without_relisting() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("informer");
+    // The Python client in JSON, watching the same churn.
+    let importable = |bin: &std::path::Path| {
+        Command::new(bin.join("python")).args(["-c", "import kubernetes"]).output().is_ok_and(|o| o.status.success())
+    };
+    let py_ready = tmp.path().join("py-ready");
+    let python = match pyenv::venv("python-kubernetes-venv", "kubernetes", importable) {
+        Ok(bin) => Some(
+            Command::new(bin.join("python"))
+                .arg(repo().join("crates/cli/tests/python/watch_churn.py"))
+                .arg(p.data_dir().join("kubeconfig"))
+                .arg("60")
+                .arg(&py_ready)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("python"),
+        ),
+        Err(why) => {
+            assert!(pyenv::skip("the Python client's watch", &why).is_ok(), "{why}");
+            None
+        }
+    };
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready.exists() {
-        assert!(Instant::now() < deadline, "the informers' caches never synced");
+    while !ready.exists() || (python.is_some() && !py_ready.exists()) {
+        assert!(Instant::now() < deadline, "the informers' caches never synced (client-go, Python)");
         std::thread::sleep(Duration::from_millis(100));
     }
 
@@ -79,6 +107,21 @@ fn client_go_informers_in_protobuf_see_every_change_without_relisting() {
         p.wait_for(30, &format!("namespace {ns} gone"), |p| p.rt.block_on(p.client.get(namespaces, "", &ns)).is_err());
     }
 
+    if let Some(python) = python {
+        let out = python.wait_with_output().expect("python output");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "watch_churn.py: {stderr}");
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        eprintln!("python client report: {report}");
+        assert_eq!(report["errors"], serde_json::json!([]), "{report}");
+        let events = |kind: &str, what: &str| report["events"][kind][what].as_u64().unwrap_or_default() as usize;
+        for kind in ["pods", "nodes", "namespaces"] {
+            assert_eq!(report["lists"][kind], 1, "one list each, no relist: {report}");
+        }
+        assert!(events("pods", "add") >= CHURN && events("pods", "delete") >= CHURN, "{report}");
+        assert!(events("namespaces", "add") >= CHURN && events("namespaces", "delete") >= CHURN, "{report}");
+        assert!(events("namespaces", "update") >= CHURN, "each marked Terminating: {report}");
+    }
     let out = child.wait_with_output().expect("informer output");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "informer: {stderr}");

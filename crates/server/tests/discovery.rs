@@ -123,7 +123,13 @@ async fn aggregated_discovery_when_asked() -> TestResult {
                 .flatten()
                 .filter_map(|s| s["subresource"].as_str())
                 .collect();
-            assert_eq!(subs, ["status", "log", "exec", "attach", "portforward"]);
+            assert_eq!(subs, ["status", "log", "exec", "attach", "portforward", "eviction"]);
+            let eviction =
+                pods["subresources"].as_array().and_then(|s| s.iter().find(|s| s["subresource"] == "eviction"));
+            assert_eq!(
+                eviction.map(|e| e["responseKind"].clone()),
+                Some(json!({"group": "policy", "version": "v1", "kind": "Eviction"}))
+            );
         } else {
             let kubeflow =
                 body["items"].as_array().and_then(|i| i.iter().find(|g| g["metadata"]["name"] == "kubeflow.org"));
