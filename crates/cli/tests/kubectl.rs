@@ -9,18 +9,9 @@ mod common;
 use common::{cluster_yaml, repo, Plane};
 use std::process::Command;
 
-fn kubectl_present() -> bool {
-    Command::new("kubectl").args(["version", "--client"]).output().is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn stock_kubectl_drives_the_cluster() {
-    if !kubectl_present() {
-        assert!(
-            std::env::var("RINGLEADER_REQUIRE_KUBECTL").map_or(true, |v| v != "1"),
-            "RINGLEADER_REQUIRE_KUBECTL=1 but kubectl is not on PATH"
-        );
-        eprintln!("kubectl not found on PATH: the kubectl contract test is SKIPPED");
+    if !common::kubectl_or_skip("the kubectl contract test") {
         return;
     }
     let p = Plane::start(&cluster_yaml(31, &[("gpu-1", "hgx-h100-8"), ("npu-1", "atlas-800-910")]), &[]);
@@ -50,12 +41,7 @@ fn stock_kubectl_drives_the_cluster() {
 /// process runtime: the vendor images' scripts are not here).
 #[test]
 fn the_seeds_first_steps_word_for_word() {
-    if !kubectl_present() {
-        assert!(
-            std::env::var("RINGLEADER_REQUIRE_KUBECTL").map_or(true, |v| v != "1"),
-            "RINGLEADER_REQUIRE_KUBECTL=1 but kubectl is not on PATH"
-        );
-        eprintln!("kubectl not found on PATH: the seed steps test is SKIPPED");
+    if !common::kubectl_or_skip("the seed steps test") {
         return;
     }
     // Two machines as MindCluster and ACK find them: no host-arch label yet

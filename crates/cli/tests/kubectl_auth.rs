@@ -9,18 +9,9 @@ mod common;
 use common::{cluster_yaml, repo, Plane};
 use std::process::Command;
 
-fn kubectl_present() -> bool {
-    Command::new("kubectl").args(["version", "--client"]).output().is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn stock_kubectl_impersonates_lists_rules_and_names_the_caller() {
-    if !kubectl_present() {
-        assert!(
-            std::env::var("RINGLEADER_REQUIRE_KUBECTL").map_or(true, |v| v != "1"),
-            "RINGLEADER_REQUIRE_KUBECTL=1 but kubectl is not on PATH"
-        );
-        eprintln!("kubectl not found on PATH: the kubectl auth contract test is SKIPPED");
+    if !common::kubectl_or_skip("the kubectl auth contract test") {
         return;
     }
     let p = Plane::start(&cluster_yaml(33, &[("gpu-1", "hgx-h100-8")]), &[]);

@@ -54,17 +54,6 @@ fn get_json(plane: &Plane, who: Option<&Path>, args: &[&str]) -> Value {
     serde_json::from_str(&ok(plane, who, &all)).unwrap_or(Value::Null)
 }
 
-/// Whether kubectl is on PATH; without it the test's kubectl part is
-/// skipped (a failure with `RINGLEADER_REQUIRE_KUBECTL=1`).
-fn have_kubectl() -> bool {
-    let ok = Command::new("kubectl").args(["version", "--client"]).output().is_ok_and(|o| o.status.success());
-    assert!(ok || std::env::var("RINGLEADER_REQUIRE_KUBECTL").as_deref() != Ok("1"), "kubectl is not on PATH");
-    if !ok {
-        eprintln!("SKIPPED the kubectl part: kubectl is not on PATH");
-    }
-    ok
-}
-
 /// `kubectl ARGS` with `kubeconfig`: `Some(stdout)` on success, `None` when refused.
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("kubectl").arg("--kubeconfig").arg(kubeconfig).args(args).output().ok()?;
@@ -294,7 +283,7 @@ fn seed_004_s_chapters_run_as_an_admin_and_two_members() {
     }
 
     // Stock kubectl reads every platform kind as the member (Tables, explain).
-    if have_kubectl() {
+    if common::kubectl_or_skip("the kubectl part") {
         let out = kubectl(&alice, &["get", "trainingjobs,runs,datasets", "-n", "ws-a"]).expect("kubectl get as alice");
         for want in ["mnist-ddp", "mnist-ddp-r2", "mnist"] {
             assert!(out.contains(want), "kubectl get lists {want}:\n{out}");

@@ -37,10 +37,6 @@ fn pod_usage(p: &Plane) -> Option<(u64, u64)> {
     Some(usage(&m["containers"][0]["usage"]))
 }
 
-fn kubectl_present() -> bool {
-    Command::new("kubectl").args(["version", "--client"]).output().is_ok_and(|o| o.status.success())
-}
-
 fn kubectl(p: &Plane, home: &std::path::Path, args: &[&str]) -> (bool, String) {
     let out = Command::new("kubectl")
         .args(args)
@@ -77,12 +73,7 @@ fn kubectl_top_shows_a_busy_pods_cpu_and_memory() {
         p.rt.block_on(p.client.get(&NODE_METRICS, "", "gpu-1")).is_ok_and(|n| usage(&n["usage"]).1 >= 40 << 20)
     });
 
-    if !kubectl_present() {
-        assert!(
-            std::env::var("RINGLEADER_REQUIRE_KUBECTL").map_or(true, |v| v != "1"),
-            "RINGLEADER_REQUIRE_KUBECTL=1 but kubectl is not on PATH"
-        );
-        eprintln!("kubectl not found on PATH: the kubectl top part is SKIPPED");
+    if !common::kubectl_or_skip("the kubectl top part") {
         return;
     }
     let home = tempfile::tempdir().expect("tempdir");

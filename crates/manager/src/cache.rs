@@ -62,6 +62,13 @@ impl Cache {
         self.objects.remove(key).map(|o| o.key.clone())
     }
 
+    /// Puts `object` in at version 1 (tests build caches this way).
+    #[cfg(test)]
+    pub fn put_value(&mut self, object: Value) {
+        let key = ObjectKey::of(&object).unwrap_or_else(|e| panic!("{e}"));
+        self.put(Stored { key, resource_version: 1, object });
+    }
+
     /// One object.
     pub fn get(&self, key: &ObjectKey) -> Option<&Stored> {
         self.objects.get(key).map(|o| &**o)

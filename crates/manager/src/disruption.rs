@@ -40,26 +40,15 @@ pub fn decide(cache: &Cache) -> Vec<Op> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ringleader_store::{ObjectKey, Stored};
-
-    fn put(cache: &mut Cache, object: Value) {
-        let key = ObjectKey::of(&object).unwrap_or_else(|e| panic!("{e}"));
-        cache.put(Stored { key, resource_version: 1, object });
-    }
 
     #[test]
     fn a_budget_status_follows_its_pods_and_is_written_once() {
         let mut cache = Cache::default();
-        put(
-            &mut cache,
-            json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        cache.put_value(json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
             "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}),
-        );
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}));
         for (name, phase) in [("w-0", "Running"), ("w-1", "Running")] {
-            put(
-                &mut cache,
-                json!({"apiVersion": "v1", "kind": "Pod",
+            cache.put_value(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}}, "status": {"phase": phase}}),
             );
         }
@@ -73,11 +62,9 @@ mod tests {
             cache.of_kind("policy/v1", "PodDisruptionBudget").next().map(|b| b.object.clone()).unwrap_or_default();
         written["status"] = patch["status"].clone();
         let mut fresh = Cache::default();
-        put(&mut fresh, written);
+        fresh.put_value(written);
         for (name, phase) in [("w-0", "Running"), ("w-1", "Running")] {
-            put(
-                &mut fresh,
-                json!({"apiVersion": "v1", "kind": "Pod",
+            fresh.put_value(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}}, "status": {"phase": phase}}),
             );
         }

@@ -57,13 +57,7 @@ pub fn decide(cache: &Cache, now: f64) -> Vec<Op> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ringleader_store::Stored;
     use serde_json::{json, Value};
-
-    fn put(cache: &mut Cache, object: Value) {
-        let key = ObjectKey::of(&object).unwrap_or_else(|e| panic!("{e}"));
-        cache.put(Stored { key, resource_version: 1, object });
-    }
 
     fn node(name: &str) -> Value {
         json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node", "metadata": {"name": name},
@@ -95,18 +89,17 @@ mod tests {
     #[test]
     fn a_terminating_namespace_is_emptied_then_deleted() {
         let mut cache = Cache::default();
-        put(&mut cache, node("n1"));
+        cache.put_value(node("n1"));
         let mut going = namespace::object("vcjob");
         going["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
         going["status"]["phase"] = json!("Terminating");
-        put(&mut cache, going);
-        put(&mut cache, namespace::object("kept"));
-        put(&mut cache, pod("vcjob", "runs", true, false));
-        put(&mut cache, pod("vcjob", "stopping", true, true));
-        put(&mut cache, pod("vcjob", "never-started", false, false));
-        put(&mut cache, pod("kept", "other", true, false));
-        put(
-            &mut cache,
+        cache.put_value(going);
+        cache.put_value(namespace::object("kept"));
+        cache.put_value(pod("vcjob", "runs", true, false));
+        cache.put_value(pod("vcjob", "stopping", true, true));
+        cache.put_value(pod("vcjob", "never-started", false, false));
+        cache.put_value(pod("kept", "other", true, false));
+        cache.put_value(
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "vcjob"}}),
         );
         let ops = decide(&cache, 100.0);
@@ -119,7 +112,7 @@ mod tests {
         let mut empty = Cache::default();
         let mut going = namespace::object("vcjob");
         going["status"]["phase"] = json!("Terminating");
-        put(&mut empty, going);
+        empty.put_value(going);
         assert_eq!(names(&decide(&empty, 100.0)), vec!["delete Namespace/vcjob"]);
         assert!(decide(&Cache::default(), 1.0).is_empty());
     }

@@ -402,3 +402,18 @@ pub fn fake_nvidia_smi(dir: &Path) {
     std::fs::set_permissions(&path, <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
         .expect("chmod");
 }
+
+/// Whether stock kubectl is on the PATH; when it is not, says which test is
+/// skipped, or fails when `RINGLEADER_REQUIRE_KUBECTL=1` (CI: the machine
+/// image has kubectl).
+pub fn kubectl_or_skip(what: &str) -> bool {
+    if Command::new("kubectl").args(["version", "--client"]).output().is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    assert!(
+        std::env::var("RINGLEADER_REQUIRE_KUBECTL").map_or(true, |v| v != "1"),
+        "RINGLEADER_REQUIRE_KUBECTL=1 but kubectl is not on PATH"
+    );
+    eprintln!("kubectl not found on PATH: {what} is SKIPPED");
+    false
+}
