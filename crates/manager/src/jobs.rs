@@ -193,6 +193,15 @@ pub fn delete_pod_op(pod: &Stored, force: bool, nodes: &BTreeMap<&str, &NodeView
     Op::Delete { key: pod.key.clone(), expected: None }
 }
 
+/// [`delete_pod_op`], or nothing when the pod's agent is already stopping
+/// it (a delete again would be a write each pass until it is done).
+pub fn delete_pod_once(pod: &Stored, nodes: &BTreeMap<&str, &NodeView>, now: f64) -> Option<Op> {
+    match delete_pod_op(pod, false, nodes, now) {
+        Op::Patch { patch, .. } if patch.as_object().is_some_and(|p| p.is_empty()) => None,
+        op => Some(op),
+    }
+}
+
 /// Devices held by live pods: node → device → owner uid.
 pub type Held = HashMap<String, BTreeMap<u32, String>>;
 

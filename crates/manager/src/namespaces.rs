@@ -6,7 +6,7 @@
 //! finalizer.
 
 use crate::cache::Cache;
-use crate::jobs::delete_pod_op;
+use crate::jobs::delete_pod_once;
 use crate::node_view::{node_views, NodeView};
 use crate::writes::write;
 use crate::ManagerError;
@@ -40,10 +40,7 @@ pub fn decide(cache: &Cache, now: f64) -> Vec<Op> {
     for o in cache.all().filter(|o| terminating.contains(o.key.namespace.as_str())) {
         holding.insert(o.key.namespace.as_str());
         if o.key.api_version == "v1" && o.key.kind == "Pod" {
-            match delete_pod_op(o, false, &nodes, now) {
-                Op::Patch { patch, .. } if patch.as_object().is_some_and(|p| p.is_empty()) => {}
-                op => ops.push(op),
-            }
+            ops.extend(delete_pod_once(o, &nodes, now));
         } else {
             ops.push(Op::Delete { key: o.key.clone(), expected: None });
         }

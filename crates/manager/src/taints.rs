@@ -7,14 +7,14 @@
 
 use crate::cache::Cache;
 use crate::events::{self, EventType, Recorder};
-use crate::jobs::delete_pod_op;
+use crate::jobs::delete_pod_once;
 use crate::node_view::{node_views, NodeView};
 use crate::pods;
 use crate::ManagerError;
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use ringleader_api::time::parse_rfc3339;
 use ringleader_scheduler::predicates::tolerates_one;
-use ringleader_store::{Backend, Op};
+use ringleader_store::Backend;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -44,13 +44,10 @@ pub fn evict(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Man
         if !due(&tolerations(&pod.object), taints, now) {
             continue;
         }
-        match delete_pod_op(pod, false, &nodes, now) {
-            Op::Patch { patch, .. } if patch.as_object().is_some_and(|p| p.is_empty()) => {}
-            op => {
-                let message = format!("Marking for deletion Pod {}/{}", pod.key.namespace, pod.key.name);
-                rec.occurred(&pod.object, EventType::Normal, "TaintManagerEviction", message, Some(&pod.key));
-                ops.push(op);
-            }
+        if let Some(op) = delete_pod_once(pod, &nodes, now) {
+            let message = format!("Marking for deletion Pod {}/{}", pod.key.namespace, pod.key.name);
+            rec.occurred(&pod.object, EventType::Normal, "TaintManagerEviction", message, Some(&pod.key));
+            ops.push(op);
         }
     }
     events::write(store, cache, ops, rec, now)
