@@ -677,7 +677,9 @@ async fn delete(
     key: ObjectKey,
     req: &Req,
 ) -> Result<Response, ApiError> {
-    let dry = req.dry_run("DeleteOptions")? || decode::options(req).get("dryRun") == Some(&json!(["All"]));
+    // DeleteOptions in the body (kubectl sends them there), read once.
+    let options = decode::options(req);
+    let dry = req.dry_run("DeleteOptions")? || options.get("dryRun") == Some(&json!(["All"]));
     if rt == NAMESPACES {
         return delete_namespace(state, key, req, dry).await;
     }
@@ -706,7 +708,6 @@ async fn delete(
         None,
     );
     let mut grace = req.u64_param("gracePeriodSeconds")?;
-    let options = decode::options(req);
     if grace.is_none() {
         // kubectl sends DeleteOptions in the body.
         grace = options.get("gracePeriodSeconds").and_then(Value::as_u64);
