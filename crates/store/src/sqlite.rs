@@ -2,8 +2,8 @@
 //! every watch registration goes through it, under the store's lock) and a
 //! small pool of reader connections that WAL lets run beside the writer.
 
-use crate::watch::{Watch, Watcher, Watchers};
 use crate::seal::{self, Sealer};
+use crate::watch::{Watch, Watcher, Watchers};
 use crate::{clock, Event, EventType, ListHead, ObjectKey, Op, Page, Selector, StoreError, Stored};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};

@@ -1,9 +1,9 @@
 //! [`Store`]: the SQLite file, opened safely (one owner, a schema it knows,
 //! a reserve against a full disk), its writes, reads, lists and watches.
 
+use crate::seal::Sealer;
 use crate::types::*;
 use crate::watch::Watch;
-use crate::seal::Sealer;
 use crate::{backup, safety, sqlite};
 use serde_json::Value;
 use std::path::{Path, PathBuf};

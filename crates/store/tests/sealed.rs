@@ -31,9 +31,10 @@ fn a_secret_is_ciphertext_on_disk_and_itself_through_every_read() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     store.create(secret("db")).unwrap();
-    store.create(json!({"apiVersion": "v1", "kind": "ConfigMap",
+    store
+        .create(json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "plain", "namespace": "default"}, "data": {"k": "not-secret"}}))
-    .unwrap();
+        .unwrap();
     let key = ObjectKey::new("v1", "Secret", "default", "db");
     let got = store.get(&key).unwrap().unwrap();
     assert_eq!(got.object["data"]["password"], PASSWORD);
