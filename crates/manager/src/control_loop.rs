@@ -5,7 +5,9 @@ use crate::cache::Cache;
 use crate::config::{ManagerConfig, Observed};
 use crate::dirty::{note, Dirty};
 use crate::error::ManagerError;
-use crate::{deployments, disruption, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule, taints};
+use crate::{
+    deployments, disruption, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule, taints,
+};
 use ringleader_store::{Backend, Selector};
 use std::collections::{BTreeSet, HashMap};
 

@@ -273,11 +273,14 @@ mod tests {
     fn a_revision_per_template_pods_adopted_and_a_rollback_gets_a_new_revision() {
         let mut cache = Cache::default();
         put(&mut cache, deployment("aaa", json!({})));
-        let dep_ref = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "dep-uid", "controller": true});
+        let dep_ref =
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "dep-uid", "controller": true});
         put(&mut cache, pod("web-0", "aaa", dep_ref.clone()));
         let (ops, _) = decide(&cache, 100.0);
         apply(&mut cache, ops);
-        let rs = |c: &Cache, n: &str| c.get(&ObjectKey::new("apps/v1", "ReplicaSet", "default", n)).map(|s| s.object.clone());
+        let rs = |c: &Cache, n: &str| {
+            c.get(&ObjectKey::new("apps/v1", "ReplicaSet", "default", n)).map(|s| s.object.clone())
+        };
         let first = rs(&cache, "web-aaa").unwrap_or_default();
         assert_eq!(d::revision_of(&first), 1);
         assert_eq!(first["spec"]["replicas"], 1);
@@ -285,10 +288,15 @@ mod tests {
         // Next pass: the pod is adopted, the Deployment says revision 1.
         let (ops, _) = decide(&cache, 100.0);
         apply(&mut cache, ops);
-        let p = cache.get(&ObjectKey::new("v1", "Pod", "default", "web-0")).map(|s| s.object.clone()).unwrap_or_default();
+        let p =
+            cache.get(&ObjectKey::new("v1", "Pod", "default", "web-0")).map(|s| s.object.clone()).unwrap_or_default();
         assert_eq!(pods::controller_uid(&p), Some("web-aaa-uid"));
         assert_eq!(pods::owner_uid(&p), Some("dep-uid"), "the job controller still finds it");
-        let dep = |c: &Cache| c.get(&ObjectKey::new("apps/v1", "Deployment", "default", "web")).map(|s| s.object.clone()).unwrap_or_default();
+        let dep = |c: &Cache| {
+            c.get(&ObjectKey::new("apps/v1", "Deployment", "default", "web"))
+                .map(|s| s.object.clone())
+                .unwrap_or_default()
+        };
         assert_eq!(d::revision_of(&dep(&cache)), 1);
         assert_eq!(dep(&cache)["status"]["conditions"][0]["reason"], "MinimumReplicasAvailable");
         let (ops, _) = decide(&cache, 100.0);

@@ -265,7 +265,12 @@ pub fn status(r: &Rollout<'_>) -> Value {
     let avail = if available {
         condition("Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.".into())
     } else {
-        condition("Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.".into())
+        condition(
+            "Available",
+            "False",
+            "MinimumReplicasUnavailable",
+            "Deployment does not have minimum availability.".into(),
+        )
     };
     set_condition(&mut conditions, avail, r.now, false);
 
@@ -278,7 +283,8 @@ pub fn status(r: &Rollout<'_>) -> Value {
         || c.replicas < was("replicas");
     let previous = conditions.iter().find(|c| c.get("type").and_then(Value::as_str) == Some("Progressing")).cloned();
     let reason_was = previous.as_ref().and_then(|p| p.get("reason")).and_then(Value::as_str).unwrap_or_default();
-    let deadline = d.pointer("/spec/progressDeadlineSeconds").and_then(Value::as_u64).unwrap_or(DEFAULT_PROGRESS_DEADLINE);
+    let deadline =
+        d.pointer("/spec/progressDeadlineSeconds").and_then(Value::as_u64).unwrap_or(DEFAULT_PROGRESS_DEADLINE);
     let since = previous
         .as_ref()
         .and_then(|p| p.get("lastUpdateTime"))
@@ -331,8 +337,10 @@ pub fn deadline_at(deployment: &Value, status: &Value) -> Option<f64> {
         return None;
     }
     let since = parse_rfc3339(p.get("lastUpdateTime")?.as_str()?)?;
-    let deadline =
-        deployment.pointer("/spec/progressDeadlineSeconds").and_then(Value::as_u64).unwrap_or(DEFAULT_PROGRESS_DEADLINE);
+    let deadline = deployment
+        .pointer("/spec/progressDeadlineSeconds")
+        .and_then(Value::as_u64)
+        .unwrap_or(DEFAULT_PROGRESS_DEADLINE);
     Some(since + deadline as f64)
 }
 
@@ -453,7 +461,8 @@ mod tests {
     fn status_follows_the_pods_and_the_progress_deadline() {
         let t0 = 1_700_000_000.0;
         let ready = rfc3339(t0 - 5.0);
-        let pods = [pod("new", "Running", Some(&ready)), pod("new", "Pending", None), pod("old", "Running", Some(&ready))];
+        let pods =
+            [pod("new", "Running", Some(&ready)), pod("new", "Pending", None), pod("old", "Running", Some(&ready))];
         let refs: Vec<&Value> = pods.iter().collect();
         let c = count(&refs, "new", 0, t0);
         assert_eq!(c, Counts { replicas: 3, updated: 2, ready: 2, available: 2 });
