@@ -138,7 +138,7 @@ fn one_deployment(dep: &Stored, hash: &str, sets: &[&Stored], pods: &[&Stored], 
         ops.extend(keep_set(s, &want, &mine, now));
     }
     let gone = d::beyond_history(&judged, limit);
-    ops.retain(|op| !matches!(op, Op::Patch { key, .. } if gone.contains(&key.name)));
+    ops.retain(|op| !matches!(op, Op::Patch { key, .. } if key.kind == d::REPLICA_SET && gone.contains(&key.name)));
     for s in old.iter().filter(|s| gone.iter().any(|g| g == name(&s.object))) {
         ops.push(Op::Delete { key: s.key.clone(), expected: None });
     }

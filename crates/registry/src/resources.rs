@@ -319,10 +319,10 @@ impl ResourceType {
         self.group == PLATFORM
     }
 
-    /// Discovery categories: pods and the job kinds are in `all`, so
-    /// `kubectl get all` lists them.
+    /// Discovery categories: pods, ReplicaSets and the job kinds are in
+    /// `all`, so `kubectl get all` lists them.
     pub fn categories(&self) -> &'static [&'static str] {
-        if self.job || self == PODS {
+        if self.job || self == PODS || self == REPLICA_SETS {
             &["all"]
         } else {
             &[]
@@ -443,6 +443,8 @@ mod tests {
         assert_eq!(POD_DISRUPTION_BUDGETS.kind, "PodDisruptionBudget");
         assert_eq!(find("rs"), Some(REPLICA_SETS));
         assert!(REPLICA_SETS.has_status() && REPLICA_SETS.kind == "ReplicaSet");
+        assert_eq!(REPLICA_SETS.categories(), &["all"]);
+        assert!(!REPLICA_SETS.verbs().contains(&"create"), "only the deployment controller creates them");
     }
 
     #[test]
