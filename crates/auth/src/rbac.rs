@@ -297,6 +297,13 @@ pub fn builtin_objects() -> Vec<Value> {
     edit.push(rule(&[""], &["pods/exec", "pods/attach", "pods/portforward"], &["get", "create"]));
     // As Kubernetes' `edit`: who may delete pods may evict them (`kubectl drain`).
     edit.push(rule(&[""], &["pods/eviction"], &["create"]));
+    // As Kubernetes' `view` and `edit`: the scale of what they read or write
+    // (`kubectl scale`).
+    for r in ringleader_registry::scale::scalable() {
+        let sub = format!("{}/scale", r.plural);
+        view.push(rule(&[r.group], &[sub.as_str()], READ));
+        edit.push(rule(&[r.group], &[sub.as_str()], &["get", "patch", "update"]));
+    }
     // As Kubernetes' `view`: bound in a namespace, it reads that namespace.
     view.push(rule(&[""], &["namespaces"], READ));
     // As metrics-server's aggregated-metrics-reader: whoever reads pods reads their usage.

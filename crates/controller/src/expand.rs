@@ -252,7 +252,11 @@ fn plan_pod(
             set(&mut labels, "job-name", job.name.clone());
             set(&mut labels, "batch.kubernetes.io/job-name", job.name.clone());
         }
-        JobKind::Deployment => {}
+        JobKind::Deployment => {
+            if let Some(hash) = &extras.template_hash {
+                set(&mut labels, ringleader_api::kinds::deployment::TEMPLATE_HASH, hash.clone());
+            }
+        }
     }
     set(&mut annotations, GROUP_NAME, pod_group_name(job));
     // The server refuses these in templates; a job stored before it did, or

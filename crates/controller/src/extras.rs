@@ -40,6 +40,11 @@ pub struct JobExtras {
     pub task_policies: BTreeMap<String, Vec<LifecyclePolicy>>,
     /// Kubeflow `runPolicy.suspend`: pods are removed and none created.
     pub suspended: bool,
+    /// Deployment: the `pod-template-hash` of its template (the revision
+    /// its pods should be of).
+    pub template_hash: Option<String>,
+    /// Deployment `spec.paused`: no new revision rolls out.
+    pub paused: bool,
 }
 
 impl JobExtras {
@@ -82,6 +87,11 @@ impl JobExtras {
                     .filter(|t| !t.policies.is_empty())
                     .map(|t| (t.name.clone(), t.policies.clone()))
                     .collect();
+            }
+            Resource::Deployment(d) => {
+                let spec = d.spec.as_ref();
+                extras.template_hash = spec.map(|s| ringleader_api::kinds::deployment::template_hash(&s.template));
+                extras.paused = spec.and_then(|s| s.paused).unwrap_or(false);
             }
             _ => {}
         }

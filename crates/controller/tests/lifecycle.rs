@@ -110,19 +110,26 @@ fn always_restarts_a_deployment_under_new_names() {
 }
 
 #[test]
-fn a_deployment_reports_the_replica_counters_kubectl_reads() {
+fn a_deployment_rolls_out_a_new_template_unless_paused() {
     let (job, extras) = example("deployment-inference.yaml");
+    let first = extras.template_hash.clone();
+    assert!(first.is_some(), "a Deployment's extras carry its template hash");
     let mut sim = Sim::new(job.clone(), extras, 1, 8);
     sim.run();
-    let st = status::for_kind(&job, &sim.state.status);
-    assert_eq!((st["replicas"].as_u64(), st["readyReplicas"].as_u64()), (Some(1), Some(1)), "{st}");
-    assert_eq!(st["availableReplicas"], st["readyReplicas"]);
-    assert_eq!(st["conditions"][1]["reason"], "DeploymentRunning", "the conditions stay: {st}");
-    let name = sim.names()[0].clone();
-    sim.set_phase(&name, PodPhase::Failed, Some(1));
-    sim.tick();
-    let st = status::for_kind(&job, &sim.state.status);
-    assert_eq!(st["readyReplicas"], 0, "a failed pod is not ready: {st}");
+    assert_eq!(sim.names(), ["resnetinfer1-1-0"]);
+    assert_eq!(sim.state.status.template_hash, first);
+    // A changed template while paused: nothing rolls out.
+    sim.state.extras.template_hash = Some("other".into());
+    sim.state.extras.paused = true;
+    sim.run();
+    assert_eq!(sim.names(), ["resnetinfer1-1-0"]);
+    assert_eq!(sim.state.status.template_hash, first);
+    // Resumed: the pod of the old template is replaced by one of the new.
+    sim.state.extras.paused = false;
+    sim.run();
+    assert_eq!(sim.names(), ["resnetinfer1-1-0-v1"]);
+    assert_eq!(sim.state.status.template_hash.as_deref(), Some("other"));
+    assert_eq!(status::for_kind(&job, &sim.state.status), serde_json::json!({}), "the counters are the manager's");
 }
 
 #[test]

@@ -5,7 +5,9 @@ use crate::cache::Cache;
 use crate::config::{ManagerConfig, Observed};
 use crate::dirty::{note, Dirty};
 use crate::error::ManagerError;
-use crate::{disruption, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule, taints};
+use crate::{
+    deployments, disruption, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule, taints,
+};
 use ringleader_store::{Backend, Selector};
 use std::collections::{BTreeSet, HashMap};
 
@@ -136,7 +138,8 @@ pub fn pass_dirty(
         let touched = Dirty::Some(result.jobs.iter().cloned().collect());
         reconcile_all(store, cache, config, timers, now, &touched, &views, &mut findings)?;
     }
-    // Last: budgets count the pods as this pass left them.
+    // Last: ReplicaSets and budgets count the pods as this pass left them.
+    deployments::pass(store, cache, timers, now)?;
     disruption::pass(store, cache)?;
     invalid::write(store, cache, &findings, now)
 }

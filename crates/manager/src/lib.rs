@@ -9,6 +9,7 @@
 pub mod cache;
 pub mod config;
 pub mod control_loop;
+pub mod deployments;
 pub mod dirty;
 pub mod disruption;
 pub mod error;

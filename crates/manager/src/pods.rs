@@ -183,10 +183,25 @@ pub fn pod_object(plan: &PodPlan, namespace: &str, owner: &Value, job_version: u
     })
 }
 
-/// The uid of the controlling owner.
+/// The uid of the job (or other object) that owns it: its controller's,
+/// but for a pod a Deployment's ReplicaSet controls, the Deployment's (the
+/// job the job controller runs; `crate::deployments` adds that reference).
 pub fn owner_uid(pod: &Value) -> Option<&str> {
     let refs = at(pod, &["metadata", "ownerReferences"])?.as_array()?;
-    refs.iter().find(|r| r.get("controller").and_then(Value::as_bool).unwrap_or(true))?.get("uid")?.as_str()
+    let controller = refs.iter().find(|r| r.get("controller").and_then(Value::as_bool).unwrap_or(true))?;
+    if controller.get("kind").and_then(Value::as_str) == Some("ReplicaSet") {
+        let deployment = refs.iter().find(|r| r.get("kind").and_then(Value::as_str) == Some("Deployment"));
+        if let Some(uid) = deployment.and_then(|r| r.get("uid")?.as_str()) {
+            return Some(uid);
+        }
+    }
+    controller.get("uid")?.as_str()
+}
+
+/// The uid of the controlling owner itself (`controller: true`).
+pub fn controller_uid(object: &Value) -> Option<&str> {
+    let refs = at(object, &["metadata", "ownerReferences"])?.as_array()?;
+    refs.iter().find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))?.get("uid")?.as_str()
 }
 
 /// Node the pod is bound to.

@@ -7,6 +7,7 @@
 pub mod apply;
 pub mod node_view;
 pub mod resources;
+pub mod scale;
 pub mod selector;
 pub mod status;
 

@@ -147,6 +147,7 @@ pub const RESOURCES: &[ResourceType] = &[
         true,
         false,
     ),
+    rt("ReplicaSet", "apps", "v1", "apps/v1", "replicasets", "replicaset", &["rs"], true, false),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
@@ -174,6 +175,8 @@ pub const AUDIT_RECORDS: &ResourceType = &RESOURCES[28];
 pub const NAMESPACES: &ResourceType = &RESOURCES[31];
 /// The `policy/v1 PodDisruptionBudget` resource.
 pub const POD_DISRUPTION_BUDGETS: &ResourceType = &RESOURCES[32];
+/// The `apps/v1 ReplicaSet` resource (kept by the deployment controller).
+pub const REPLICA_SETS: &ResourceType = &RESOURCES[33];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
 /// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in
@@ -296,6 +299,9 @@ impl ResourceType {
             &["get", "list", "watch", "patch", "update"]
         } else if self == AUDIT_RECORDS {
             READ_ONLY_VERBS
+        } else if self == REPLICA_SETS {
+            // Only the deployment controller creates them.
+            &["delete", "get", "list", "patch", "update", "watch"]
         } else if self == SELF_SUBJECT_ACCESS_REVIEWS || SELF_REVIEWS.contains(&self) {
             CREATE_ONLY_VERBS
         } else {
@@ -313,10 +319,10 @@ impl ResourceType {
         self.group == PLATFORM
     }
 
-    /// Discovery categories: pods and the job kinds are in `all`, so
-    /// `kubectl get all` lists them.
+    /// Discovery categories: pods, ReplicaSets and the job kinds are in
+    /// `all`, so `kubectl get all` lists them.
     pub fn categories(&self) -> &'static [&'static str] {
-        if self.job || self == PODS {
+        if self.job || self == PODS || self == REPLICA_SETS {
             &["all"]
         } else {
             &[]
@@ -435,6 +441,10 @@ mod tests {
         assert!(!NAMESPACES.namespaced && NAMESPACES.has_status());
         assert_eq!(find("pdb"), Some(POD_DISRUPTION_BUDGETS));
         assert_eq!(POD_DISRUPTION_BUDGETS.kind, "PodDisruptionBudget");
+        assert_eq!(find("rs"), Some(REPLICA_SETS));
+        assert!(REPLICA_SETS.has_status() && REPLICA_SETS.kind == "ReplicaSet");
+        assert_eq!(REPLICA_SETS.categories(), &["all"]);
+        assert!(!REPLICA_SETS.verbs().contains(&"create"), "only the deployment controller creates them");
     }
 
     #[test]

@@ -177,7 +177,8 @@ pub(crate) fn entry(
 
 /// Makes one write, and its record (if any) in the same batch; answers
 /// the write's result.
-pub(crate) fn write(store: &Store, op: Op, record: Option<Value>) -> Result<Stored, StoreError> {
+pub(crate) fn write(store: &Store, mut op: Op, record: Option<Value>) -> Result<Stored, StoreError> {
+    crate::generation::stamp(store, &mut op)?;
     let mut ops = vec![op];
     ops.extend(record.map(Op::Create));
     let mut out = store.batch(ops)?;

@@ -14,7 +14,8 @@ use axum::http::header::{ACCEPT, CONTENT_TYPE, VARY};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use ringleader_observability::resource_metrics;
-use ringleader_registry::resources::{self, ResourceType, PODS};
+use ringleader_registry::resources::{self, ResourceType, PODS, REPLICA_SETS};
+use ringleader_registry::scale;
 use ringleader_registry::status::ApiError;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -40,7 +41,13 @@ const SUBRESOURCES: &[(&ResourceType, &str, &str, &str, &[&str])] = &[
     (PODS, "attach", "", "PodAttachOptions", &["create", "get"]),
     (PODS, "portforward", "", "PodPortForwardOptions", &["create", "get"]),
     (PODS, "eviction", "policy", "Eviction", &["create"]),
+    (scale::PYTORCH_JOBS, "scale", "autoscaling", "Scale", SCALE_VERBS),
+    (scale::DEPLOYMENTS, "scale", "autoscaling", "Scale", SCALE_VERBS),
+    (REPLICA_SETS, "scale", "autoscaling", "Scale", SCALE_VERBS),
 ];
+
+/// Verbs of the `scale` subresource ([`crate::scale`]).
+const SCALE_VERBS: &[&str] = &["get", "patch", "update"];
 
 /// `GET /version`: kube-apiserver's `version.Info`. The Kubernetes version
 /// comes first so kubectl's version-skew check reads it; ringleader's own

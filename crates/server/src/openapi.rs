@@ -17,7 +17,7 @@
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::batch::v1::Job as BatchJob;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Node as CoreNode, NodeSystemInfo, Pod, Secret};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -225,6 +225,7 @@ fn build_catalog() -> Catalog {
             ("", "Event") => Shape::Builtin(registered::<Event>(&mut gen)),
             ("", "Node") => Shape::Builtin(registered::<CoreNode>(&mut gen)),
             ("apps", "Deployment") => Shape::Builtin(registered::<Deployment>(&mut gen)),
+            ("apps", "ReplicaSet") => Shape::Builtin(registered::<ReplicaSet>(&mut gen)),
             ("batch", "Job") => Shape::Builtin(registered::<BatchJob>(&mut gen)),
             ("scheduling.k8s.io", "PriorityClass") => Shape::Builtin(registered::<PriorityClass>(&mut gen)),
             ("rbac.authorization.k8s.io", "Role") => Shape::Builtin(registered::<rbac::Role>(&mut gen)),

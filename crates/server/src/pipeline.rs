@@ -142,6 +142,9 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     if let Some((ns, name)) = crate::eviction::target(&req.path).filter(|_| req.method == Method::POST) {
         return evict(state, &req, &ns, &name).await;
     }
+    if let Some((rt, ns, name)) = crate::scale::target(&req.path) {
+        return crate::scale::serve(state, &req, rt, &ns, &name).await;
+    }
     if let Some(answer) = crate::resource_metrics::serve(state, &req.method, &req.path, &req.query, req.format).await {
         return answer;
     }
@@ -174,6 +177,9 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
             }
             let params = ListParams::parse(&req.query, rt.api_version, rt.kind)?;
             list(state, rt, ns, &selector, params, req.format).await
+        }
+        Target::Collection { rt, .. } if m == Method::POST && rt == resources::REPLICA_SETS => {
+            Err(crate::replica_sets::create_refused())
         }
         Target::Collection { rt, ns } if m == Method::POST => {
             let dry = req.dry_run("CreateOptions")?;

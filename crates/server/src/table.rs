@@ -116,6 +116,16 @@ pub fn columns(rt: &ResourceType) -> Vec<Column> {
             col("Images", "string", "Images referenced by each container in the template.", 1),
             col("Selector", "string", "Label selector for pods.", 1),
         ],
+        ("apps/v1", "ReplicaSet") => vec![
+            NAME,
+            col("Desired", "integer", "Number of desired pods.", 0),
+            col("Current", "integer", "Number of actual replicas.", 0),
+            col("Ready", "integer", "Number of ready replicas.", 0),
+            AGE,
+            col("Containers", "string", "Names of each container in the template.", 1),
+            col("Images", "string", "Images referenced by each container in the template.", 1),
+            col("Selector", "string", "Label selector for pods.", 1),
+        ],
         ("batch/v1", "Job") => vec![
             NAME,
             col("Status", "string", "Status of the job.", 0),
@@ -226,6 +236,18 @@ pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
                 json!(format!("{}/{desired}", n("/status/readyReplicas"))),
                 json!(n("/status/updatedReplicas")),
                 json!(n("/status/availableReplicas")),
+                age(v, now),
+            ];
+            r.extend(template_cells(v));
+            r
+        }
+        ("apps/v1", "ReplicaSet") => {
+            let n = |p: &str| int(v, p).unwrap_or(0);
+            let mut r = vec![
+                name,
+                json!(int(v, "/spec/replicas").unwrap_or(1)),
+                json!(n("/status/replicas")),
+                json!(n("/status/readyReplicas")),
                 age(v, now),
             ];
             r.extend(template_cells(v));

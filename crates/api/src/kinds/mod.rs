@@ -5,6 +5,7 @@
 pub mod ascend;
 pub mod check;
 pub mod cluster;
+pub mod deployment;
 pub mod disruption;
 pub mod kubeflow;
 pub mod namespace;

@@ -355,6 +355,74 @@ has 'configured'
 run "${K[@]}" get configmap kc-applied -o jsonpath='{.data.x}{","}{.data.z}'
 has '^2,3$'
 
+# --- Deployments as kube-controller-manager keeps them: ReplicaSets per ----------
+# --- revision, /scale, conditions, kubectl rollout status|history|undo|restart ---
+RS_LIST=("${K[@]}" get rs -l app=kc-roll --no-headers)
+run "${K[@]}" create deployment kc-roll --image=busybox -- sleep 600
+has '^deployment.apps/kc-roll created$'
+run "${K[@]}" rollout status deployment/kc-roll --timeout=60s
+has 'deployment "kc-roll" successfully rolled out'
+run "${K[@]}" wait --for=condition=Available deployment/kc-roll --timeout=60s
+has 'condition met'
+run "${K[@]}" get rs -l app=kc-roll
+has '^NAME +DESIRED +CURRENT +READY +AGE$'
+has '^kc-roll-[a-z0-9]+ +1 +1 +1 '
+FIRST_RS=$(grep -Eo '^kc-roll-[a-z0-9]+' <<<"$OUT" | head -1)
+run "${K[@]}" get rs "$FIRST_RS" -o wide
+has 'CONTAINERS +IMAGES +SELECTOR'
+has "app=kc-roll,pod-template-hash=${FIRST_RS#kc-roll-}"
+run "${K[@]}" get pods -l "pod-template-hash=${FIRST_RS#kc-roll-}" -o jsonpath='{.items[0].metadata.ownerReferences[0].kind}/{.items[0].metadata.ownerReferences[0].name}'
+has "^ReplicaSet/${FIRST_RS}$"
+# --current-replicas is checked against the Scale; the write carries its resourceVersion.
+fails "${K[@]}" scale deployment kc-roll --current-replicas=5 --replicas=2
+has 'Expected replicas to be 5, was 1'
+run "${K[@]}" scale deployment kc-roll --current-replicas=1 --replicas=2
+has '^deployment.apps/kc-roll scaled$'
+run "${K[@]}" rollout status deployment/kc-roll --timeout=60s
+until_ok 60 '^kc-roll +2/2 +2 +2 ' "${K[@]}" get deploy kc-roll --no-headers
+run "${K[@]}" set image deployment/kc-roll busybox=busybox:1.36
+has 'image updated'
+run "${K[@]}" rollout status deployment/kc-roll --timeout=90s
+has 'successfully rolled out'
+run "${K[@]}" rollout history deployment/kc-roll
+has '^1 +<none>'
+has '^2 +<none>'
+run "${K[@]}" rollout history deployment/kc-roll --revision=1
+has 'Image:[[:space:]]+busybox$'
+until_ok 30 "^${FIRST_RS} +0 +0 +0 " "${RS_LIST[@]}"
+has '^kc-roll-[a-z0-9]+ +2 +2 +2 '
+run "${K[@]}" rollout undo deployment/kc-roll
+has 'rolled back'
+run "${K[@]}" rollout status deployment/kc-roll --timeout=90s
+run "${K[@]}" get deploy kc-roll -o jsonpath='{.spec.template.spec.containers[0].image} {.metadata.annotations.deployment\.kubernetes\.io/revision}'
+has '^busybox 3$'
+until_ok 60 "^${FIRST_RS} +2 +2 +2 " "${RS_LIST[@]}"
+until_ok 60 '^2$' bash -c "${K[*]} get pods -l pod-template-hash=${FIRST_RS#kc-roll-} --field-selector=status.phase=Running --no-headers | wc -l | tr -d ' '"
+run "${K[@]}" rollout restart deployment/kc-roll
+has 'restarted'
+run "${K[@]}" rollout status deployment/kc-roll --timeout=90s
+run "${K[@]}" rollout history deployment/kc-roll
+has '^4 +<none>'
+lacks '^1 +<none>'
+# Paused, a changed template does not roll out; resumed, it does.
+run "${K[@]}" rollout pause deployment/kc-roll
+has 'paused'
+run "${K[@]}" set image deployment/kc-roll busybox=busybox:1.35
+sleep 2
+run "${K[@]}" get deploy kc-roll -o jsonpath='{.metadata.annotations.deployment\.kubernetes\.io/revision}'
+has '^4$'
+run "${K[@]}" rollout resume deployment/kc-roll
+has 'resumed'
+run "${K[@]}" rollout status deployment/kc-roll --timeout=90s
+run "${K[@]}" get deploy kc-roll -o jsonpath='{.metadata.annotations.deployment\.kubernetes\.io/revision} {.status.conditions[?(@.type=="Progressing")].reason}'
+has '^5 NewReplicaSetAvailable$'
+run "${K[@]}" describe deployment kc-roll
+has '^NewReplicaSet: +kc-roll-[a-z0-9]+ \(2/2 replicas created\)'
+fails "${K[@]}" create -f - <<<'{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"kc-bare"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}'
+has 'create a Deployment'
+run "${K[@]}" delete deployment kc-roll
+until_ok 60 'No resources found' "${K[@]}" get rs -l app=kc-roll
+
 # --- Kubernetes' error wording ---------------------------------------------------
 fails "${K[@]}" get pod no-such-pod
 has 'Error from server \(NotFound\): pods "no-such-pod" not found'

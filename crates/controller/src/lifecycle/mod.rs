@@ -71,6 +71,7 @@ pub fn reconcile(state: &JobState, observed: &Observed, now: u64) -> Vec<Action>
     if let Some(at) = loss.next {
         run.requeue_at(at);
     }
+    roll_out(&mut run);
     step(&mut run, observed);
     if run.st.phase.is_finished() {
         finished(&mut run, observed);
@@ -89,6 +90,26 @@ pub fn reconcile(state: &JobState, observed: &Observed, now: u64) -> Vec<Action>
         actions.push(Action::RequeueAfter(after));
     }
     actions
+}
+
+/// A Deployment whose template changed (and is not paused) rolls out a
+/// new revision: its pods become the previous incarnation, replaced by
+/// pods of the new template, as a ReplicaSet of the new revision would
+/// replace them (`crates/manager/src/deployments.rs` keeps the ReplicaSets).
+fn roll_out(run: &mut Run<'_>) {
+    let extras = &run.state.extras;
+    if run.state.job.kind != JobKind::Deployment || run.st.phase.is_finished() {
+        return;
+    }
+    let Some(want) = extras.template_hash.clone() else { return };
+    match run.st.template_hash.as_deref() {
+        None => run.st.template_hash = Some(want),
+        Some(had) if had != want && !extras.paused => {
+            run.st.template_hash = Some(want);
+            run.st.version += 1;
+        }
+        _ => {}
+    }
 }
 
 fn is_stale(st: &JobStatus, slots: &BTreeSet<&str>, p: &ObservedPod) -> bool {

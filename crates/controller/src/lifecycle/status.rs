@@ -146,19 +146,12 @@ pub fn batch_job(job: &Job, st: &JobStatus) -> Value {
     v
 }
 
-/// A Deployment's status: the conditions of [`kubeflow`] plus the replica
-/// counters kubectl's READY / UP-TO-DATE / AVAILABLE columns read (a pod
-/// is ready and available while it runs; every pod is of the current
-/// template, as ringleader replaces pods rather than rolling them).
-pub fn deployment(job: &Job, st: &JobStatus) -> Value {
-    let mut v = kubeflow(job, st);
-    let (live, running) =
-        st.replica_statuses.values().fold((0, 0), |(l, r), s| (l + s.pending + s.running, r + s.running));
-    v["replicas"] = json!(live);
-    v["updatedReplicas"] = json!(live);
-    v["readyReplicas"] = json!(running);
-    v["availableReplicas"] = json!(running);
-    v
+/// A Deployment's status is the deployment controller's
+/// (`crates/manager/src/deployments.rs`: counters and the `Available` /
+/// `Progressing` conditions as kube-controller-manager writes them); the
+/// job controller keeps only its own record under `status.ringleader`.
+pub fn deployment(_job: &Job, _st: &JobStatus) -> Value {
+    json!({})
 }
 
 /// Run states of the training platform (seed 004).

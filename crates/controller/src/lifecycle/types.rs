@@ -251,6 +251,9 @@ pub struct JobStatus {
     /// Restart back-off (CrashLoopBackOff) per slot.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub backoff: BTreeMap<String, SlotBackoff>,
+    /// Deployment: the `pod-template-hash` rolled out (its pods are of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_hash: Option<String>,
 }
 
 /// The last `hccl.json` the controller wrote, as the job's status keeps it:
