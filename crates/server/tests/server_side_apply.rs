@@ -105,7 +105,10 @@ async fn managers_conflict_force_and_prune() -> TestResult {
     assert!(!managers(&out).iter().any(|(m, _)| m == "b"), "{out}");
     let (code, out) = apply(&s, "fieldManager=b", &deployment(json!({"replicas": 3}))).await?;
     assert_eq!(code, 409, "{out}");
-    assert_eq!(out["message"], "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using apps/v1: .spec.replicas");
+    assert_eq!(
+        out["message"],
+        "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using apps/v1: .spec.replicas"
+    );
 
     // Reads carry the managers; applying the same again changes nothing.
     let got: Value = s.raw(Method::GET, &format!("{DEPLOY}/web")).send().await?.json().await?;

@@ -74,7 +74,8 @@ pub fn check_manager(name: &str) -> Option<String> {
 pub fn is_reset(value: Option<&Value>) -> bool {
     match value {
         Some(Value::Array(items)) => {
-            items.is_empty() || (items.len() == 1 && items.first().is_some_and(|e| e.as_object().is_some_and(Map::is_empty)))
+            items.is_empty()
+                || (items.len() == 1 && items.first().is_some_and(|e| e.as_object().is_some_and(Map::is_empty)))
         }
         _ => false,
     }

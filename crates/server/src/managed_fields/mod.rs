@@ -236,7 +236,10 @@ pub fn apply(live: Option<&Value>, config: &Value, w: &Writer, force: bool) -> R
     }
     let out = with_entries(merged, &entries);
     Ok(match live {
-        Some(l) if !touched && entries::decode(managed_of(Some(&out))).ok() == entries::decode(managed_of(Some(l))).ok() => {
+        Some(l)
+            if !touched
+                && entries::decode(managed_of(Some(&out))).ok() == entries::decode(managed_of(Some(l))).ok() =>
+        {
             l.clone()
         }
         _ => out,

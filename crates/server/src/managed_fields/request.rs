@@ -31,7 +31,13 @@ fn invalid_options(options: &str, field: &str, reason: &'static str, message: St
 /// The writer of a request to `rt` (`part` says whether to its status),
 /// refused when its manager's name is not one kube-apiserver takes.
 /// kube-apiserver's default manager is the user agent up to its first `/`.
-pub(crate) fn writer(req: &Req, rt: &ResourceType, builtin: bool, part: Part, options: &str) -> Result<Writer, ApiError> {
+pub(crate) fn writer(
+    req: &Req,
+    rt: &ResourceType,
+    builtin: bool,
+    part: Part,
+    options: &str,
+) -> Result<Writer, ApiError> {
     let manager = match req.param("fieldManager") {
         Some(m) => m.to_string(),
         None => {
@@ -40,7 +46,12 @@ pub(crate) fn writer(req: &Req, rt: &ResourceType, builtin: bool, part: Part, op
         }
     };
     if let Some(why) = entries::check_manager(&manager) {
-        return Err(invalid_options(options, "fieldManager", "FieldValueInvalid", format!("Invalid value: {manager:?}: {why}")));
+        return Err(invalid_options(
+            options,
+            "fieldManager",
+            "FieldValueInvalid",
+            format!("Invalid value: {manager:?}: {why}"),
+        ));
     }
     Ok(Writer {
         manager,
@@ -118,7 +129,13 @@ pub(crate) async fn serve(
     let (config, dups) = decode::body(req)?;
     let pinned = config.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(str::to_string);
     let resource = Resource::of_key(&key);
-    let w = admission::Write { state, identity: req.identity.as_ref(), verb: "patch", rt, field_validation: req.param("fieldValidation") };
+    let w = admission::Write {
+        state,
+        identity: req.identity.as_ref(),
+        verb: "patch",
+        rt,
+        field_validation: req.param("fieldValidation"),
+    };
     for _ in 0..8 {
         let writer = writer(req, rt, builtin, part, "PatchOptions")?;
         let k = key.clone();

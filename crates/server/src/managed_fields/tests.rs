@@ -40,7 +40,8 @@ fn conflicts(r: Result<Value, ApplyError>) -> Vec<Conflict> {
 
 #[test]
 fn apply_creates_and_owns_what_it_sets() {
-    let config = deployment(json!({"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}));
+    let config =
+        deployment(json!({"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}));
     let out = apply(None, &config, &writer("a", T1), false).unwrap();
     assert_eq!(out["spec"]["replicas"], 2);
     assert_eq!(
@@ -68,7 +69,8 @@ fn a_conflict_names_the_field_and_the_owner_and_force_moves_it() {
 
 #[test]
 fn fields_applied_before_and_omitted_now_are_removed_unless_someone_else_owns_them() {
-    let first = deployment(json!({"replicas": 2, "paused": true, "template": {"metadata": {"labels": {"x": "1", "y": "2"}},
+    let first =
+        deployment(json!({"replicas": 2, "paused": true, "template": {"metadata": {"labels": {"x": "1", "y": "2"}},
         "spec": {"containers": [{"name": "c", "image": "i"}, {"name": "d", "image": "j"}]}}}));
     let live = stored(apply(None, &first, &writer("a", T1), false).unwrap());
     // b shares `paused`.
@@ -87,7 +89,8 @@ fn fields_applied_before_and_omitted_now_are_removed_unless_someone_else_owns_th
 
 #[test]
 fn updates_take_fields_from_appliers_and_record_their_own() {
-    let live = stored(apply(None, &deployment(json!({"replicas": 2, "paused": false})), &writer("a", T1), false).unwrap());
+    let live =
+        stored(apply(None, &deployment(json!({"replicas": 2, "paused": false})), &writer("a", T1), false).unwrap());
     let mut edited = live.clone();
     edited["spec"]["replicas"] = json!(5);
     edited["metadata"]["labels"] = json!({"l": "v"});
@@ -95,7 +98,10 @@ fn updates_take_fields_from_appliers_and_record_their_own() {
     let edit = entry(&out, "kubectl-edit").unwrap();
     assert_eq!(edit["operation"], "Update");
     assert_eq!(edit["time"], T2);
-    assert_eq!(edit["fieldsV1"], json!({"f:metadata": {"f:labels": {".": {}, "f:l": {}}}, "f:spec": {"f:replicas": {}}}));
+    assert_eq!(
+        edit["fieldsV1"],
+        json!({"f:metadata": {"f:labels": {".": {}, "f:l": {}}}, "f:spec": {"f:replicas": {}}})
+    );
     assert_eq!(entry(&out, "a").unwrap()["fieldsV1"], json!({"f:spec": {"f:paused": {}}}));
     // Now a's apply of replicas conflicts with the editor.
     let c = conflicts(apply(Some(&out), &deployment(json!({"replicas": 2, "paused": false})), &writer("a", T3), false));
@@ -141,7 +147,10 @@ fn status_applies_touch_only_status() {
     assert_eq!(out["spec"]["replicas"], 2);
     assert_eq!(out["status"]["readyReplicas"], 1);
     let e = entry(&out, "agent").unwrap();
-    assert_eq!((e["subresource"].as_str(), &e["fieldsV1"]), (Some("status"), &json!({"f:status": {"f:readyReplicas": {}}})));
+    assert_eq!(
+        (e["subresource"].as_str(), &e["fieldsV1"]),
+        (Some("status"), &json!({"f:status": {"f:readyReplicas": {}}}))
+    );
 }
 
 #[test]

@@ -501,7 +501,12 @@ mod tests {
     #[test]
     fn unkeyed_items_in_a_configuration_are_errors() {
         let e = applied_set(&json!({"spec": {"containers": [{"image": "i"}]}}), &K8S).unwrap_err();
-        assert!(e.starts_with(".spec.containers: element 0: associative list with keys has an element that omits key field \"name\""), "{e}");
+        assert!(
+            e.starts_with(
+                ".spec.containers: element 0: associative list with keys has an element that omits key field \"name\""
+            ),
+            "{e}"
+        );
         let e = applied_set(&json!({"spec": {"containers": [{"name": "a"}, {"name": "a"}]}}), &K8S).unwrap_err();
         assert!(e.contains("duplicate entries for key [name=\"a\"]"), "{e}");
         assert!(applied_set(&json!([1]), &K8S).is_err());
