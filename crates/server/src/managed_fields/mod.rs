@@ -215,7 +215,7 @@ pub fn apply(live: Option<&Value>, config: &Value, w: &Writer, force: bool) -> R
         return Err(ApplyError::Conflicts(conflicts));
     }
     release(&mut entries, &taken, &merged);
-    let is_new = !entries.iter().any(|e| mine(e));
+    let is_new = !entries.iter().any(&mine);
     let touched = live.is_none() || !changed.is_empty() || is_new || last != applied;
     match entries.iter_mut().find(|e| mine(e)) {
         Some(e) => {
