@@ -153,6 +153,7 @@ pub fn record_update(live: Option<&Value>, new: Value, w: &Writer) -> Value {
             }),
         }
     }
+    cap_updaters(&mut entries);
     with_entries(new, &entries)
 }
 
@@ -234,16 +235,94 @@ pub fn apply(live: Option<&Value>, config: &Value, w: &Writer, force: bool) -> R
             set: applied,
         }),
     }
+    if w.manager == "kubectl" && w.subresource.is_empty() {
+        sync_last_applied(&mut merged, &config);
+    }
+    let unchanged = merged == old;
     let out = with_entries(merged, &entries);
     Ok(match live {
         Some(l)
             if !touched
+                && unchanged
                 && entries::decode(managed_of(Some(&out))).ok() == entries::decode(managed_of(Some(l))).ok() =>
         {
             l.clone()
         }
         _ => out,
     })
+}
+
+/// kube-apiserver keeps kubectl's client-side apply record (when the
+/// object has one) in step with kubectl's server-side applies, so a later
+/// client-side `kubectl apply` diffs against what was last applied.
+fn sync_last_applied(object: &mut Value, config: &Value) {
+    let Some(annotations) = object.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if !annotations.get(LAST_APPLIED).and_then(Value::as_str).is_some_and(|a| !a.is_empty()) {
+        return;
+    }
+    let mut record = config.clone();
+    if let Some(a) = record.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) {
+        a.remove(LAST_APPLIED);
+    }
+    annotations.insert(LAST_APPLIED.into(), Value::String(format!("{record}\n")));
+}
+
+/// kube-apiserver's bound on Update entries: past it, the oldest are
+/// merged into one `ancient-changes` entry per version.
+const MAX_UPDATERS: usize = 10;
+const ANCIENT: &str = "ancient-changes";
+
+fn cap_updaters(entries: &mut Vec<Entry>) {
+    let secs = |e: &Entry| e.time.as_deref().and_then(ringleader_api::time::parse_rfc3339).unwrap_or(0.0).floor();
+    loop {
+        let mut updaters: Vec<usize> = (0..entries.len())
+            .filter(|&i| entries.get(i).is_some_and(|e| e.operation == Operation::Update && !e.set.is_empty()))
+            .collect();
+        if updaters.len() <= MAX_UPDATERS {
+            return;
+        }
+        updaters.sort_by(|&a, &b| match (entries.get(a), entries.get(b)) {
+            (Some(x), Some(y)) => secs(x).total_cmp(&secs(y)).then_with(|| x.manager.cmp(&y.manager)),
+            _ => std::cmp::Ordering::Equal,
+        });
+        // The two oldest of one version become one.
+        let pair = updaters.iter().enumerate().find_map(|(n, &i)| {
+            let version = &entries.get(i)?.api_version;
+            let j =
+                updaters.iter().skip(n + 1).find(|&&j| entries.get(j).is_some_and(|e| e.api_version == *version))?;
+            Some((i, *j))
+        });
+        let Some((older, newer)) = pair else { return };
+        let merged = entries.get(older).map(|e| e.set.clone()).unwrap_or_default();
+        let version = entries.get(newer).map(|e| e.api_version.clone()).unwrap_or_default();
+        // An existing bucket of the version takes both, else the newer one becomes it.
+        let bucket = (0..entries.len()).find(|&k| {
+            k != older && k != newer && entries.get(k).is_some_and(|e| e.same(ANCIENT, Operation::Update, &version, ""))
+        });
+        match bucket {
+            Some(b) => {
+                let both = entries.get(newer).map(|e| e.set.union(&merged)).unwrap_or_default();
+                let time = entries.get(newer).and_then(|e| e.time.clone());
+                if let Some(e) = entries.get_mut(b) {
+                    e.set = e.set.union(&both);
+                    e.time = time;
+                }
+                let (hi, lo) = if older > newer { (older, newer) } else { (newer, older) };
+                entries.remove(hi);
+                entries.remove(lo);
+            }
+            None => {
+                if let Some(e) = entries.get_mut(newer) {
+                    e.set = e.set.union(&merged);
+                    e.manager = ANCIENT.into();
+                    e.subresource = String::new();
+                }
+                entries.remove(older);
+            }
+        }
+    }
 }
 
 /// A status apply's configuration: its identity and `status`, the rest

@@ -247,3 +247,33 @@ proptest! {
         let _ = record_update(live.as_ref(), config.clone(), &w);
     }
 }
+
+#[test]
+fn past_ten_updaters_the_oldest_merge_into_ancient_changes() {
+    let mut o = deployment(json!({}));
+    for i in 0..12 {
+        let mut next = o.clone();
+        next["spec"][format!("f{i}")] = json!(i);
+        o = record_update(Some(&o), next, &writer(&format!("m{i:02}"), &format!("2024-01-01T00:00:{i:02}Z")));
+    }
+    let entries = o["metadata"]["managedFields"].as_array().unwrap();
+    assert_eq!(entries.len(), 10, "{o}");
+    let ancient = entry(&o, "ancient-changes").unwrap();
+    assert_eq!(ancient["fieldsV1"], json!({"f:spec": {"f:f0": {}, "f:f1": {}, "f:f2": {}}}));
+    assert!(entry(&o, "m00").is_none() && entry(&o, "m02").is_none() && entry(&o, "m03").is_some());
+}
+
+#[test]
+fn kubectl_server_side_apply_keeps_the_client_side_record_current() {
+    let mut csa = deployment(json!({"replicas": 1}));
+    csa["metadata"]["annotations"] = json!({LAST_APPLIED: "{}"});
+    let live = stored(record_update(None, csa, &writer("kubectl-client-side-apply", T1)));
+    let config = deployment(json!({"replicas": 1, "paused": true}));
+    let out = apply(Some(&live), &config, &writer("kubectl", T2), false).unwrap();
+    let record: Value = serde_json::from_str(out["metadata"]["annotations"][LAST_APPLIED].as_str().unwrap()).unwrap();
+    assert_eq!(record, config);
+    assert_eq!(apply(Some(&out), &config, &writer("kubectl", T3), false).unwrap(), out);
+    // Other managers leave it alone.
+    let other = apply(Some(&live), &config, &writer("other", T2), false).unwrap();
+    assert_eq!(other["metadata"]["annotations"][LAST_APPLIED], "{}");
+}

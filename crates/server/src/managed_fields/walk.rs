@@ -371,7 +371,9 @@ pub fn merge(live: &Value, config: &Value, schema: &Schema) -> Value {
 /// Whether `item` is the list item a step names.
 fn is_item(item: &Value, e: &Elem) -> bool {
     match e {
-        Elem::Value(v) => !item.is_object() && !item.is_array() && serde_json::from_str::<Value>(v).is_ok_and(|v| v == *item),
+        Elem::Value(v) => {
+            !item.is_object() && !item.is_array() && serde_json::from_str::<Value>(v).is_ok_and(|v| v == *item)
+        }
         Elem::Key(k) => {
             let (Ok(Value::Object(key)), Value::Object(map)) = (serde_json::from_str::<Value>(k), item) else {
                 return false;
