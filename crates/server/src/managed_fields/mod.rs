@@ -259,7 +259,7 @@ fn sync_last_applied(object: &mut Value, config: &Value) {
     let Some(annotations) = object.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) else {
         return;
     };
-    if !annotations.get(LAST_APPLIED).and_then(Value::as_str).is_some_and(|a| !a.is_empty()) {
+    if annotations.get(LAST_APPLIED).and_then(Value::as_str).is_none_or(str::is_empty) {
         return;
     }
     let mut record = config.clone();
