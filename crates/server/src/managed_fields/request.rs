@@ -38,7 +38,7 @@ pub(crate) fn writer(
     part: Part,
     options: &str,
 ) -> Result<Writer, ApiError> {
-    let manager = match req.param("fieldManager") {
+    let manager = match req.param("fieldManager").filter(|m| !m.is_empty()) {
         Some(m) => m.to_string(),
         None => {
             let agent = req.headers.get(USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("");
