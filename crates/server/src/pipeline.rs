@@ -518,7 +518,7 @@ async fn replace(
 
 /// Whether a resource is one of Kubernetes' own kinds, which take strategic
 /// merge patches; custom resources refuse them as kube-apiserver does.
-fn builtin(rt: &ResourceType) -> bool {
+pub(crate) fn builtin(rt: &ResourceType) -> bool {
     matches!(rt.group, "" | "apps" | "batch" | "policy" | "scheduling.k8s.io")
 }
 

@@ -167,5 +167,11 @@ async fn writes_record_their_manager() -> TestResult {
     let long = "m".repeat(129);
     let r = s.raw(Method::PUT, &format!("{DEPLOY}/web?fieldManager={long}")).json(&full(1, false)).send().await?;
     assert_eq!(r.status(), 422);
+
+    // `ringleader apply` records its writes too.
+    s.client.apply_documents("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bulk}\ndata: {a: \"1\"}\n").await?;
+    let got: Value = s.raw(Method::GET, "/api/v1/namespaces/default/configmaps/bulk").send().await?.json().await?;
+    assert_eq!(managers(&got), [("ringleader-apply".to_string(), "Update".to_string())]);
+    assert_eq!(fields_of(&got, "ringleader-apply"), &json!({"f:data": {".": {}, "f:a": {}}}));
     Ok(())
 }
