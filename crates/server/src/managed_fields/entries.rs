@@ -5,7 +5,7 @@ use super::fieldset::Set;
 use serde_json::{json, Map, Value};
 
 /// How a manager last wrote its fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Operation {
     Apply,
     Update,
@@ -90,9 +90,11 @@ pub fn decode(value: Option<&Value>) -> Result<Vec<Entry>, String> {
         Some(other) => return Err(format!("managedFields must be a list, not {other}")),
     };
     let mut out: Vec<Entry> = Vec::with_capacity(items.len());
+    let mut seen = std::collections::HashSet::new();
     for (i, item) in items.iter().enumerate() {
         let entry = decode_entry(item).map_err(|e| format!("managedFields[{i}]: {e}"))?;
-        if out.iter().any(|o| o.same(&entry.manager, entry.operation, &entry.api_version, &entry.subresource)) {
+        let version = if entry.operation == Operation::Apply { "" } else { entry.api_version.as_str() };
+        if !seen.insert((entry.manager.clone(), entry.operation, version.to_string(), entry.subresource.clone())) {
             return Err(format!("managedFields[{i}]: found duplicate manager {:?}", entry.manager));
         }
         out.push(entry);

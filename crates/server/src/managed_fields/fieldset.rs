@@ -103,6 +103,24 @@ impl Set {
         self.node(path).is_some_and(|n| !n.is_empty())
     }
 
+    /// Whether the path this node stands for is itself a member.
+    pub fn is_member(&self) -> bool {
+        self.member
+    }
+
+    /// The paths one step below, with what follows them.
+    pub fn children(&self) -> impl Iterator<Item = (&Elem, &Set)> {
+        self.children.iter()
+    }
+
+    pub fn child(&self, e: &Elem) -> Option<&Set> {
+        self.children.get(e)
+    }
+
+    pub fn first_child(&self) -> Option<&Elem> {
+        self.children.keys().next()
+    }
+
     fn node(&self, path: &[Elem]) -> Option<&Set> {
         let mut node = self;
         for e in path {

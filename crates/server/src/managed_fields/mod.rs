@@ -112,9 +112,10 @@ fn with_entries(mut object: Value, entries: &[Entry]) -> Value {
 }
 
 /// Each entry's fields less `taken`, and less what `object` no longer has.
-fn release(entries: &mut [Entry], taken: &Set, object: &Value) {
+fn release(entries: &mut [Entry], taken: &Set, object: &Value, schema: &Schema) {
+    let present = walk::object_set(object, schema);
     for e in entries.iter_mut() {
-        e.set = e.set.difference(taken).filter(&mut |p| walk::exists(object, p));
+        e.set = e.set.difference(taken).intersection(&present);
     }
 }
 
@@ -136,7 +137,7 @@ pub fn record_update(live: Option<&Value>, new: Value, w: &Writer) -> Value {
     };
     let (old, new) = (plain(live), plain(Some(&new)));
     let changed = walk::changed(&old, &new, &w.schema).difference(&server_paths());
-    release(&mut entries, &changed, &new);
+    release(&mut entries, &changed, &new, &w.schema);
     if !changed.is_empty() {
         match entries.iter_mut().find(|e| e.same(&w.manager, Operation::Update, &w.api_version, &w.subresource)) {
             Some(e) => {
@@ -215,7 +216,7 @@ pub fn apply(live: Option<&Value>, config: &Value, w: &Writer, force: bool) -> R
         conflicts.sort_by(|a, b| (&a.manager, &a.field).cmp(&(&b.manager, &b.field)));
         return Err(ApplyError::Conflicts(conflicts));
     }
-    release(&mut entries, &taken, &merged);
+    release(&mut entries, &taken, &merged, &w.schema);
     let is_new = !entries.iter().any(&mine);
     let touched = live.is_none() || !changed.is_empty() || is_new || last != applied;
     match entries.iter_mut().find(|e| mine(e)) {

@@ -11,7 +11,7 @@
 use super::fieldset::{Elem, Path, Set};
 use crate::patch::{strategy, ListStrategy};
 use serde_json::{Map, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// What is known of the kind's schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,8 +260,9 @@ pub fn changed(old: &Value, new: &Value, schema: &Schema) -> Set {
             }
             (Value::Array(o), Value::Array(n)) => match (at.granular(o), at.granular(n)) {
                 (Some((list, old_elems)), Some((_, new_elems))) => {
+                    let index: HashMap<&Elem, usize> = old_elems.iter().enumerate().map(|(i, e)| (e, i)).collect();
                     for (item, e) in n.iter().zip(new_elems) {
-                        let was = old_elems.iter().position(|x| *x == e).and_then(|i| o.get(i));
+                        let was = index.get(&e).and_then(|&i| o.get(i));
                         at.path.push(e);
                         match (was, list, item) {
                             (Some(Value::Object(wm)), ListType::Map(_), Value::Object(nm)) => {
@@ -319,8 +320,10 @@ pub fn merge(live: &Value, config: &Value, schema: &Schema) -> Value {
             (Value::Array(l), Value::Array(c)) => match (at.granular(l), at.granular(c)) {
                 (Some((list, live_elems)), Some((_, config_elems))) => {
                     let mut out = Vec::with_capacity(l.len() + c.len());
+                    let index: HashMap<&Elem, usize> = config_elems.iter().enumerate().map(|(i, e)| (e, i)).collect();
+                    let live: HashSet<&Elem> = live_elems.iter().collect();
                     for (item, e) in l.iter().zip(&live_elems) {
-                        match config_elems.iter().position(|x| x == e).and_then(|i| c.get(i)) {
+                        match index.get(e).and_then(|&i| c.get(i)) {
                             Some(applied) => {
                                 at.path.push(e.clone());
                                 let merged = match list {
@@ -334,7 +337,7 @@ pub fn merge(live: &Value, config: &Value, schema: &Schema) -> Value {
                         }
                     }
                     for (item, e) in c.iter().zip(&config_elems) {
-                        if !live_elems.contains(e) {
+                        if !live.contains(e) {
                             out.push(item.clone());
                         }
                     }
@@ -368,72 +371,85 @@ pub fn merge(live: &Value, config: &Value, schema: &Schema) -> Value {
     walk(live, config, &mut at)
 }
 
-/// Whether `item` is the list item a step names.
-fn is_item(item: &Value, e: &Elem) -> bool {
-    match e {
-        Elem::Value(v) => {
-            !item.is_object() && !item.is_array() && serde_json::from_str::<Value>(v).is_ok_and(|v| v == *item)
-        }
-        Elem::Key(k) => {
-            let (Ok(Value::Object(key)), Value::Object(map)) = (serde_json::from_str::<Value>(k), item) else {
-                return false;
-            };
-            key.iter().all(|(f, want)| match map.get(f).filter(|v| !v.is_null()) {
-                Some(v) => v == want,
-                None => key_default(f).as_ref() == Some(want),
-            })
-        }
-        Elem::Field(_) => false,
-    }
+/// How to name the items of a list some steps point into: by the key
+/// fields of its `k:` steps (with their defaults), or by value.
+enum Naming {
+    Keys(Vec<String>),
+    Values,
 }
 
-fn step<'v>(v: &'v Value, e: &Elem) -> Option<&'v Value> {
-    match (v, e) {
-        (Value::Object(m), Elem::Field(f)) => m.get(f),
-        (Value::Array(items), _) => items.iter().find(|i| is_item(i, e)),
-        _ => None,
-    }
-}
-
-/// Whether the object has something at `path`.
-pub fn exists(object: &Value, path: &[Elem]) -> bool {
-    let mut v = object;
-    for e in path {
-        match step(v, e) {
-            Some(next) => v = next,
-            None => return false,
-        }
-    }
-    true
-}
-
-/// `object` without what is at `path` (nothing happens if nothing is); a
-/// map left empty by it goes too unless `keep` has something in it.
-pub fn remove(object: &mut Value, path: &[Elem], keep: &Set) {
-    let Some((last, parent)) = path.split_last() else { return };
-    let mut v = &mut *object;
-    for e in parent {
-        let next = match v {
-            Value::Object(m) => match e {
-                Elem::Field(f) => m.get_mut(f),
+impl Naming {
+    fn of(steps: &Set) -> Option<Naming> {
+        match steps.first_child()? {
+            Elem::Key(k) => match serde_json::from_str::<Value>(k) {
+                Ok(Value::Object(m)) => Some(Naming::Keys(m.keys().cloned().collect())),
                 _ => None,
             },
-            Value::Array(items) => items.iter_mut().find(|i| is_item(i, e)),
-            _ => None,
-        };
-        match next {
-            Some(n) => v = n,
-            None => return,
+            Elem::Value(_) => Some(Naming::Values),
+            Elem::Field(_) => None,
         }
     }
-    match (v, last) {
-        (Value::Object(m), Elem::Field(f)) => {
-            m.remove(f);
-            if m.is_empty() && !parent.is_empty() && !keep.has_prefix(parent) {
-                remove(object, parent, keep);
+
+    /// The step naming `item`, if it has one.
+    fn name(&self, item: &Value) -> Option<Elem> {
+        match self {
+            Naming::Values => (!item.is_object() && !item.is_array()).then(|| Elem::Value(item.to_string())),
+            Naming::Keys(keys) => {
+                let map = item.as_object()?;
+                let mut key = Map::new();
+                for k in keys {
+                    let v = map.get(k).filter(|v| !v.is_null()).cloned().or_else(|| key_default(k))?;
+                    key.insert(k.clone(), v);
+                }
+                Some(Elem::Key(Value::Object(key).to_string()))
             }
         }
-        (Value::Array(items), e) => items.retain(|i| !is_item(i, e)),
+    }
+}
+
+/// Removes from `v` (at `at`) every member of `doomed`, in one pass: a
+/// field, or a list item with everything in it. A map or list this leaves
+/// empty goes too (Kubernetes' types omit them), unless `keep` holds
+/// something in it.
+fn remove_all(v: &mut Value, doomed: &Set, keep: &Set, at: &mut Path) {
+    match v {
+        Value::Object(map) => {
+            for (e, below) in doomed.children() {
+                let Elem::Field(f) = e else { continue };
+                if below.is_member() {
+                    map.remove(f);
+                    continue;
+                }
+                let Some(child) = map.get_mut(f) else { continue };
+                let empty =
+                    |v: &Value| v.as_object().is_some_and(Map::is_empty) || v.as_array().is_some_and(Vec::is_empty);
+                let was_empty = empty(child);
+                at.push(e.clone());
+                remove_all(child, below, keep, at);
+                let emptied = !was_empty && empty(child) && !keep.has_prefix(at);
+                at.pop();
+                if emptied {
+                    map.remove(f);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let Some(naming) = Naming::of(doomed) else { return };
+            let mut kept = Vec::with_capacity(items.len());
+            for mut item in std::mem::take(items) {
+                match naming.name(&item).and_then(|e| doomed.child(&e).map(|below| (e, below))) {
+                    Some((_, below)) if below.is_member() => {}
+                    Some((e, below)) => {
+                        at.push(e);
+                        remove_all(&mut item, below, keep, at);
+                        at.pop();
+                        kept.push(item);
+                    }
+                    None => kept.push(item),
+                }
+            }
+            *items = kept;
+        }
         _ => {}
     }
 }
@@ -442,10 +458,9 @@ pub fn remove(object: &mut Value, path: &[Elem], keep: &Set) {
 /// no manager (the applier included, with what it applies now) owns now
 /// (`owned`): a field, or an item with everything in it.
 pub fn prune(merged: &mut Value, last: &Set, owned: &Set) {
-    for path in last.paths() {
-        if !owned.has_prefix(&path) {
-            remove(merged, &path, owned);
-        }
+    let doomed = last.filter(&mut |p| !owned.has_prefix(p));
+    if !doomed.is_empty() {
+        remove_all(merged, &doomed, owned, &mut Vec::new());
     }
 }
 
@@ -545,17 +560,38 @@ mod tests {
     }
 
     #[test]
-    fn removal_and_pruning() {
-        let mut obj = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"ports": [{"port": 80}, {"port": 81, "protocol": "UDP"}]}});
-        let port80 = Elem::Key(r#"{"port":80,"protocol":"TCP"}"#.into());
-        let path = vec![Elem::Field("spec".into()), Elem::Field("ports".into()), port80];
-        assert!(exists(&obj, &path));
-        remove(&mut obj, &path, &Set::new());
-        assert!(!exists(&obj, &path));
-        let label = vec![Elem::Field("metadata".into()), Elem::Field("labels".into()), Elem::Field("a".into())];
+    fn pruning_removes_fields_and_items_and_the_maps_it_empties() {
+        let mut obj = json!({"metadata": {"labels": {"a": "1"}, "finalizers": ["x", "y"]},
+            "spec": {"ports": [{"port": 80}, {"port": 81, "protocol": "UDP"}],
+                "containers": [{"name": "c", "image": "i", "args": ["1"]}]}});
+        let f = |n: &str| Elem::Field(n.into());
         let mut last = Set::new();
-        last.insert(&label);
-        prune(&mut obj, &last, &Set::new());
-        assert_eq!(obj, json!({"spec": {"ports": [{"port": 81, "protocol": "UDP"}]}}));
+        last.insert(&[f("spec"), f("ports"), Elem::Key(r#"{"port":80,"protocol":"TCP"}"#.into())]);
+        last.insert(&[f("metadata"), f("labels"), f("a")]);
+        last.insert(&[f("metadata"), f("finalizers"), Elem::Value("\"y\"".into())]);
+        last.insert(&[f("spec"), f("containers"), Elem::Key(r#"{"name":"c"}"#.into()), f("args")]);
+        let mut owned = Set::new();
+        owned.insert(&[f("spec"), f("containers"), Elem::Key(r#"{"name":"c"}"#.into()), f("image")]);
+        prune(&mut obj, &last, &owned);
+        assert_eq!(
+            obj,
+            json!({"metadata": {"finalizers": ["x"]}, "spec": {"ports": [{"port": 81, "protocol": "UDP"}],
+                "containers": [{"name": "c", "image": "i"}]}})
+        );
+    }
+
+    #[test]
+    fn large_lists_merge_in_linear_time() {
+        let items: Vec<Value> = (0..50_000).map(|i| json!(format!("f{i}"))).collect();
+        let live = json!({"metadata": {"finalizers": items}});
+        let config = json!({"metadata": {"finalizers": items.iter().rev().cloned().collect::<Vec<_>>()}});
+        let started = std::time::Instant::now();
+        let merged = merge(&live, &config, &K8S);
+        assert!(changed(&live, &merged, &K8S).is_empty());
+        let set = applied_set(&config, &K8S).unwrap();
+        let mut pruned = merged.clone();
+        prune(&mut pruned, &set, &Set::new());
+        assert_eq!(pruned, json!({}));
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
     }
 }
