@@ -462,21 +462,31 @@ impl Agent {
         }
     }
 
-    /// Publishes the CPU and memory of every running process-runtime pod and
-    /// their sum per node; a pod or node is written only when its figures
-    /// moved, so idle pods cost no writes.
+    /// Publishes the CPU and memory of every running pod (its processes'
+    /// from `/proc`, its containers' from the CRI runtime) and their sum
+    /// per node; a pod or node is written only when its figures moved, so
+    /// idle pods cost no writes.
     fn sample_usage(&mut self) {
-        if !matches!(self.cfg.runtime, Runtime::Process) {
-            return;
-        }
-        let procs = usage::ProcTree::new(usage::proc_table(Path::new("/proc")));
+        // Process pods are read here; containers come measured by the runtime.
+        let (procs, containers) = match (self.cfg.runtime, &self.cri) {
+            (Runtime::Process, _) => (Some(usage::ProcTree::new(usage::proc_table(Path::new("/proc")))), None),
+            (Runtime::Cri, Some(cri)) => (None, Some(cri.stats.by_uid())),
+            _ => return,
+        };
         let now = time::now();
         let mut writes = Vec::new();
         let mut node_memory: HashMap<&str, u64> = HashMap::new();
         let mut live: Vec<&ObjectKey> = Vec::new();
         for (key, e) in &self.pods {
-            let PodState::Running { pgid: Some(pgid) } = e.state else { continue };
-            let u = procs.group_usage(pgid, self.units);
+            let PodState::Running { pgid } = e.state else { continue };
+            let u = match (&procs, &containers, pgid) {
+                (Some(procs), _, Some(pgid)) => procs.group_usage(pgid, self.units),
+                (_, Some(by_uid), _) => match by_uid.get(&e.uid) {
+                    Some(u) => *u,
+                    None => continue,
+                },
+                _ => continue,
+            };
             live.push(key);
             let prev = self.usage_pods.get(key);
             let cpu = self.node_cpu_nanos.entry(e.node.clone()).or_default();

@@ -468,6 +468,17 @@ impl Agent {
         }
         e.started = Some(time::now());
         tracing::debug!(pod = %key, container = %ids.container, "container started");
+        // kubelet's Events of a start, which `kubectl describe pod` and
+        // `kubectl events` show.
+        let (node, now) = (e.node.clone(), time::now());
+        let names: Vec<String> = e.container.containers.iter().map(|(n, _)| n.clone()).take(1).collect();
+        for name in names {
+            for (reason, verb) in [("Created", "Created"), ("Started", "Started")] {
+                let message = format!("{verb} container {name}");
+                let event = node::pod_event(key, uid, &node, now, ("Normal", reason), &message);
+                self.write(Write::Event(event));
+            }
+        }
         self.report_started(key, uid, &ids);
     }
 

@@ -16,6 +16,8 @@ use tokio::sync::mpsc;
 
 /// How often the containers are listed for their ends (kubelet's relist period).
 const RELIST: Duration = Duration::from_secs(1);
+/// How often the containers' CPU and memory are asked for (`kubectl top`).
+const STATS: Duration = Duration::from_secs(5);
 
 /// Starts at once: four per CPU.
 fn concurrent_starts() -> usize {
@@ -37,6 +39,8 @@ pub(crate) struct CriRuntime {
     pub(crate) last_used: Arc<tokio::sync::Mutex<HashMap<String, f64>>>,
     /// The relist its container tasks learn their containers' ends from.
     pub(crate) relist: Relist,
+    /// The containers' latest CPU and memory, by pod UID.
+    pub(crate) stats: crate::runtime::cri_stats::Stats,
     /// Starts (pull, sandbox, container) in flight at once: a thousand
     /// asked of the runtime together thrash it (each is a shim and two
     /// runc processes) and all finish later than in turns.
@@ -87,6 +91,7 @@ impl CriRuntime {
         }
         CriRuntime {
             relist: Relist::spawn(client.clone(), RELIST),
+            stats: crate::runtime::cri_stats::Stats::spawn(client.clone(), STATS),
             starts: Arc::new(tokio::sync::Semaphore::new(concurrent_starts())),
             client,
             news_tx,

@@ -333,7 +333,10 @@ pub fn builtin_objects() -> Vec<Value> {
             "system:node",
             vec![
                 rule(&["ringleader.io"], &["nodes"], &["get", "list", "watch", "create", "update", "patch"]),
+                // Status goes through `/status`, as kubelet writes it.
+                rule(&["ringleader.io"], &["nodes/status"], &["update", "patch"]),
                 rule(&[""], &["pods"], &["update", "patch", "delete"]),
+                rule(&[""], &["pods/status"], &["update", "patch"]),
                 rule(&[""], &["events"], &["create", "update", "patch"]),
                 rule(&["*"], &["*"], READ),
             ],

@@ -209,7 +209,7 @@ pub fn queue(args: QueueArgs) -> Result<()> {
     };
     rt()?.block_on(async {
         let patch = json!({"status": {"state": state}});
-        client.patch_merge(kind("queues")?, "", queue, &patch).await.map_err(server_error)?;
+        client.patch_merge_status(kind("queues")?, "", queue, &patch).await.map_err(server_error)?;
         emit(&format!("queue/{queue} {}\n", if state == "Closed" { "locked" } else { "unlocked" }))
     })
 }

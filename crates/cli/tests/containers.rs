@@ -940,3 +940,47 @@ fn with_a_pod_network_pods_get_addresses_of_their_own_and_find_each_other_by_nam
     let onhost = pod_of(&p, "onhost").expect("pod");
     assert_eq!(onhost["status"]["podIP"], onhost["status"]["hostIP"], "{onhost}");
 }
+
+/// `contract/battery.sh`: the kubectl commands a Kubernetes user runs, each
+/// once, against pods as containers: every one works.
+#[test]
+fn the_kubectl_battery_works_against_containers() {
+    let Some((endpoint, registry)) = environment() else { return };
+    if !common::kubectl_or_skip("the kubectl battery") {
+        return;
+    }
+    let nodes = ["cri-bat-1", "cri-bat-2"];
+    let _cleanup = Cleanup { endpoint: endpoint.clone(), nodes: nodes.iter().map(|n| n.to_string()).collect() };
+    let cluster = format!(
+        "apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: {}, labels: {{gpu-model: h100}}}}\n\
+         spec: {{profile: hgx-h100-8, address: 127.0.70.1}}\n---\n\
+         apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: {}, labels: {{gpu-model: h100}}}}\n\
+         spec: {{profile: hgx-h100-8, address: 127.0.70.2}}\n---\n\
+         apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: default}}\nspec: {{weight: 1}}\n",
+        nodes[0], nodes[1]
+    );
+    let p = Plane::start(&cluster, &["--runtime", "cri", "--cri-endpoint", &endpoint]);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // The battery changes its kubeconfig's context: a copy of its own.
+    let kubeconfig = tmp.path().join("kubeconfig");
+    std::fs::copy(p.data_dir().join("kubeconfig"), &kubeconfig).expect("kubeconfig");
+    let out = Command::new("bash")
+        .arg(common::repo().join("crates/cli/tests/contract/battery.sh"))
+        .env("KUBECONFIG", &kubeconfig)
+        .env("IMAGE", format!("{registry}/ringleader/busybox:1"))
+        .env("NODE_A", nodes[0])
+        .env("NODE_B", nodes[1])
+        .env("EXAMPLES", common::repo().join("examples"))
+        .env("TMPDIR", tmp.path())
+        .env("HOME", tmp.path())
+        .env_remove("KUBECTL_EXTERNAL_DIFF")
+        .output()
+        .expect("bash");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let summary = stdout.lines().find(|l| l.starts_with("battery: ")).unwrap_or("no summary");
+    assert!(out.status.success(), "{summary}\n{stdout}\n{stderr}");
+    let counts: Vec<u32> =
+        summary.trim_start_matches("battery: ").split(['/', ' ']).take(2).filter_map(|n| n.parse().ok()).collect();
+    assert!(counts.len() == 2 && counts[0] == counts[1] && counts[1] >= 140, "{summary}");
+}

@@ -332,7 +332,16 @@ impl Client {
 
     /// Applies an RFC 7386 merge patch.
     pub async fn patch_merge(&self, res: &ResourceType, ns: &str, name: &str, patch: &Value) -> Result<Value> {
-        let path = res.object_path(ns, name);
+        self.patch_merge_at(res.object_path(ns, name), patch).await
+    }
+
+    /// Applies an RFC 7386 merge patch to the object's `status` subresource:
+    /// a write of the main resource leaves `status` as it was, as on Kubernetes.
+    pub async fn patch_merge_status(&self, res: &ResourceType, ns: &str, name: &str, patch: &Value) -> Result<Value> {
+        self.patch_merge_at(format!("{}/status", res.object_path(ns, name)), patch).await
+    }
+
+    async fn patch_merge_at(&self, path: String, patch: &Value) -> Result<Value> {
         let body = serde_json::to_string(patch).map_err(|e| ClientError::Decode(e.to_string()))?;
         let req = self
             .request(reqwest::Method::PATCH, &path)

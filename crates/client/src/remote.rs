@@ -124,10 +124,36 @@ impl Cluster for RemoteCluster {
                 }
             }
         }
-        let out = self
-            .block(self.client.patch_merge(res, &key.namespace, &key.name, &patch))
-            .map_err(|e| with_key(e, key))?;
-        stored(out)
+        // `status` goes through the status subresource (a write of the main
+        // resource leaves it as it was); the rest, if any, first, with the
+        // precondition, and the status then pinned to what that wrote.
+        let status = patch.as_object_mut().and_then(|o| o.remove("status"));
+        let rest_is_empty = patch.as_object().is_none_or(|o| o.keys().all(|k| k == "metadata") && only_version(&patch));
+        let mut out = None;
+        if !rest_is_empty || status.is_none() {
+            let written = self
+                .block(self.client.patch_merge(res, &key.namespace, &key.name, &patch))
+                .map_err(|e| with_key(e, key))?;
+            out = Some(written);
+        }
+        if let Some(status) = status {
+            let mut status_patch = json!({ "status": status });
+            let pinned = match &out {
+                Some(written) => written.pointer("/metadata/resourceVersion").cloned(),
+                None => patch.pointer("/metadata/resourceVersion").cloned(),
+            };
+            if let Some(v) = pinned {
+                status_patch["metadata"] = json!({ "resourceVersion": v });
+            }
+            let written = self
+                .block(self.client.patch_merge_status(res, &key.namespace, &key.name, &status_patch))
+                .map_err(|e| with_key(e, key))?;
+            out = Some(written);
+        }
+        match out {
+            Some(object) => stored(object),
+            None => Err(StoreError::Invalid("an empty patch".into())),
+        }
     }
 
     fn batch(&self, ops: Vec<Op>) -> Result<(), StoreError> {
@@ -173,6 +199,11 @@ impl Cluster for RemoteCluster {
         self.runtime.spawn(follow(client, res, namespace, from, tx));
         Ok(Watch { events: rx })
     }
+}
+
+/// Whether a patch's `metadata` holds nothing but the precondition.
+fn only_version(patch: &Value) -> bool {
+    patch.get("metadata").and_then(Value::as_object).is_none_or(|m| m.keys().all(|k| k == "resourceVersion"))
 }
 
 /// Feeds `tx` with the events after `from` until the agent drops it or the

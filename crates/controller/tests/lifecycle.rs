@@ -413,3 +413,34 @@ fn suspend_removes_pods_and_resume_recreates_them() {
     assert_eq!(phase(&sim), Phase::Running);
     assert_eq!(sim.names(), ["pytorch-ddp-master-0", "pytorch-ddp-worker-0"]);
 }
+
+#[test]
+fn a_batch_job_reports_complete_or_failed_as_the_job_controller_does() {
+    let (job, extras) = example("batch-job.yaml");
+    let mut sim = Sim::new(job.clone(), extras.clone(), 1, 8);
+    sim.run();
+    let st = status::for_kind(&job, &sim.state.status);
+    assert_eq!((st["active"].as_u64(), st["succeeded"].as_u64()), (Some(1), Some(0)), "{st}");
+    assert_eq!(st["conditions"], serde_json::json!([]), "no condition while it runs: {st}");
+    let name = sim.names()[0].clone();
+    sim.set_phase(&name, PodPhase::Succeeded, Some(0));
+    sim.run();
+    let st = status::for_kind(&job, &sim.state.status);
+    let types: Vec<&str> =
+        st["conditions"].as_array().into_iter().flatten().filter_map(|c| c["type"].as_str()).collect();
+    assert_eq!(types, ["SuccessCriteriaMet", "Complete"], "{st}");
+    assert_eq!((st["succeeded"].as_u64(), st["active"].as_u64()), (Some(1), Some(0)), "{st}");
+    assert!(st["completionTime"].is_string(), "{st}");
+
+    // backoffLimit 0: one failed pod fails the Job.
+    let mut sim = Sim::new(job.clone(), extras, 1, 8);
+    sim.run();
+    let name = sim.names()[0].clone();
+    sim.set_phase(&name, PodPhase::Failed, Some(1));
+    sim.run();
+    let st = status::for_kind(&job, &sim.state.status);
+    let types: Vec<&str> =
+        st["conditions"].as_array().into_iter().flatten().filter_map(|c| c["type"].as_str()).collect();
+    assert_eq!(types, ["FailureTarget", "Failed"], "{st}");
+    assert!(st.get("completionTime").is_none(), "only a completed Job has a completionTime: {st}");
+}

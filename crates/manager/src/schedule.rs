@@ -28,7 +28,13 @@ use std::sync::Arc;
 
 /// One job's pods waiting for a node, per role, in index order.
 struct Waiting<'a> {
-    job: &'a JobObject,
+    /// `None`: a pod no job owns, placed as a gang of one.
+    job: Option<&'a JobObject>,
+    /// The gang's key in the session (`namespace/name` of its job model).
+    key: String,
+    /// Each role's name and pod prefix: the scheduler names pod `i` of a
+    /// role `<prefix>-<i>`.
+    roles: Vec<(String, String)>,
     by_role: BTreeMap<String, Vec<&'a Stored>>,
 }
 
@@ -86,11 +92,29 @@ pub fn schedule(
         model.scheduling.min_available =
             if whole { total } else { model.scheduling.min_available.min(total).max(1.min(total)) };
         let created = str_at(&job.stored.object, &["metadata", "creationTimestamp"]).and_then(parse_rfc3339);
+        let roles = job.state.job.roles.iter().map(|r| (r.name.clone(), r.pod_prefix.clone())).collect();
+        waiting.push(Waiting { job: Some(job), key: model.key(), roles, by_role });
         pending_jobs.push((created.unwrap_or(0.0), model.key(), model));
-        waiting.push(Waiting { job, by_role });
     }
     let mut recorded = Recorder::new(events::SCHEDULER);
-    let mut ops = unowned_pods(cache, all_jobs, &mut recorded, now);
+    let mut ops = Vec::new();
+    for (pod, model) in bare_pods(cache, all_jobs) {
+        let model = match model {
+            Ok(model) => model,
+            Err(why) => {
+                if let Some(op) = unschedulable_op(pod, &why, now) {
+                    rec_failed(&mut recorded, pod, &why);
+                    ops.push(op);
+                }
+                continue;
+            }
+        };
+        let roles: Vec<(String, String)> = model.roles.iter().map(|r| (r.name.clone(), r.pod_prefix.clone())).collect();
+        let by_role = roles.iter().map(|(name, _)| (name.clone(), vec![pod])).collect();
+        let created = str_at(&pod.object, &["metadata", "creationTimestamp"]).and_then(parse_rfc3339);
+        waiting.push(Waiting { job: None, key: model.key(), roles, by_role });
+        pending_jobs.push((created.unwrap_or(0.0), model.key(), model));
+    }
     if waiting.is_empty() {
         if !ops.is_empty() {
             events::write(store, cache, ops, recorded, now)?;
@@ -104,16 +128,20 @@ pub fn schedule(
     held_outside_jobs(cache, all_jobs, &mut snapshot);
     let outcome = session::run(snapshot, conf, now as u64);
 
-    let by_key: HashMap<String, &Waiting<'_>> = waiting.iter().map(|w| (w.job.state.job.key(), w)).collect();
+    let by_key: HashMap<&str, &Waiting<'_>> = waiting.iter().map(|w| (w.key.as_str(), w)).collect();
     let mut pass = Pass { sessions: 1, ..Pass::default() };
     for b in &outcome.bindings {
-        let Some(w) = by_key.get(&b.job) else { continue };
+        let Some(w) = by_key.get(b.job.as_str()) else { continue };
         let Some(pod) = pod_for(w, &b.pod) else { continue };
         let mut annotations: serde_json::Map<String, Value> =
             b.annotations.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
         let ids: Vec<String> = b.devices.iter().map(u32::to_string).collect();
         annotations.insert(DEVICES.into(), json!(ids.join(",")));
         annotations.insert("ringleader.io/scheduled-at".into(), json!(rfc3339(now)));
+        if w.job.is_none() {
+            // A gang of one is whole once bound: nothing else to wait for.
+            annotations.insert(pods::START.into(), json!("true"));
+        }
         events::scheduled(&mut recorded, pod, &b.node, &ids);
         ops.push(Op::Patch {
             key: pod.key.clone(),
@@ -128,7 +156,9 @@ pub fn schedule(
             pass.latencies.push((now - created).max(0.0));
         }
         pass.bound += 1;
-        pass.jobs.insert(w.job.uid().to_string());
+        if let Some(job) = w.job {
+            pass.jobs.insert(job.uid().to_string());
+        }
     }
     let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
     for e in &outcome.evictions {
@@ -152,19 +182,26 @@ pub fn schedule(
     let reasons: HashMap<&str, &str> = outcome.pending.iter().map(|p| (p.job.as_str(), p.reason.as_str())).collect();
     pass.pending = outcome.pending.len();
     for w in &waiting {
-        let key = w.job.state.job.key();
-        let phase = match outcome.phases.get(&key) {
+        let phase = match outcome.phases.get(&w.key) {
             Some(PodGroupPhase::Running) => "Running",
             Some(PodGroupPhase::Inqueue) => "Inqueue",
             Some(PodGroupPhase::Unknown) => "Unknown",
             _ => "Pending",
         };
-        if let Some(op) = podgroup_status(cache, &w.job.state.job, phase, reasons.get(key.as_str()).copied(), now) {
+        let why = reasons.get(w.key.as_str()).copied();
+        if let Some(op) = w.job.and_then(|job| podgroup_status(cache, &job.state.job, phase, why, now)) {
             ops.push(op);
         }
-        if let Some(why) = reasons.get(key.as_str()) {
+        if let Some(why) = why {
             pass.unschedulable += w.by_role.values().map(Vec::len).sum::<usize>();
-            events::unschedulable(&mut recorded, cache, w.job, why);
+            match w.job {
+                Some(job) => events::unschedulable(&mut recorded, cache, job, why),
+                None => {
+                    for p in w.by_role.values().flatten().filter(|p| unschedulable_op(p, why, now).is_some()) {
+                        rec_failed(&mut recorded, p, why);
+                    }
+                }
+            }
             ops.extend(w.by_role.values().flatten().filter_map(|p| unschedulable_op(p, why, now)));
         }
     }
@@ -210,11 +247,10 @@ fn unschedulable_op(pod: &Stored, why: &str, now: f64) -> Option<Op> {
 /// The pod object a scheduler pod name (`<prefix>-<i>`) stands for: the
 /// i-th waiting pod of that role.
 fn pod_for<'a>(w: &Waiting<'a>, name: &str) -> Option<&'a Stored> {
-    let model = &w.job.state.job;
-    model.roles.iter().find_map(|r| {
-        let rest = name.strip_prefix(&r.pod_prefix)?.strip_prefix('-')?;
+    w.roles.iter().find_map(|(role, prefix)| {
+        let rest = name.strip_prefix(prefix.as_str())?.strip_prefix('-')?;
         let i: usize = rest.parse().ok()?;
-        w.by_role.get(&r.name)?.get(i).copied()
+        w.by_role.get(role)?.get(i).copied()
     })
 }
 
@@ -323,30 +359,54 @@ fn annotations_of(pod: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// Why a pod no job owns waits: the scheduler places the pods of jobs.
-pub const UNOWNED: &str = "ringleader places the pods of jobs (a Volcano or Kubeflow job, an AscendJob, a batch/v1 \
-     Job, a Deployment); a pod created on its own is not placed: create it through a batch/v1 Job or a Deployment";
-
-/// Tells each waiting pod that no job owns (`kubectl run`, a bare
-/// manifest) why it waits, on its `PodScheduled` condition and in a
-/// `FailedScheduling` Event, once: it is never silently Pending.
-fn unowned_pods(cache: &Cache, all_jobs: &[JobObject], rec: &mut Recorder, now: f64) -> Vec<Op> {
+/// The pods no job owns that wait for a node (`kubectl run`, a bare
+/// manifest), each with the job model the scheduler places it as: a
+/// batch/v1 Job of one built from the pod (its queue, priority, resources,
+/// affinity, tolerations and annotations), or why it cannot be one.
+fn bare_pods<'c>(cache: &'c Cache, all_jobs: &[JobObject]) -> Vec<(&'c Stored, Result<Job, String>)> {
     let jobs: std::collections::HashSet<&str> = all_jobs.iter().map(JobObject::uid).collect();
-    let mut ops = Vec::new();
+    let mut out = Vec::new();
     for p in cache.of_kind("v1", "Pod") {
         // Bound pods (nearly all, in a busy cluster) are passed over first.
         let waiting = pods::node_of(&p.object).is_none()
             && !pods::deleting(&p.object)
             && pods::phase_of(&p.object) == PodPhase::Pending;
-        if !waiting || pods::owner_uid(&p.object).is_some_and(|uid| jobs.contains(uid)) {
+        // A pod of a job the manager cannot model (or not yet) is its job's.
+        if !waiting
+            || pods::owner_uid(&p.object).is_some_and(|uid| jobs.contains(uid))
+            || pods::observe(&p.object).is_some()
+        {
             continue;
         }
-        if let Some(op) = unschedulable_op(p, UNOWNED, now) {
-            rec.observed(&p.object, events::EventType::Warning, "FailedScheduling", UNOWNED.to_string());
-            ops.push(op);
-        }
+        out.push((p, bare_model(&p.object)));
     }
-    ops
+    out
+}
+
+/// A pod as a batch/v1 Job of one: its metadata and spec as the template.
+/// The model's name is `pod:<name>`, which no job can have, so the gang's
+/// key is the pod's alone; its one pod is `<name>-0` to the scheduler.
+fn bare_model(pod: &Value) -> Result<Job, String> {
+    let meta = pod.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    let pick = |field: &str| meta.get(field).cloned().unwrap_or_else(|| json!({}));
+    let mut spec = pod.get("spec").cloned().unwrap_or_else(|| json!({}));
+    // A Job's template must not restart forever; placing it does not care.
+    spec["restartPolicy"] = json!("Never");
+    let object = json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace"),
+                     "labels": pick("labels"), "annotations": pick("annotations")},
+        "spec": {"template": {"metadata": {"labels": pick("labels"), "annotations": pick("annotations")}, "spec": spec}},
+    });
+    let resource = Resource::from_value(&object).map_err(|e| format!("the pod cannot be placed: {e}"))?;
+    let mut model = Job::from_resource(&resource).ok_or_else(|| "the pod cannot be placed".to_string())?;
+    model.name = format!("pod:{}", model.name);
+    Ok(model)
+}
+
+/// A `FailedScheduling` Event on a pod no job owns.
+fn rec_failed(rec: &mut Recorder, pod: &Stored, why: &str) {
+    rec.observed(&pod.object, events::EventType::Warning, "FailedScheduling", why.to_string());
 }
 
 /// Marks allocated the devices of live bound pods no modelled job owns — a

@@ -82,3 +82,65 @@ fn waiting_pods_say_why_once() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(store.version(), settled);
     Ok(())
 }
+
+fn bare_pod(name: &str, gpus: u32) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "default", "creationTimestamp": "2026-11-23T09:00:00Z"},
+           "spec": {"restartPolicy": "Always",
+                    "containers": [{"name": "main", "image": "busybox", "command": ["sleep", "60"],
+                                    "resources": {"limits": {"nvidia.com/gpu": gpus}}}]},
+           "status": {"phase": "Pending"}})
+}
+
+fn pod(store: &Store, name: &str) -> Result<Value, Box<dyn std::error::Error>> {
+    let key = ringleader_store::ObjectKey::new("v1", "Pod", "default", name);
+    Ok(store.get(&key)?.ok_or("pod gone")?.object)
+}
+
+#[test]
+fn a_pod_no_job_owns_is_placed_as_a_gang_of_one_with_its_devices() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    store.create(node("h100-1", "127.0.1.5"))?;
+    store.create(bare_pod("kc-run", 2))?;
+    run_pass(&store, NOW)?;
+    let p = pod(&store, "kc-run")?;
+    assert_eq!(p["spec"]["nodeName"], "h100-1", "{p}");
+    let devices = p["metadata"]["annotations"]["ringleader.io/devices"].as_str().unwrap_or_default();
+    assert_eq!(devices.split(',').count(), 2, "two GPUs: {p}");
+    // Nothing else releases a gang of one: it starts once bound.
+    assert_eq!(p["metadata"]["annotations"]["ringleader.io/start"], "true");
+    let scheduled = scheduled_conditions(&store)?;
+    assert_eq!(scheduled[0]["status"], "True");
+
+    // A second bare pod takes the other six GPUs, not the two held.
+    store.create(bare_pod("kc-run-2", 6))?;
+    run_pass(&store, NOW + 1.0)?;
+    let q = pod(&store, "kc-run-2")?;
+    let theirs: Vec<&str> =
+        q["metadata"]["annotations"]["ringleader.io/devices"].as_str().unwrap_or("").split(',').collect();
+    assert_eq!(theirs.len(), 6, "{q}");
+    assert!(theirs.iter().all(|d| !devices.split(',').any(|m| m == *d)), "{devices} vs {theirs:?}");
+    Ok(())
+}
+
+#[test]
+fn a_pod_no_job_owns_that_cannot_fit_is_told_why_once() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let store = Store::open(dir.path())?;
+    store.create(node("h100-1", "127.0.1.5"))?;
+    store.create(bare_pod("too-big", 16))?;
+    run_pass(&store, NOW)?;
+    let p = pod(&store, "too-big")?;
+    assert!(p["spec"]["nodeName"].is_null(), "{p}");
+    let c = &scheduled_conditions(&store)?[0];
+    assert_eq!((c["status"].as_str(), c["reason"].as_str()), (Some("False"), Some("Unschedulable")), "{c}");
+    let events = store.list(&Selector::kind("v1", "Event"))?.0;
+    let failed: Vec<_> = events.iter().filter(|e| e.object["reason"] == "FailedScheduling").collect();
+    assert_eq!(failed.len(), 1, "{events:?}");
+    assert_eq!(failed[0].object["involvedObject"]["name"], "too-big");
+    let settled = store.version();
+    run_pass(&store, NOW + 1.0)?;
+    assert_eq!(store.version(), settled, "an unchanged explanation is not written again");
+    Ok(())
+}

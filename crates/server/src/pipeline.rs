@@ -214,8 +214,7 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                     let w = write(state, &req, "update", rt);
                     let (object, unknown) =
                         admission::object(&w, Some(&ns), Some(&name), object, &dups, protect::Before::Lookup).await?;
-                    let manager = managed_fields::request::writer(&req, rt, builtin(rt), part, "UpdateOptions")?;
-                    let stored = replace(state, rt, req.identity.as_ref(), key, object, dry, &manager).await?;
+                    let stored = replace(state, rt, &req, key, object, part, dry).await?;
                     Ok(fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
                 }
                 Method::PATCH => patch(state, rt, key, &req, part).await,
@@ -475,19 +474,20 @@ async fn json_list(
     Ok(([(CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// PUT: replaces the object, keeping its stored `status` when the body has
-/// none. Without a resourceVersion in the body the write is pinned to the
+/// PUT: replaces the object, keeping its stored `status` (a kind with a
+/// status subresource: always; others: when the body has none). Without a resourceVersion in the body the write is pinned to the
 /// version whose status was carried over, and retried if that one moved on,
 /// so a status written meanwhile is never rolled back.
 async fn replace(
     state: &ServerState,
     rt: &ResourceType,
-    identity: Option<&ringleader_auth::Identity>,
+    req: &Req,
     key: ObjectKey,
     object: Value,
+    part: Part,
     dry: bool,
-    manager: &managed_fields::Writer,
 ) -> Result<Stored, ApiError> {
+    let manager = managed_fields::request::writer(req, rt, builtin(rt), part, "UpdateOptions")?;
     let pinned = object.pointer("/metadata/resourceVersion").is_some_and(|v| !v.is_null());
     for _ in 0..8 {
         let k = key.clone();
@@ -495,8 +495,12 @@ async fn replace(
             return Err(StoreError::NotFound(key).into());
         };
         let mut object = object.clone();
-        defaulting::carry_status(Some(&existing.object), &mut object);
-        let mut object = managed_fields::record_update(Some(&existing.object), object, manager);
+        if part == Part::Whole && rt.has_status() {
+            keep_status(&existing.object, &mut object);
+        } else {
+            defaulting::carry_status(Some(&existing.object), &mut object);
+        }
+        let mut object = managed_fields::record_update(Some(&existing.object), object, &manager);
         if !pinned {
             if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.insert("resourceVersion".into(), json!(existing.resource_version.to_string()));
@@ -507,7 +511,7 @@ async fn replace(
             let object = dry_run(state, Op::Update(object)).await?;
             return Ok(Stored { key, resource_version: version, object });
         }
-        let record = audit::entry(identity, "update", rt, Some(&existing.object), Some(&object));
+        let record = audit::entry(req.identity.as_ref(), "update", rt, Some(&existing.object), Some(&object));
         match state.blocking(move |s| audit::write(s, Op::Update(object), record)).await {
             Err(e) if e.reason == "Conflict" && !pinned => continue,
             other => return other,
@@ -526,6 +530,19 @@ pub(crate) fn builtin(rt: &ResourceType) -> bool {
 /// it, validates the result as a create would, and writes it only if the
 /// object did not change meanwhile (retrying then, unless the patch itself
 /// named a resourceVersion, which is a precondition as in Kubernetes).
+/// A write of the main resource of a kind with a status subresource leaves
+/// `status` as stored, as kube-apiserver does: status is written through
+/// `/status` (by the agents and controllers), so a client's stale copy
+/// cannot roll it back nor a user set what only controllers may.
+fn keep_status(current: &Value, object: &mut Value) {
+    if let Some(map) = object.as_object_mut() {
+        match current.get("status") {
+            Some(status) => map.insert("status".into(), status.clone()),
+            None => map.remove("status"),
+        };
+    }
+}
+
 /// `current` with `candidate`'s `status` (none if it has none) and, as a
 /// precondition, its `metadata.resourceVersion` when it gives one.
 fn with_status_of(current: &Value, candidate: &Value) -> Value {
@@ -579,7 +596,10 @@ async fn patch(
         }
         if part == Part::Status {
             patched = with_status_of(&current.object, &patched);
-        } else if rt == NAMESPACES {
+        } else if rt.has_status() {
+            keep_status(&current.object, &mut patched);
+        }
+        if part == Part::Whole && rt == NAMESPACES {
             ringleader_api::kinds::namespace::defaulted(&mut patched, Some(&current.object));
         }
         // Identity is not the patch's to change: put it back, as the store does.

@@ -1,6 +1,6 @@
 //! `metrics.k8s.io/v1beta1`, the resource metrics API that metrics-server
 //! serves in Kubernetes, so `kubectl top pods|nodes` works. The figures are
-//! the agent's samples of each pod's processes (pod annotations) and their
+//! the agent's samples of each pod's processes or containers (pod annotations) and their
 //! sum per node (`status.usage` of the ringleader Node); each sample carries
 //! the one before it, so the CPU rate is the CPU time used between the two
 //! over the time between them, read from one object. Pods and nodes with no

@@ -84,8 +84,11 @@ async fn create_get_list_update_patch_delete() -> TestResult {
     let updated = c.update(PODS, "team", &fresh).await?;
     assert_eq!(updated["metadata"]["labels"]["tier"], "edge");
 
-    // A replace without status keeps the stored one.
-    c.patch_merge(PODS, "team", "b", &json!({"status": {"phase": "Running"}})).await?;
+    // Status is written through /status; a write of the main resource
+    // leaves it as stored, whatever its body says.
+    c.patch_merge_status(PODS, "team", "b", &json!({"status": {"phase": "Running"}})).await?;
+    let ignored = c.patch_merge(PODS, "team", "b", &json!({"status": {"phase": "Failed"}})).await?;
+    assert_eq!(ignored["status"]["phase"], "Running");
     let mut b = c.get(PODS, "team", "b").await?;
     if let Some(m) = b.as_object_mut() {
         m.remove("status");
@@ -268,7 +271,7 @@ async fn invalid_jobs_are_422_with_field_paths() -> TestResult {
         s.client.patch_merge(ascend, "default", "bad", &json!({"metadata": {"labels": {"framework": "caffe"}}})).await;
     assert!(matches!(&r, Err(ClientError::Status { code: 422, .. })), "{r:?}");
     // Status writes of the manager are not held to the spec rules.
-    let r = s.client.patch_merge(ascend, "default", "bad", &json!({"status": {"phase": "Running"}})).await?;
+    let r = s.client.patch_merge_status(ascend, "default", "bad", &json!({"status": {"phase": "Running"}})).await?;
     assert_eq!(r["status"]["phase"], "Running");
     Ok(())
 }
@@ -348,7 +351,7 @@ async fn bulk_apply_is_all_or_nothing() -> TestResult {
         [("Queue".into(), String::new(), ApplyAction::Created), ("Job".into(), "default".into(), ApplyAction::Created)]
     );
     // Status written by the manager survives a re-apply.
-    c.patch_merge(batch_job, "default", "hello", &json!({"status": {"active": 1}})).await?;
+    c.patch_merge_status(batch_job, "default", "hello", &json!({"status": {"active": 1}})).await?;
     let again = c.apply_documents(GOOD).await?;
     assert!(again.iter().all(|r| r.action == ApplyAction::Unchanged), "{again:?}");
     let changed = c.apply_documents(&GOOD.replace("weight: 1", "weight: 3")).await?;

@@ -194,8 +194,11 @@ async fn groups_and_mounts_are_deleted_only_when_emptied() -> TestResult {
     assert_eq!(code, 409, "{body}");
     let message = body["message"].as_str().unwrap_or_default();
     assert!(message.contains("ResourceGroup \"pool\"") && message.contains("a2-1"), "{message}");
-    let emptied = json!({"spec": {"nodes": {"names": []}}, "status": {"nodes": []}});
+    // The user empties the spec; the controller's status follows through /status.
+    let emptied = json!({"spec": {"nodes": {"names": []}}});
     assert_eq!(call(&s, &admin, Method::PATCH, &format!("{P}/resourcegroups/pool"), Some(&emptied)).await.0, 200);
+    let status = json!({"status": {"nodes": []}});
+    assert_eq!(call(&s, &admin, Method::PATCH, &format!("{P}/resourcegroups/pool/status"), Some(&status)).await.0, 200);
     assert_eq!(call(&s, &admin, Method::DELETE, &format!("{P}/resourcegroups/pool"), None).await.0, 200);
 
     let sm = json!({"apiVersion": "platform.ringleader.io/v1alpha1", "kind": "StorageMount",
@@ -205,9 +208,12 @@ async fn groups_and_mounts_are_deleted_only_when_emptied() -> TestResult {
     let (code, body) = call(&s, &admin, Method::DELETE, &format!("{P}/storagemounts/pfs"), None).await;
     assert_eq!(code, 409, "{body}");
     assert!(body["message"].as_str().unwrap_or_default().contains("still mounted on n2"), "{body}");
-    let unmounted = json!({"spec": {"mounted": false},
-        "status": {"nodes": [{"node": "n1", "state": "unmounted"}, {"node": "n2", "state": "unmounted"}]}});
-    assert_eq!(call(&s, &admin, Method::PATCH, &format!("{P}/storagemounts/pfs"), Some(&unmounted)).await.0, 200);
+    let unmount = json!({"spec": {"mounted": false}});
+    assert_eq!(call(&s, &admin, Method::PATCH, &format!("{P}/storagemounts/pfs"), Some(&unmount)).await.0, 200);
+    let unmounted =
+        json!({"status": {"nodes": [{"node": "n1", "state": "unmounted"}, {"node": "n2", "state": "unmounted"}]}});
+    let status = format!("{P}/storagemounts/pfs/status");
+    assert_eq!(call(&s, &admin, Method::PATCH, &status, Some(&unmounted)).await.0, 200);
     assert_eq!(call(&s, &admin, Method::DELETE, &format!("{P}/storagemounts/pfs"), None).await.0, 200);
 
     let verbs: Vec<String> = audit(&s).await.into_iter().map(|r| format!("{} {}", r.1, r.4)).collect();

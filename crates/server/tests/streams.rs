@@ -58,7 +58,7 @@ async fn watch_streams_changes_and_resumes() -> TestResult {
     let mut w = c.watch(PODS, Some("default"), Some(list.resource_version)).await?;
     c.create(PODS, "default", &pod("p", json!({}))).await?;
     c.create(PODS, "elsewhere", &pod("q", json!({}))).await?;
-    c.patch_merge(PODS, "default", "p", &json!({"status": {"phase": "Running"}})).await?;
+    c.patch_merge_status(PODS, "default", "p", &json!({"status": {"phase": "Running"}})).await?;
     c.delete(PODS, "default", "p", None).await?;
 
     let added = next_event(&mut w).await?;
@@ -184,7 +184,7 @@ async fn logs_whole_tail_and_follow() -> TestResult {
         let mut f = std::fs::OpenOptions::new().append(true).open(&log)?;
         f.write_all(b"last words\n")?;
     }
-    c.patch_merge(PODS, "default", "runner", &json!({"status": {"phase": "Succeeded"}})).await?;
+    c.patch_merge_status(PODS, "default", "runner", &json!({"status": {"phase": "Succeeded"}})).await?;
     // The stream drains what was written and then ends.
     while let Some(chunk) = tokio::time::timeout(WAIT, follow.next()).await? {
         got.extend_from_slice(&chunk?);

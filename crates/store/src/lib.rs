@@ -8,7 +8,8 @@
 //! The crate owns the file `<dir>/store.sqlite` and everything in it: the
 //! objects, the version counter and the event history that watches replay;
 //! beside it `store.open`, `store.lock` and `store.reserve` (the `safety`
-//! module: a store that would lose data quietly is refused at open).
+//! module: a store that would lose data quietly is refused at open) and
+//! `encryption.key`, with which Secrets are encrypted at rest (`seal`).
 //! [`backup`] and [`restore`] copy it online and put a copy back.
 //! One process should own a data directory: versions stay consistent if a
 //! second one writes, but its writes reach only its own watches.
@@ -31,6 +32,7 @@ mod backup;
 mod clock;
 pub mod cluster;
 mod safety;
+mod seal;
 mod sqlite;
 mod store;
 mod types;
@@ -40,6 +42,7 @@ pub use backend::Backend;
 pub use backup::{backup, restore};
 pub use cluster::Cluster;
 pub use safety::{set_aside, DB_FILE, SCHEMA_VERSION};
+pub use seal::KEY_FILE as ENCRYPTION_KEY_FILE;
 
 /// RFC 7386 JSON merge patch (the `json-patch` crate's), as the store applies it.
 pub use json_patch::merge as merge_patch;

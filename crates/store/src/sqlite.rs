@@ -2,10 +2,12 @@
 //! every watch registration goes through it, under the store's lock) and a
 //! small pool of reader connections that WAL lets run beside the writer.
 
+use crate::seal::{self, Sealer};
 use crate::watch::{Watch, Watcher, Watchers};
 use crate::{clock, Event, EventType, ListHead, ObjectKey, Op, Page, Selector, StoreError, Stored};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::{Mutex, PoisonError};
@@ -167,6 +169,7 @@ fn check_expected(key: &ObjectKey, expected: Option<u64>, actual: u64) -> Result
 /// The writes of one transaction.
 struct Tx<'c> {
     conn: &'c Connection,
+    sealer: &'c Sealer,
     version: u64,
     /// Collected only when some watch is open.
     events: Option<Vec<Event>>,
@@ -186,7 +189,7 @@ impl Tx<'_> {
             Ok(Stored {
                 key: key.clone(),
                 resource_version: version,
-                object: serde_json::from_str(&text).map_err(corrupt)?,
+                object: serde_json::from_str(&self.sealer.open_text(key, &text)?).map_err(corrupt)?,
             })
         })
         .transpose()
@@ -280,6 +283,7 @@ impl Tx<'_> {
             .and_then(|mut s| s.execute(params![key.api_version, key.kind, key.namespace, key.name]))
             .map_err(io)?;
         let text = serde_json::to_string(&object).map_err(corrupt)?;
+        let text = self.sealer.seal(&key, &text)?;
         self.record(&key, EventType::Deleted, &text)?;
         self.finish(key, object, EventType::Deleted)
     }
@@ -288,6 +292,7 @@ impl Tx<'_> {
         self.version += 1;
         set_version(&mut object, self.version)?;
         let text = serde_json::to_string(&object).map_err(corrupt)?;
+        let text = self.sealer.seal(&key, &text)?;
         self.conn
             .prepare_cached(
                 "INSERT INTO objects (api_version, kind, namespace, name, version, object) \
@@ -296,7 +301,7 @@ impl Tx<'_> {
                  DO UPDATE SET version = excluded.version, object = excluded.object",
             )
             .and_then(|mut s| {
-                s.execute(params![key.api_version, key.kind, key.namespace, key.name, self.version, text])
+                s.execute(params![key.api_version, key.kind, key.namespace, key.name, self.version, text.as_ref()])
             })
             .map_err(io)?;
         self.record(&key, kind, &text)?;
@@ -337,12 +342,13 @@ impl Tx<'_> {
 /// The one connection that writes, with the live watches it feeds.
 pub(crate) struct Writer {
     conn: Connection,
+    sealer: Arc<Sealer>,
     watchers: Watchers,
     history: u64,
 }
 
 impl Writer {
-    pub fn open(path: &Path, history: u64) -> Result<Writer, StoreError> {
+    pub fn open(path: &Path, history: u64, sealer: Arc<Sealer>) -> Result<Writer, StoreError> {
         let unusable = |e: rusqlite::Error| match io(e) {
             full if full.is_disk_full() => full,
             StoreError::Io(m) => crate::safety::refusal(path, &format!("cannot be opened ({m})")),
@@ -366,7 +372,8 @@ impl Writer {
         if version != crate::safety::SCHEMA_VERSION {
             conn.execute_batch(&format!("PRAGMA user_version = {}", crate::safety::SCHEMA_VERSION)).map_err(io)?;
         }
-        Ok(Writer { conn, watchers: Watchers::default(), history })
+        seal_plain_secrets(&conn, &sealer)?;
+        Ok(Writer { conn, sealer, watchers: Watchers::default(), history })
     }
 
     pub fn version(&self) -> Result<u64, StoreError> {
@@ -381,7 +388,7 @@ impl Writer {
         // Read inside the write lock rather than cached, so that a second
         // process writing the same file cannot make versions collide.
         let start = read_meta(&tx, "version")?;
-        let mut w = Tx { conn: &tx, version: start, events };
+        let mut w = Tx { conn: &tx, sealer: &self.sealer, version: start, events };
         let mut out = Vec::with_capacity(ops.len());
         for op in ops {
             out.push(w.op(op)?);
@@ -403,7 +410,7 @@ impl Writer {
     pub fn dry_run(&mut self, ops: Vec<Op>) -> Result<Vec<Stored>, StoreError> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(io)?;
         let start = read_meta(&tx, "version")?;
-        let mut w = Tx { conn: &tx, version: start, events: None };
+        let mut w = Tx { conn: &tx, sealer: &self.sealer, version: start, events: None };
         let mut out = Vec::with_capacity(ops.len());
         for op in ops {
             out.push(Arc::unwrap_or_clone(w.op(op)?));
@@ -435,18 +442,16 @@ impl Writer {
             while let Some(row) = rows.next().map_err(io)? {
                 let text: String = row.get(6).map_err(io)?;
                 let kind: String = row.get(1).map_err(io)?;
+                let key = ObjectKey {
+                    api_version: row.get(2).map_err(io)?,
+                    kind: row.get(3).map_err(io)?,
+                    namespace: row.get(4).map_err(io)?,
+                    name: row.get(5).map_err(io)?,
+                };
+                let object = serde_json::from_str(&self.sealer.open_text(&key, &text)?).map_err(corrupt)?;
                 let event = Event {
                     kind: event_type(&kind)?,
-                    object: Arc::new(Stored {
-                        key: ObjectKey {
-                            api_version: row.get(2).map_err(io)?,
-                            kind: row.get(3).map_err(io)?,
-                            namespace: row.get(4).map_err(io)?,
-                            name: row.get(5).map_err(io)?,
-                        },
-                        resource_version: row.get(0).map_err(io)?,
-                        object: serde_json::from_str(&text).map_err(corrupt)?,
-                    }),
+                    object: Arc::new(Stored { key, resource_version: row.get(0).map_err(io)?, object }),
                 };
                 // The receiver is still in hand, so this cannot fail.
                 let _ = sender.send(event);
@@ -507,14 +512,15 @@ fn key_conditions<'a>(selector: &'a Selector, after: Option<&'a ObjectKey>) -> (
 /// Reader connections, opened on demand and reused.
 pub(crate) struct Readers {
     path: PathBuf,
+    sealer: Arc<Sealer>,
     pool: Mutex<Vec<Connection>>,
 }
 
 const MAX_IDLE_READERS: usize = 8;
 
 impl Readers {
-    pub fn new(path: PathBuf) -> Readers {
-        Readers { path, pool: Mutex::new(Vec::new()) }
+    pub fn new(path: PathBuf, sealer: Arc<Sealer>) -> Readers {
+        Readers { path, sealer, pool: Mutex::new(Vec::new()) }
     }
 
     fn with<R, E: From<StoreError>>(&self, f: impl FnOnce(&mut Connection) -> Result<R, E>) -> Result<R, E> {
@@ -536,7 +542,7 @@ impl Readers {
     }
 
     pub fn get(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
-        self.with(|conn| Tx { conn, version: 0, events: None }.load(key))
+        self.with(|conn| Tx { conn, sealer: &self.sealer, version: 0, events: None }.load(key))
     }
 
     pub fn page(
@@ -568,22 +574,19 @@ impl Readers {
                         next = items.last().map(|s: &Stored| s.key.clone());
                         break;
                     }
+                    let key = ObjectKey {
+                        api_version: row.get(0).map_err(io)?,
+                        kind: row.get(1).map_err(io)?,
+                        namespace: row.get(2).map_err(io)?,
+                        name: row.get(3).map_err(io)?,
+                    };
                     let text = row.get_ref(5).map_err(io)?.as_str().map_err(|e| StoreError::Io(e.to_string()))?;
-                    let object: Value = serde_json::from_str(text).map_err(corrupt)?;
+                    let object: Value = serde_json::from_str(&self.sealer.open_text(&key, text)?).map_err(corrupt)?;
                     if !keep(&object) {
                         skipped = true;
                         continue;
                     }
-                    items.push(Stored {
-                        key: ObjectKey {
-                            api_version: row.get(0).map_err(io)?,
-                            kind: row.get(1).map_err(io)?,
-                            namespace: row.get(2).map_err(io)?,
-                            name: row.get(3).map_err(io)?,
-                        },
-                        resource_version: row.get(4).map_err(io)?,
-                        object,
-                    });
+                    items.push(Stored { key, resource_version: row.get(4).map_err(io)?, object });
                 }
             }
             let remaining = remaining(&tx, selector, next.as_ref().filter(|_| !skipped))?;
@@ -645,7 +648,7 @@ impl Readers {
                         next = keys.last().cloned();
                         break;
                     }
-                    let object: Value = serde_json::from_str(text_of(r, 4)?).map_err(corrupt)?;
+                    let object: Value = serde_json::from_str(&self.open_row(r)?).map_err(corrupt)?;
                     if keep(&object) {
                         keys.push(key_of(r)?);
                     } else {
@@ -695,10 +698,10 @@ impl Readers {
                             continue;
                         }
                     }
-                    let text = text_of(r, 4)?;
+                    let text = self.open_row(r)?;
                     // Served as stored: check it is JSON without building it.
-                    serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(corrupt)?;
-                    row(text)?;
+                    serde_json::from_str::<serde::de::IgnoredAny>(&text).map_err(corrupt)?;
+                    row(&text)?;
                     sent += 1;
                     if sent == count {
                         break;
@@ -709,6 +712,62 @@ impl Readers {
             Ok(())
         })
     }
+}
+
+impl Readers {
+    /// The object text of a `(api_version, kind, namespace, name, object)`
+    /// row, decrypted where it is sealed.
+    fn open_row<'r>(&self, r: &'r rusqlite::Row<'_>) -> Result<Cow<'r, str>, StoreError> {
+        let text = text_of(r, 4)?;
+        if !seal::is_sealed(text) {
+            return Ok(Cow::Borrowed(text));
+        }
+        let key = ObjectKey {
+            api_version: r.get(0).map_err(io)?,
+            kind: r.get(1).map_err(io)?,
+            namespace: r.get(2).map_err(io)?,
+            name: r.get(3).map_err(io)?,
+        };
+        Ok(Cow::Owned(self.sealer.open_text(&key, text)?.into_owned()))
+    }
+}
+
+/// Seals the Secrets a store written before sealing holds in plain text
+/// (rows and history), once, when it opens: kube-apiserver leaves that to a
+/// storage migration; here it costs one pass over the Secrets.
+fn seal_plain_secrets(conn: &Connection, sealer: &Sealer) -> Result<(), StoreError> {
+    // (events' version or 0 for objects, key, text) of every plain Secret row.
+    let plain = |table: &str, version: &str| -> Result<Vec<(i64, ObjectKey, String)>, StoreError> {
+        let sql = format!(
+            "SELECT {version}, api_version, kind, namespace, name, object FROM {table} \
+             WHERE kind = 'Secret' AND api_version = 'v1' AND object NOT LIKE 'k8s:enc:%'"
+        );
+        let mut st = conn.prepare(&sql).map_err(io)?;
+        let rows = st
+            .query_map([], |r| {
+                let key = ObjectKey { api_version: r.get(1)?, kind: r.get(2)?, namespace: r.get(3)?, name: r.get(4)? };
+                Ok((r.get(0)?, key, r.get(5)?))
+            })
+            .map_err(io)?;
+        rows.map(|r| r.map_err(io)).collect()
+    };
+    let objects = plain("objects", "0")?;
+    let events = plain("events", "version")?;
+    if objects.is_empty() && events.is_empty() {
+        return Ok(());
+    }
+    let tx = conn.unchecked_transaction().map_err(io)?;
+    for (_, key, text) in &objects {
+        let sealed = sealer.seal(key, text)?;
+        let sql = format!("UPDATE objects SET object = ?5 WHERE {KEY_WHERE}");
+        tx.execute(&sql, params![key.api_version, key.kind, key.namespace, key.name, sealed.as_ref()]).map_err(io)?;
+    }
+    for (version, key, text) in &events {
+        let sealed = sealer.seal(key, text)?;
+        tx.execute("UPDATE events SET object = ?2 WHERE version = ?1", params![version, sealed.as_ref()])
+            .map_err(io)?;
+    }
+    tx.commit().map_err(io)
 }
 
 /// Column `i` of a row as text, borrowed.

@@ -1,6 +1,7 @@
 //! [`Store`]: the SQLite file, opened safely (one owner, a schema it knows,
 //! a reserve against a full disk), its writes, reads, lists and watches.
 
+use crate::seal::Sealer;
 use crate::types::*;
 use crate::watch::Watch;
 use crate::{backup, safety, sqlite};
@@ -77,7 +78,8 @@ impl Store {
         safety::check_files(&files)?;
         private_files(dir, &files.db).map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))?;
         let guard = safety::OpenGuard::acquire(&files)?;
-        let writer = sqlite::Writer::open(&files.db, options.history)?;
+        let sealer = Arc::new(Sealer::open(dir)?);
+        let writer = sqlite::Writer::open(&files.db, options.history, sealer.clone())?;
         let version = writer.version()?;
         guard.mark_open()?;
         // Without room for it the store still opens: a full disk is for
@@ -85,7 +87,7 @@ impl Store {
         let reserved = safety::make_reserve(&files.reserve);
         Ok(Store {
             inner: Arc::new(Inner {
-                readers: sqlite::Readers::new(files.db.clone()),
+                readers: sqlite::Readers::new(files.db.clone(), sealer),
                 writer: Mutex::new(writer),
                 version: AtomicU64::new(version),
                 dir: dir.to_path_buf(),

@@ -9,6 +9,7 @@ pub mod cgroup;
 pub mod cri;
 pub mod cri_log;
 pub mod cri_relist;
+pub mod cri_stats;
 pub mod cri_volumes;
 pub mod eviction;
 pub mod image_gc;

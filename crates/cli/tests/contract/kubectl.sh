@@ -300,6 +300,7 @@ run "${K[@]}" create namespace kc-gen-ns
 has '^namespace/kc-gen-ns created$'
 run "${K[@]}" run kc-gen-run --image=busybox --restart=Never -- sleep 1
 has '^pod/kc-gen-run created$'
+until_ok 60 '^Succeeded$' "${K[@]}" get pod kc-gen-run -o jsonpath='{.status.phase}'
 run "${K[@]}" create poddisruptionbudget kc-gen-pdb --selector=app=kc-gen --min-available=1
 has '^poddisruptionbudget.policy/kc-gen-pdb created$'
 run "${K[@]}" delete pdb kc-gen-pdb
@@ -478,20 +479,37 @@ has 'namespace "kc-team" deleted'
 run "${K[@]}" get rolebindings -n kc-team
 lacks 'kc-alice-view'
 
-# A pod created on its own is told why it waits: no job owns it.
+# A pod created on its own is placed and run like any other (a gang of one);
+# one that cannot fit is told why it waits.
 cat >"$TMPDIR/kc-bare.yaml" <<'YAML'
 apiVersion: v1
 kind: Pod
 metadata: {name: kc-bare}
-spec: {containers: [{name: main, image: busybox, command: [sleep, "1"]}]}
+spec: {restartPolicy: Never, containers: [{name: main, image: busybox, command: [sh, -c, "echo bare pod ran"]}]}
 YAML
 run "${K[@]}" create -f "$TMPDIR/kc-bare.yaml"
-until_ok 30 'places the pods of jobs' "${K[@]}" get pod kc-bare -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
+until_ok 60 '^Succeeded$' "${K[@]}" get pod kc-bare -o jsonpath='{.status.phase}'
+run "${K[@]}" get pod kc-bare -o jsonpath='{.spec.nodeName}={.status.conditions[?(@.type=="PodScheduled")].status}'
+has '^[a-z0-9-]+=True$'
+run "${K[@]}" logs kc-bare
+has '^bare pod ran$'
 run "${K[@]}" get events --field-selector involvedObject.name=kc-bare -o jsonpath='{.items[*].reason}'
-has 'FailedScheduling'
-run "${K[@]}" describe pod kc-bare
-has 'FailedScheduling'
+has 'Scheduled'
 run "${K[@]}" delete pod kc-bare
+has 'deleted'
+cat >"$TMPDIR/kc-huge.yaml" <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: kc-huge}
+spec:
+  containers:
+  - {name: main, image: busybox, command: [sleep, "1"], resources: {limits: {nvidia.com/gpu: 64}}}
+YAML
+run "${K[@]}" create -f "$TMPDIR/kc-huge.yaml"
+until_ok 30 'Unschedulable' "${K[@]}" get pod kc-huge -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}'
+run "${K[@]}" describe pod kc-huge
+has 'FailedScheduling'
+run "${K[@]}" delete pod kc-huge
 has 'deleted'
 
 # --- taints: NoSchedule keeps out pods that do not tolerate it; NoExecute sends running ones away ---

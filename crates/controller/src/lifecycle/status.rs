@@ -98,8 +98,52 @@ pub fn for_kind(job: &Job, st: &JobStatus) -> Value {
     match job.kind {
         JobKind::VolcanoJob => volcano(job, st),
         JobKind::Deployment => deployment(job, st),
+        JobKind::BatchJob => batch_job(job, st),
         _ => kubeflow(job, st),
     }
+}
+
+/// A batch/v1 Job's status as the Job controller writes it: `active`,
+/// `ready`, `succeeded`, `failed`, and once it ended the conditions
+/// `kubectl wait --for=condition=Complete|Failed` and `describe` read
+/// (`SuccessCriteriaMet` + `Complete`, or `FailureTarget` + `Failed`);
+/// `completionTime` only for a Job that completed. The per-role counts stay
+/// under `replicaStatuses`, which ringleader's own readers use.
+pub fn batch_job(job: &Job, st: &JobStatus) -> Value {
+    let mut v = kubeflow(job, st);
+    let sum = |f: fn(&super::ReplicaStatus) -> u32| st.replica_statuses.values().map(f).sum::<u32>();
+    v["active"] = json!(sum(|r| r.pending + r.running));
+    v["ready"] = json!(sum(|r| r.running));
+    v["succeeded"] = json!(sum(|r| r.succeeded));
+    v["failed"] = json!(sum(|r| r.failed));
+    let at = rfc3339(st.last_transition);
+    let condition = |kind: &str, reason: &str, message: &str| {
+        json!({"type": kind, "status": "True", "reason": reason, "message": message,
+               "lastProbeTime": at, "lastTransitionTime": at})
+    };
+    let conditions = match st.phase {
+        Phase::Completed => {
+            let message = "Reached expected number of succeeded pods";
+            vec![
+                condition("SuccessCriteriaMet", "CompletionsReached", message),
+                condition("Complete", "CompletionsReached", message),
+            ]
+        }
+        Phase::Failed | Phase::Aborted | Phase::Terminated => {
+            let reason = if st.reason.is_empty() { "BackoffLimitExceeded" } else { st.reason.as_str() };
+            let message =
+                if st.message.is_empty() { "Job has reached the specified backoff limit" } else { st.message.as_str() };
+            vec![condition("FailureTarget", reason, message), condition("Failed", reason, message)]
+        }
+        _ => Vec::new(),
+    };
+    v["conditions"] = json!(conditions);
+    if st.phase != Phase::Completed {
+        if let Some(o) = v.as_object_mut() {
+            o.remove("completionTime");
+        }
+    }
+    v
 }
 
 /// A Deployment's status: the conditions of [`kubeflow`] plus the replica

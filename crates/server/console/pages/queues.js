@@ -62,7 +62,7 @@ async function queuesTab(panel, note, signal) {
   const setState = async (q, state) => {
     const name = get(q, 'metadata.name');
     try {
-      await api(`${QUEUES}/${encodeURIComponent(name)}`, {
+      await api(`${QUEUES}/${encodeURIComponent(name)}/status`, {
         method: 'PATCH', type: 'application/merge-patch+json', body: { status: { state } }, signal,
       });
       note.textContent = `${name}: ${state === 'Closed' ? t('q.locked') : t('q.unlocked')}`;

@@ -90,7 +90,39 @@ pub(crate) fn prepare(
             spec.entry("securityContext").or_insert_with(|| json!({}));
         }
     }
+    if rt.group == "batch" && rt.kind == "Job" {
+        batch_job_selector(&mut object);
+    }
     Ok(object)
+}
+
+/// The label every pod of a batch/v1 Job carries (the controller sets it).
+const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";
+
+/// A batch/v1 Job without `spec.selector` (and not `manualSelector`) selects
+/// its own pods, as kube-apiserver defaults it, so `kubectl logs job/x`,
+/// `describe` and `get pods -l` find them; the template carries the label.
+/// kube-apiserver selects on the Job's uid, which the store gives only once
+/// it writes; the controller labels every pod with the Job's name, which a
+/// namespace holds one Job of at a time.
+fn batch_job_selector(object: &mut Value) {
+    let Some(name) = object.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string) else { return };
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    if spec.get("manualSelector") == Some(&json!(true)) || spec.get("selector").is_some_and(|s| !s.is_null()) {
+        return;
+    }
+    spec.insert("selector".into(), json!({"matchLabels": {JOB_NAME_LABEL: name}}));
+    let template = spec.entry("template").or_insert_with(|| json!({}));
+    if let Some(t) = template.as_object_mut() {
+        let meta = t.entry("metadata").or_insert_with(|| json!({}));
+        if let Some(m) = meta.as_object_mut() {
+            let labels = m.entry("labels").or_insert_with(|| json!({}));
+            if let Some(l) = labels.as_object_mut() {
+                l.insert(JOB_NAME_LABEL.into(), json!(name));
+                l.entry("job-name").or_insert_with(|| json!(name));
+            }
+        }
+    }
 }
 
 /// Keeps the stored `status` when a replacing object carries none: users

@@ -126,7 +126,14 @@ pub(crate) async fn serve(
     check_patch_options(req, PatchType::Apply)?;
     let dry = req.dry_run("PatchOptions")?;
     let force = req.flag("force");
-    let (config, dups) = decode::body(req)?;
+    let (mut config, dups) = decode::body(req)?;
+    // The main resource's writes leave status as stored (it is written
+    // through /status), as kube-apiserver resets it in an apply.
+    if part == Part::Whole && rt.has_status() {
+        if let Some(c) = config.as_object_mut() {
+            c.remove("status");
+        }
+    }
     let pinned = config.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(str::to_string);
     let resource = Resource::of_key(&key);
     let w = admission::Write {
