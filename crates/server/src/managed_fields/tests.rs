@@ -243,8 +243,22 @@ proptest! {
             let twice = apply(Some(&once), &config, &w, false);
             prop_assert_eq!(twice.as_ref().ok(), Some(&once));
         }
-        // Updates never panic either, whatever they are given.
+        // Updates never panic either, whatever they are given, and one
+        // that changes nothing records nothing.
         let _ = record_update(live.as_ref(), config.clone(), &w);
+        if let Some(l) = &live {
+            let once = record_update(None, l.clone(), &w);
+            prop_assert_eq!(record_update(Some(&once), once.clone(), &writer("other", T3)), once);
+        }
+    }
+
+    #[test]
+    fn garbage_managed_fields_never_panic(managed in arb_json(), config in arb_json()) {
+        let live = json!({"metadata": {"name": "x", "managedFields": managed.clone()}, "spec": {"a": 1}});
+        let _ = apply(Some(&live), &config, &writer("m", T1), false);
+        let mut new = live.clone();
+        new["metadata"]["managedFields"] = config;
+        let _ = record_update(Some(&live), new, &writer("m", T1));
     }
 }
 
