@@ -115,6 +115,22 @@ fn kube_rs_client_drives_the_cluster() -> TestResult {
         let got = cms.patch("kube-cm", &pp, &Patch::<()>::Json(json_patch)).await?;
         let data = got.data.unwrap_or_default();
         assert_eq!(data.keys().cloned().collect::<Vec<_>>(), vec!["b".to_string(), "c".to_string()]);
+        // Server-side apply: another manager's field is a conflict naming it, forcing takes it.
+        let applied =
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kube-cm"}, "data": {"b": "9"}});
+        match cms.patch("kube-cm", &PatchParams::apply("kube-rs-test"), &Patch::Apply(&applied)).await {
+            Err(kube::Error::Api(s)) => {
+                assert_eq!((s.code, s.reason.as_str()), (409, "Conflict"), "{s:?}");
+                assert!(s.message.starts_with("Apply failed with 1 conflict: conflict with "), "{}", s.message);
+                assert!(s.message.ends_with(": .data.b"), "{}", s.message);
+            }
+            other => return Err(format!("conflicting apply: {other:?}").into()),
+        }
+        let got = cms.patch("kube-cm", &PatchParams::apply("kube-rs-test").force(), &Patch::Apply(&applied)).await?;
+        assert_eq!(got.data.unwrap_or_default().get("b").map(String::as_str), Some("9"));
+        let owners: Vec<(Option<String>, Option<String>)> =
+            got.metadata.managed_fields.unwrap_or_default().into_iter().map(|m| (m.manager, m.operation)).collect();
+        assert!(owners.contains(&(Some("kube-rs-test".into()), Some("Apply".into()))), "{owners:?}");
         let listed = cms.list(&ListParams::default().labels("from in (kube-rs,other)")).await?;
         assert_eq!(listed.items.len(), 1);
         assert!(cms.list(&ListParams::default().labels("!from")).await?.items.is_empty());

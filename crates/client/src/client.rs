@@ -283,13 +283,15 @@ impl Client {
         self.json(self.request(reqwest::Method::PUT, &path).json(object), &path).await
     }
 
-    /// Creates or replaces one object (server-side apply).
+    /// Creates or updates one object by server-side apply as manager
+    /// `ringleader`, taking over fields others set (what it applied before
+    /// and omits now is removed).
     pub async fn apply(&self, res: &ResourceType, ns: &str, object: &Value) -> Result<Value> {
         let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
         let path = res.object_path(ns, name);
         let body = serde_json::to_string(object).map_err(|e| ClientError::Decode(e.to_string()))?;
         let req = self
-            .request(reqwest::Method::PATCH, &path)
+            .request(reqwest::Method::PATCH, &format!("{path}?fieldManager=ringleader&force=true"))
             .header(reqwest::header::CONTENT_TYPE, "application/apply-patch+yaml")
             .body(body);
         self.json(req, &path).await

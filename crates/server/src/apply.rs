@@ -33,6 +33,17 @@ fn without_server_fields(object: &Value) -> Value {
     o
 }
 
+/// Who a bulk apply's writes are recorded as, in `managedFields`.
+fn writer(rt: &ResourceType, now: &str) -> crate::managed_fields::Writer {
+    crate::managed_fields::Writer {
+        manager: "ringleader-apply".into(),
+        api_version: rt.api_version.to_string(),
+        subresource: String::new(),
+        now: now.to_string(),
+        schema: crate::managed_fields::Schema { builtin: crate::pipeline::builtin(rt) },
+    }
+}
+
 /// Kinds served here that `ringleader validate` does not know (`Pod`, `Event`):
 /// they are stored without the job rules.
 fn unchecked(rt: &ResourceType) -> bool {
@@ -183,6 +194,7 @@ pub async fn bulk(
                     }
                 }
             }
+            let now = ringleader_api::time::now_rfc3339();
             for (rt, mut object) in objects {
                 let key = ObjectKey::of(&object)?;
                 let existing = store.get(&key)?;
@@ -199,6 +211,7 @@ pub async fn bulk(
                 };
                 if action != ApplyAction::Unchanged {
                     let before = existing.as_ref().map(|e| &e.object);
+                    let object = crate::managed_fields::record_update(before, object, &writer(rt, &now));
                     let record = crate::audit::entry(identity.as_ref(), "update", rt, before, Some(&object));
                     ops.push(Op::Apply(object));
                     ops.extend(record.map(Op::Create));

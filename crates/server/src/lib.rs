@@ -34,6 +34,7 @@ pub mod history;
 mod impersonate;
 pub mod kubelet;
 mod logs;
+mod managed_fields;
 pub mod metrics_endpoint;
 mod metrics_http;
 pub mod node_view;

@@ -137,7 +137,7 @@ pub fn merge_patch(target: &Value, body: &Value) -> Value {
 
 /// How a list field merges in a strategic merge patch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ListStrategy {
+pub(crate) enum ListStrategy {
     /// Elements are objects matched on this key.
     Key(&'static str),
     /// A set of scalars (e.g. `finalizers`): the patch's values are added.
@@ -150,7 +150,7 @@ enum ListStrategy {
 /// built-in kinds we serve (Pod, Deployment, batch Job templates, ConfigMap,
 /// Event, PriorityClass, object metadata and status). Field names are unique
 /// enough across these types to key on the name alone.
-fn strategy(field: &str) -> ListStrategy {
+pub(crate) fn strategy(field: &str) -> ListStrategy {
     match field {
         "containers"
         | "initContainers"

@@ -28,7 +28,7 @@ use crate::paging::{encode_continue, ListParams};
 use crate::patch::{self as patches, PatchType};
 use crate::state::ServerState;
 use crate::storage::{dry_run, store_selector};
-use crate::{apply, audit, auth, discovery, duplicates, logs, node_view, openapi, watch};
+use crate::{apply, audit, auth, discovery, duplicates, logs, managed_fields, node_view, openapi, watch};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header::CONTENT_TYPE;
@@ -187,6 +187,8 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
             let w = write(state, &req, "create", rt);
             let (object, unknown) =
                 admission::object(&w, ns.as_deref(), None, object, &dups, protect::Before::Absent).await?;
+            let manager = managed_fields::request::writer(&req, rt, builtin(rt), Part::Whole, "CreateOptions")?;
+            let object = managed_fields::record_update(None, object, &manager);
             if dry {
                 let out = dry_run(state, Op::Create(object)).await?;
                 return Ok(fields::warn(req.format.respond(StatusCode::CREATED, &out), &unknown));
@@ -218,7 +220,7 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                     let w = write(state, &req, "update", rt);
                     let (object, unknown) =
                         admission::object(&w, Some(&ns), Some(&name), object, &dups, protect::Before::Lookup).await?;
-                    let stored = replace(state, rt, req.identity.as_ref(), key, object, part, dry).await?;
+                    let stored = replace(state, rt, &req, key, object, part, dry).await?;
                     Ok(fields::warn(req.format.respond(StatusCode::OK, &stored.object), &unknown))
                 }
                 Method::PATCH => patch(state, rt, key, &req, part).await,
@@ -485,12 +487,13 @@ async fn json_list(
 async fn replace(
     state: &ServerState,
     rt: &ResourceType,
-    identity: Option<&ringleader_auth::Identity>,
+    req: &Req,
     key: ObjectKey,
     object: Value,
     part: Part,
     dry: bool,
 ) -> Result<Stored, ApiError> {
+    let manager = managed_fields::request::writer(req, rt, builtin(rt), part, "UpdateOptions")?;
     let pinned = object.pointer("/metadata/resourceVersion").is_some_and(|v| !v.is_null());
     for _ in 0..8 {
         let k = key.clone();
@@ -503,6 +506,7 @@ async fn replace(
         } else {
             defaulting::carry_status(Some(&existing.object), &mut object);
         }
+        let mut object = managed_fields::record_update(Some(&existing.object), object, &manager);
         if !pinned {
             if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.insert("resourceVersion".into(), json!(existing.resource_version.to_string()));
@@ -513,7 +517,7 @@ async fn replace(
             let object = dry_run(state, Op::Update(object)).await?;
             return Ok(Stored { key, resource_version: version, object });
         }
-        let record = audit::entry(identity, "update", rt, Some(&existing.object), Some(&object));
+        let record = audit::entry(req.identity.as_ref(), "update", rt, Some(&existing.object), Some(&object));
         match state.blocking(move |s| audit::write(s, Op::Update(object), record)).await {
             Err(e) if e.reason == "Conflict" && !pinned => continue,
             other => return other,
@@ -524,7 +528,7 @@ async fn replace(
 
 /// Whether a resource is one of Kubernetes' own kinds, which take strategic
 /// merge patches; custom resources refuse them as kube-apiserver does.
-fn builtin(rt: &ResourceType) -> bool {
+pub(crate) fn builtin(rt: &ResourceType) -> bool {
     matches!(rt.group, "" | "apps" | "batch" | "policy" | "scheduling.k8s.io")
 }
 
@@ -571,7 +575,6 @@ async fn patch(
     req: &Req,
     part: Part,
 ) -> Result<Response, ApiError> {
-    let dry = req.dry_run("PatchOptions")?;
     let accepted = if builtin(rt) { patches::BUILTIN_PATCH_TYPES } else { patches::CUSTOM_PATCH_TYPES };
     let kind = match PatchType::of(req.content_type()) {
         Some(PatchType::Strategic) if !builtin(rt) => None,
@@ -581,28 +584,11 @@ async fn patch(
         return Err(ApiError::unsupported_patch(req.content_type(), accepted));
     };
     if kind == PatchType::Apply {
-        let (object, dups) = decode::body(req)?;
-        let k = key.clone();
-        let existing = state.blocking(move |s| s.get(&k)).await?;
-        let object = match (part, &existing) {
-            (Part::Whole, _) => object,
-            (Part::Status, Some(e)) => with_status_of(&e.object, &object),
-            (Part::Status, None) => return Err(StoreError::NotFound(key).into()),
-        };
-        let before = protect::Before::Known(existing.as_ref().map(|e| &e.object));
-        let ns = Some(key.namespace.as_str()).filter(|_| rt.namespaced);
-        let w = write(state, req, "patch", rt);
-        let (mut object, unknown) = admission::object(&w, ns, Some(&key.name), object, &dups, before).await?;
-        defaulting::carry_status(existing.as_ref().map(|e| &e.object), &mut object);
-        let code = if existing.is_some() { StatusCode::OK } else { StatusCode::CREATED };
-        if dry {
-            return Ok(fields::warn(req.format.respond(code, &dry_run(state, Op::Apply(object)).await?), &unknown));
-        }
-        let record =
-            audit::entry(req.identity.as_ref(), "patch", rt, existing.as_ref().map(|e| &e.object), Some(&object));
-        let stored = state.blocking(move |s| audit::write(s, Op::Apply(object), record)).await?;
-        return Ok(fields::warn(req.format.respond(code, &stored.object), &unknown));
+        return managed_fields::request::serve(state, rt, builtin(rt), key, req, part).await;
     }
+    managed_fields::request::check_patch_options(req, kind)?;
+    let dry = req.dry_run("PatchOptions")?;
+    let manager = managed_fields::request::writer(req, rt, builtin(rt), part, "PatchOptions")?;
     let (body, dups) = patch_body(req, kind)?;
     let resource = ringleader_registry::status::Resource::of_key(&key);
     for _ in 0..8 {
@@ -639,6 +625,7 @@ async fn patch(
             meta.insert("resourceVersion".into(), json!(current.resource_version.to_string()));
         }
         let unknown = admission::patched(&write(state, req, "patch", rt), &current.object, &patched, &dups).await?;
+        let patched = managed_fields::record_update(Some(&current.object), patched, &manager);
         if dry {
             let out = dry_run(state, Op::Update(patched)).await?;
             return Ok(fields::warn(req.format.respond(StatusCode::OK, &out), &unknown));

@@ -423,6 +423,59 @@ has 'create a Deployment'
 run "${K[@]}" delete deployment kc-roll
 until_ok 60 'No resources found' "${K[@]}" get rs -l app=kc-roll
 
+# --- server-side apply: managers, conflicts, forcing, managedFields ---------------
+# kubectl's server-side apply takes over from its client-side apply above.
+sed -i 's/x: "2"/x: "4"/' "$TMPDIR/cm.yaml"
+run "${K[@]}" apply --server-side -f "$TMPDIR/cm.yaml"
+has '^configmap/kc-applied serverside-applied$'
+run "${K[@]}" get configmap kc-applied -o jsonpath='{.data.x}{","}{.data.z}'
+has '^4,3$'
+run "${K[@]}" get configmap kc-applied -o yaml --show-managed-fields
+has '^    manager: kubectl$'
+lacks 'manager: kubectl-client-side-apply'
+cat >"$TMPDIR/ssa.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-ssa}
+data: {a: "1", b: "2"}
+YAML
+run "${K[@]}" apply --server-side -f "$TMPDIR/ssa.yaml"
+has '^configmap/kc-ssa serverside-applied$'
+cat >"$TMPDIR/ssa-other.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-ssa}
+data: {a: "9"}
+YAML
+fails "${K[@]}" apply --server-side --field-manager=other -f "$TMPDIR/ssa-other.yaml"
+has 'Apply failed with 1 conflict: conflict with "kubectl": \.data\.a'
+run "${K[@]}" apply --server-side --field-manager=other --force-conflicts -f "$TMPDIR/ssa-other.yaml"
+has '^configmap/kc-ssa serverside-applied$'
+run "${K[@]}" get configmap kc-ssa -o yaml --show-managed-fields
+has '^    manager: kubectl$'
+has '^    manager: other$'
+has '^    operation: Apply$'
+has 'f:a: \{\}'
+run "${K[@]}" get configmap kc-ssa -o yaml
+lacks 'managedFields'
+# What kubectl applied and no longer does goes; what `other` took stays.
+sed -i 's/data: {a: "1", b: "2"}/data: {c: "3"}/' "$TMPDIR/ssa.yaml"
+run "${K[@]}" apply --server-side -f "$TMPDIR/ssa.yaml"
+run "${K[@]}" get configmap kc-ssa -o jsonpath='{.data}'
+has '"a":"9"'
+has '"c":"3"'
+lacks '"b"'
+# An edit is an Update by kubectl-edit, which then owns what it changed.
+printf '#!/bin/sh\nsed -i "s/c: \\"3\\"/c: \\"5\\"/" "$1"\n' >"$TMPDIR/editor.sh"
+chmod +x "$TMPDIR/editor.sh"
+run env EDITOR="$TMPDIR/editor.sh" "${K[@]}" edit configmap kc-ssa
+run "${K[@]}" get configmap kc-ssa -o yaml --show-managed-fields
+has '^    manager: kubectl-edit$'
+has '^    operation: Update$'
+fails "${K[@]}" apply --server-side -f "$TMPDIR/ssa.yaml"
+has 'conflict with "kubectl-edit" using v1: \.data\.c'
+run "${K[@]}" delete configmap kc-ssa
+
 # --- Kubernetes' error wording ---------------------------------------------------
 fails "${K[@]}" get pod no-such-pod
 has 'Error from server \(NotFound\): pods "no-such-pod" not found'
