@@ -147,6 +147,19 @@ pub const RESOURCES: &[ResourceType] = &[
         true,
         false,
     ),
+    rt("Service", "", "v1", "v1", "services", "service", &["svc"], true, false),
+    rt("Endpoints", "", "v1", "v1", "endpoints", "endpoints", &["ep"], true, false),
+    rt(
+        "EndpointSlice",
+        "discovery.k8s.io",
+        "v1",
+        "discovery.k8s.io/v1",
+        "endpointslices",
+        "endpointslice",
+        &[],
+        true,
+        false,
+    ),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
@@ -174,6 +187,12 @@ pub const AUDIT_RECORDS: &ResourceType = &RESOURCES[28];
 pub const NAMESPACES: &ResourceType = &RESOURCES[31];
 /// The `policy/v1 PodDisruptionBudget` resource.
 pub const POD_DISRUPTION_BUDGETS: &ResourceType = &RESOURCES[32];
+/// The core `v1 Service` resource.
+pub const SERVICES: &ResourceType = &RESOURCES[33];
+/// The core `v1 Endpoints` resource.
+pub const ENDPOINTS: &ResourceType = &RESOURCES[34];
+/// The `discovery.k8s.io/v1 EndpointSlice` resource.
+pub const ENDPOINT_SLICES: &ResourceType = &RESOURCES[35];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
 /// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in
@@ -251,7 +270,15 @@ impl ResourceType {
     pub fn has_status(&self) -> bool {
         let plain = matches!(
             self.kind,
-            "ConfigMap" | "Secret" | "Event" | "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
+            "ConfigMap"
+                | "Secret"
+                | "Event"
+                | "Role"
+                | "ClusterRole"
+                | "RoleBinding"
+                | "ClusterRoleBinding"
+                | "Endpoints"
+                | "EndpointSlice"
         );
         !plain && self.verbs().contains(&"update")
     }
@@ -313,10 +340,10 @@ impl ResourceType {
         self.group == PLATFORM
     }
 
-    /// Discovery categories: pods and the job kinds are in `all`, so
-    /// `kubectl get all` lists them.
+    /// Discovery categories: pods, services and the job kinds are in `all`,
+    /// so `kubectl get all` lists them.
     pub fn categories(&self) -> &'static [&'static str] {
-        if self.job || self == PODS {
+        if self.job || self == PODS || self == SERVICES {
             &["all"]
         } else {
             &[]
@@ -435,6 +462,11 @@ mod tests {
         assert!(!NAMESPACES.namespaced && NAMESPACES.has_status());
         assert_eq!(find("pdb"), Some(POD_DISRUPTION_BUDGETS));
         assert_eq!(POD_DISRUPTION_BUDGETS.kind, "PodDisruptionBudget");
+        assert_eq!(find("svc"), Some(SERVICES));
+        assert_eq!(find("ep"), Some(ENDPOINTS));
+        assert_eq!(find("endpointslices"), Some(ENDPOINT_SLICES));
+        assert!(SERVICES.has_status() && !ENDPOINTS.has_status() && !ENDPOINT_SLICES.has_status());
+        assert_eq!(ENDPOINT_SLICES.object_path("a", "b"), "/apis/discovery.k8s.io/v1/namespaces/a/endpointslices/b");
     }
 
     #[test]
