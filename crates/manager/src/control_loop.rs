@@ -5,7 +5,9 @@ use crate::cache::Cache;
 use crate::config::{ManagerConfig, Observed};
 use crate::dirty::{note, Dirty};
 use crate::error::ManagerError;
-use crate::{disruption, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule, taints};
+use crate::{
+    disruption, endpoints, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule, taints,
+};
 use ringleader_store::{Backend, Selector};
 use std::collections::{BTreeSet, HashMap};
 
@@ -138,6 +140,8 @@ pub fn pass_dirty(
     }
     // Last: budgets count the pods as this pass left them.
     disruption::pass(store, cache)?;
+    // Endpoints name pods as this pass left them, too.
+    endpoints::pass(store, cache)?;
     invalid::write(store, cache, &findings, now)
 }
 
@@ -160,6 +164,9 @@ fn reconcile_all(
     let mut live: BTreeSet<String> = invalid::invalid_uids(cache, findings).into_iter().collect();
     // Platform objects own what the platform controller made for them.
     live.extend(platform::owner_uids(cache));
+    // Services own their EndpointSlices.
+    let services = cache.of_kind(ringleader_api::kinds::service::API_VERSION, ringleader_api::kinds::service::KIND);
+    live.extend(services.filter_map(|s| s.object.pointer("/metadata/uid")?.as_str().map(str::to_string)));
     for job in &all {
         live.insert(job.uid().to_string());
         if !dirty.contains(job.uid()) {

@@ -85,6 +85,7 @@ pub fn reconcile_job(
     let mut requeue = None;
     let mut ops = Vec::new();
     let mut recorded = Recorder::new(events::CONTROLLER);
+    let mut services = BTreeSet::new();
     events::transitions(&mut recorded, job, &actions);
     for action in actions {
         match action {
@@ -94,6 +95,14 @@ pub fn reconcile_job(
                 ops.push(Op::Apply(v));
             }
             Action::CreatePod(plan) => {
+                // Its operator's headless Service first, once.
+                if let Some(mut svc) = crate::job_services::for_pod(&job.state, &plan) {
+                    let key = ObjectKey::of(&svc).map_err(|e| ManagerError::Internal(e.to_string()))?;
+                    if cache.get(&key).is_none() && services.insert(key) {
+                        owned(&mut svc, &job.stored.object);
+                        ops.push(Op::Create(svc));
+                    }
+                }
                 let v = pods::pod_object(&plan, &job.state.job.namespace, &job.stored.object, state.status.version);
                 events::pod_created(&mut recorded, job, &plan.name);
                 ops.push(Op::Create(v));
