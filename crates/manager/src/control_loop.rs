@@ -141,7 +141,7 @@ pub fn pass_dirty(
     // Last: budgets count the pods as this pass left them.
     disruption::pass(store, cache)?;
     // Endpoints name pods as this pass left them, too.
-    endpoints::pass(store, cache)?;
+    endpoints::pass(store, cache, dirty)?;
     invalid::write(store, cache, &findings, now)
 }
 

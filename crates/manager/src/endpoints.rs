@@ -4,11 +4,16 @@
 //! clients that discover peers through them (Prometheus' Kubernetes SD,
 //! `kubectl get endpoints`) find the job's pods.
 //!
-//! Written only when what they say changes. Pods are indexed only by the
-//! labels some Service selects on, so pods no Service selects cost one
-//! look-up per label; with no selecting Service the pass reads no pod.
+//! Written only when what they say changes, and worked out again only for
+//! the Services a pass's changes may touch: the Service itself, or a pod it
+//! selects or lists, changed (pods mark their job dirty, see
+//! [`crate::dirty`]). Pods are indexed only by the labels some Service
+//! selects on, so pods no Service selects cost one look-up per label; with
+//! no selecting Service the pass reads no pod.
 
 use crate::cache::Cache;
+use crate::dirty::Dirty;
+use crate::pods::owner_uid;
 use crate::writes::write;
 use crate::ManagerError;
 use ringleader_api::kinds::service::{self, MANAGED_BY, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, SKIP_MIRROR_LABEL};
@@ -20,15 +25,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 const HEADLESS_LABEL: &str = "service.kubernetes.io/headless";
 
 /// One pass: the writes [`decide`] wants, carried out.
-pub fn pass(store: &dyn Backend, cache: &mut Cache) -> Result<(), ManagerError> {
-    let ops = decide(cache);
+pub fn pass(store: &dyn Backend, cache: &mut Cache, dirty: &Dirty) -> Result<(), ManagerError> {
+    let ops = decide(cache, dirty);
     write(store, cache, ops)
 }
 
 /// The Endpoints and EndpointSlices to write (those that differ from what
 /// the Service's pods make them) and to delete (the controller's own, left
-/// by a Service that is gone or selects nothing now).
-pub fn decide(cache: &Cache) -> Vec<Op> {
+/// by a Service that is gone or selects nothing now). Only Services
+/// [`touched`] by `dirty` are worked out again.
+pub fn decide(cache: &Cache, dirty: &Dirty) -> Vec<Op> {
     let services: BTreeMap<(&str, &str), &Stored> = cache
         .of_kind(service::API_VERSION, service::KIND)
         .map(|s| ((s.key.namespace.as_str(), s.key.name.as_str()), s))
@@ -62,14 +68,17 @@ pub fn decide(cache: &Cache) -> Vec<Op> {
     let index = PodIndex::new(cache, wanted.iter().flat_map(|(_, sel)| sel.keys().map(String::as_str)).collect());
     for (svc, selector) in wanted {
         let pods = index.selected(&svc.key.namespace, selector);
-        let endpoints = endpoints_for(&svc.object, &pods);
-        let key = ObjectKey::new(service::API_VERSION, service::ENDPOINTS_KIND, &svc.key.namespace, &svc.key.name);
-        let have = cache.get(&key).map(|e| &e.object);
-        if have.is_none_or(|h| differs(h, &endpoints, &["subsets"])) {
-            ops.push(Op::Apply(endpoints));
-        }
         let have: Vec<&Stored> =
             slices.remove(&(svc.key.namespace.as_str(), svc.key.name.as_str())).unwrap_or_default();
+        if !touched(cache, dirty, svc, &pods, &have) {
+            continue;
+        }
+        let endpoints = endpoints_for(&svc.object, &pods);
+        let key = ObjectKey::new(service::API_VERSION, service::ENDPOINTS_KIND, &svc.key.namespace, &svc.key.name);
+        let current = cache.get(&key).map(|e| &e.object);
+        if current.is_none_or(|h| differs(h, &endpoints, &["subsets"])) {
+            ops.push(Op::Apply(endpoints));
+        }
         let want = slices_for(&svc.object, &pods);
         let names: BTreeSet<&str> =
             want.iter().filter_map(|w| w.pointer("/metadata/name").and_then(Value::as_str)).collect();
@@ -87,6 +96,29 @@ pub fn decide(cache: &Cache) -> Vec<Op> {
         }
     }
     ops
+}
+
+/// Whether a pass's changes may change what `svc` lists: the Service (or
+/// a slice of it) changed, or a pod it selects, or one its slices list
+/// (gone now, or changed). A pod's change marks its owner, or itself.
+fn touched(cache: &Cache, dirty: &Dirty, svc: &Stored, pods: &[&Value], slices: &[&Stored]) -> bool {
+    let uid =
+        |v: &Value| owner_uid(v).or_else(|| v.pointer("/metadata/uid").and_then(Value::as_str)).map(str::to_string);
+    let is_dirty = |v: &Value| uid(v).is_some_and(|u| dirty.contains(&u));
+    let own = svc.object.pointer("/metadata/uid").and_then(Value::as_str).is_some_and(|u| dirty.contains(u));
+    if matches!(dirty, Dirty::All)
+        || own
+        || is_dirty(&svc.object)
+        || slices.is_empty()
+        || pods.iter().any(|p| is_dirty(p))
+    {
+        return true;
+    }
+    let listed = slices.iter().flat_map(|s| s.object.get("endpoints").and_then(Value::as_array).into_iter().flatten());
+    listed.filter_map(|e| e.pointer("/targetRef/name").and_then(Value::as_str)).any(|name| {
+        let key = ObjectKey::new("v1", "Pod", &svc.key.namespace, name);
+        cache.get(&key).is_none_or(|p| is_dirty(&p.object))
+    })
 }
 
 fn label<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -335,7 +367,7 @@ mod tests {
         cache.put_value(pod("w-0", "127.0.1.2", true, json!({"app": "web"})));
         cache.put_value(pod("w-1", "127.0.1.3", false, json!({"app": "web"})));
         cache.put_value(pod("other", "127.0.1.4", true, json!({"app": "db"})));
-        let ops = decide(&cache);
+        let ops = decide(&cache, &Dirty::All);
         assert_eq!(ops.len(), 2, "{ops:?}");
         for op in &ops {
             let Op::Apply(v) = op else { panic!("{op:?}") };
@@ -355,14 +387,43 @@ mod tests {
         assert_eq!(slice["metadata"]["ownerReferences"][0]["uid"], "abcdef-123");
         assert_eq!(slice["endpoints"][1]["conditions"]["ready"], false);
         assert_eq!(slice["ports"][0]["port"], 8080);
-        assert!(decide(&cache).is_empty(), "nothing changed: nothing written");
+        assert!(decide(&cache, &Dirty::All).is_empty(), "nothing changed: nothing written");
 
         cache.remove(&ObjectKey::new("v1", "Service", "ns", "web"), 2);
-        let ops = decide(&cache);
+        let ops = decide(&cache, &Dirty::All);
         assert!(
             matches!(&ops[..], [Op::Delete { key: a, .. }, Op::Delete { key: b, .. }] if a.kind == "Endpoints" && b.kind == "EndpointSlice"),
             "{ops:?}"
         );
+    }
+
+    #[test]
+    fn only_services_a_change_touches_are_worked_out_again() {
+        let mut cache = Cache::default();
+        cache.put_value(web());
+        let mut p0 = pod("w-0", "127.0.1.2", true, json!({"app": "web"}));
+        p0["metadata"]["ownerReferences"] = json!([{"uid": "job-1", "controller": true}]);
+        cache.put_value(p0.clone());
+        for op in decide(&cache, &Dirty::All) {
+            let Op::Apply(v) = op else { panic!("{op:?}") };
+            cache.put_value(v);
+        }
+        // The pod turns unready: only a pass where its job is dirty sees it.
+        p0["status"]["conditions"][0]["status"] = json!("False");
+        cache.put(Stored {
+            key: ObjectKey::of(&p0).unwrap_or_else(|e| panic!("{e}")),
+            resource_version: 2,
+            object: p0,
+        });
+        let mut other = Dirty::Some(Default::default());
+        other.add("job-2");
+        assert!(decide(&cache, &other).is_empty(), "nothing it selects changed");
+        let mut own = Dirty::Some(Default::default());
+        own.add("job-1");
+        assert_eq!(decide(&cache, &own).len(), 2, "its pod changed: both rewritten");
+        // The pod gone: the slice that lists it calls for a new one.
+        cache.remove(&ObjectKey::new("v1", "Pod", "ns", "w-0"), 3);
+        assert_eq!(decide(&cache, &other).len(), 2);
     }
 
     #[test]
@@ -381,6 +442,6 @@ mod tests {
         cache
             .put_value(json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web", "namespace": "ns"},
             "subsets": [{"addresses": [{"ip": "10.0.0.1"}]}]}));
-        assert!(decide(&cache).is_empty(), "a selector-less Service's Endpoints are its user's");
+        assert!(decide(&cache, &Dirty::All).is_empty(), "a selector-less Service's Endpoints are its user's");
     }
 }
