@@ -48,3 +48,61 @@ pub fn for_pod(state: &JobState, plan: &PodPlan) -> Option<Value> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ringleader_api::Resource;
+    use ringleader_controller::{expand, ExpandOptions};
+
+    fn services(job: Value) -> Vec<Value> {
+        let resource = Resource::from_value(&job).unwrap_or_else(|e| panic!("{e}"));
+        let state = JobState::from_resource(&resource).unwrap_or_else(|| panic!("not a job"));
+        let exp = expand(&state.job, &state.extras, &ExpandOptions::default());
+        let mut out: Vec<Value> = exp.pods.iter().filter_map(|p| for_pod(&state, p)).collect();
+        out.dedup_by(|a, b| a["metadata"]["name"] == b["metadata"]["name"]);
+        out
+    }
+
+    fn template(container: &str) -> Value {
+        json!({"spec": {"containers": [{"name": container, "image": "x",
+            "ports": [{"name": "pytorchjob-port", "containerPort": 23456}]}]}})
+    }
+
+    #[test]
+    fn each_operator_gets_the_services_it_makes() {
+        let pj = json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt", "namespace": "ns"},
+            "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": template("pytorch")},
+                "Worker": {"replicas": 2, "template": template("pytorch")}}}});
+        let got = services(pj);
+        let got_names: Vec<&str> = got.iter().filter_map(|s| s["metadata"]["name"].as_str()).collect();
+        assert_eq!(got_names, ["pt-master-0", "pt-worker-0", "pt-worker-1"]);
+        assert_eq!(got[2]["spec"]["selector"][KF_REPLICA_INDEX], "1");
+        assert_eq!(got[2]["spec"]["selector"][KF_REPLICA_TYPE], "worker");
+        assert_eq!(
+            got[0]["spec"]["ports"],
+            json!([{"name": "pytorchjob-port", "port": 23456, "protocol": "TCP", "targetPort": 23456}])
+        );
+        assert!(service::headless(&got[0]));
+
+        let vc = |plugins: Value| {
+            json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vj", "namespace": "ns"},
+                "spec": {"minAvailable": 2, "plugins": plugins, "tasks": [{"name": "worker", "replicas": 2,
+                    "template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}]}})
+        };
+        let got = services(vc(json!({"svc": [], "env": []})));
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0]["metadata"]["name"], "vj");
+        assert_eq!(got[0]["spec"]["selector"], json!({VC_JOB_NAME: "vj", VC_JOB_NAMESPACE: "ns"}));
+        assert_eq!(got[0]["spec"]["publishNotReadyAddresses"], true);
+        assert!(services(vc(json!({"env": []}))).is_empty(), "no svc plugin, no Service");
+
+        let mpi = json!({"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "mj", "namespace": "ns"},
+            "spec": {"mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": template("launcher")},
+                "Worker": {"replicas": 2, "template": template("worker")}}}});
+        let got = services(mpi);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0]["metadata"]["name"], "mj");
+        assert_eq!(got[0]["spec"]["selector"], json!({KF_OPERATOR_NAME: "mpi-operator", KF_JOB_NAME: "mj"}));
+    }
+}

@@ -31,7 +31,21 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Kinds that are never jobs, skipped without parsing.
-const NOT_JOBS: &[&str] = &["Pod", "Node", "Event", "ConfigMap", "PodGroup", "Queue", "PriorityClass", "Workload"];
+const NOT_JOBS: &[&str] = &[
+    "Pod",
+    "Node",
+    "Event",
+    "ConfigMap",
+    "PodGroup",
+    "Queue",
+    "PriorityClass",
+    "Workload",
+    // A Service per replica pod, and its endpoints: as many as the pods,
+    // each costing a parse error every pass were it tried as a job.
+    "Service",
+    "Endpoints",
+    "EndpointSlice",
+];
 
 /// Every job in the cache, parsed; objects that do not parse are skipped
 /// (the API server validated them, so this only happens to hand-made stores).
