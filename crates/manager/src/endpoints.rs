@@ -328,6 +328,14 @@ pub fn slices_for(svc: &Value, pods: &[&Value]) -> Vec<Value> {
                 })
                 .collect();
             let slice_name = if i == 0 { base.clone() } else { format!("{base}-{i}") };
+            // A slice's port names are pointers that clients dereference
+            // (`kubectl describe svc`): always set, `""` when unnamed.
+            let mut ports = ports;
+            for p in ports.as_array_mut().into_iter().flatten() {
+                if p.get("name").is_none() {
+                    p["name"] = json!("");
+                }
+            }
             json!({
                 "apiVersion": service::SLICE_API_VERSION, "kind": service::SLICE_KIND,
                 "metadata": {"name": slice_name, "namespace": at("/metadata/namespace"), "labels": labels,
@@ -387,6 +395,10 @@ mod tests {
         assert_eq!(slice["metadata"]["ownerReferences"][0]["uid"], "abcdef-123");
         assert_eq!(slice["endpoints"][1]["conditions"]["ready"], false);
         assert_eq!(slice["ports"][0]["port"], 8080);
+        let mut unnamed = web();
+        unnamed["spec"]["ports"][0].as_object_mut().map(|p| p.remove("name"));
+        let p0 = pod("w-0", "127.0.1.2", true, json!({"app": "web"}));
+        assert_eq!(slices_for(&unnamed, &[&p0])[0]["ports"][0]["name"], "", "set: clients dereference it");
         assert!(decide(&cache, &Dirty::All).is_empty(), "nothing changed: nothing written");
 
         cache.remove(&ObjectKey::new("v1", "Service", "ns", "web"), 2);

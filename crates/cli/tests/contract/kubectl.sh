@@ -192,6 +192,10 @@ has "^${POD}$"
 run "${K[@]}" get endpointslices -l kubernetes.io/service-name=kc-web
 has '^NAME +ADDRESSTYPE +PORTS +ENDPOINTS +AGE$'
 has '^kc-web-[a-z0-9]+ +IPv4 +8080 +[0-9.]+ '
+run "${K[@]}" describe svc kc-web
+has '^Endpoints: +[0-9.]+:8080$'
+run "${K[@]}" explain service.spec.clusterIP
+has 'FIELD: +clusterIP'
 run "${K[@]}" cluster-info
 has 'Kubernetes control plane is running at https://'
 run "${K[@]}" logs "$POD" -c web --timestamps
@@ -428,6 +432,11 @@ data: {a: "1"}
 YAML
 run "${K[@]}" apply "${PRUNE[@]}" -f "$TMPDIR/prune-a.yaml"
 has 'service/kc-prune-svc created'
+sed -i 's/ports: \[{port: 80}\]/ports: [{name: a, port: 80}, {name: b, port: 81, targetPort: 8081}]/' "$TMPDIR/prune-a.yaml"
+run "${K[@]}" apply "${PRUNE[@]}" -f "$TMPDIR/prune-a.yaml"
+has 'service/kc-prune-svc configured'
+run "${K[@]}" get svc kc-prune-svc -o jsonpath='{.spec.ports[*].targetPort}'
+has '^80 8081$'
 run "${K[@]}" apply "${PRUNE[@]}" -f "$TMPDIR/prune-b.yaml"
 has 'service/kc-prune-svc pruned'
 run "${K[@]}" delete configmap kc-prune-a
