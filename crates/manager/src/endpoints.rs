@@ -70,7 +70,7 @@ pub fn decide(cache: &Cache, dirty: &Dirty) -> Vec<Op> {
         let pods = index.selected(&svc.key.namespace, selector);
         let have: Vec<&Stored> =
             slices.remove(&(svc.key.namespace.as_str(), svc.key.name.as_str())).unwrap_or_default();
-        if !touched(cache, dirty, svc, &pods, &have) {
+        if !touched(dirty, svc, &pods, &have) {
             continue;
         }
         let endpoints = endpoints_for(&svc.object, &pods);
@@ -99,26 +99,26 @@ pub fn decide(cache: &Cache, dirty: &Dirty) -> Vec<Op> {
 }
 
 /// Whether a pass's changes may change what `svc` lists: the Service (or
-/// a slice of it) changed, or a pod it selects, or one its slices list
-/// (gone now, or changed). A pod's change marks its owner, or itself.
-fn touched(cache: &Cache, dirty: &Dirty, svc: &Stored, pods: &[&Value], slices: &[&Stored]) -> bool {
-    let uid =
-        |v: &Value| owner_uid(v).or_else(|| v.pointer("/metadata/uid").and_then(Value::as_str)).map(str::to_string);
-    let is_dirty = |v: &Value| uid(v).is_some_and(|u| dirty.contains(&u));
-    let own = svc.object.pointer("/metadata/uid").and_then(Value::as_str).is_some_and(|u| dirty.contains(u));
+/// a slice of it) changed, or a pod it selects changed, or its slices list
+/// a pod it no longer selects (gone, or relabelled). A pod's change marks
+/// its owner, or itself.
+fn touched(dirty: &Dirty, svc: &Stored, pods: &[&Value], slices: &[&Stored]) -> bool {
+    fn own(v: &Value) -> Option<&str> {
+        v.pointer("/metadata/uid").and_then(Value::as_str)
+    }
+    let is_dirty = |v: &Value| owner_uid(v).or_else(|| own(v)).is_some_and(|u| dirty.contains(u));
     if matches!(dirty, Dirty::All)
-        || own
+        || own(&svc.object).is_some_and(|u| dirty.contains(u))
         || is_dirty(&svc.object)
         || slices.is_empty()
         || pods.iter().any(|p| is_dirty(p))
     {
         return true;
     }
+    let selected: BTreeSet<&str> =
+        pods.iter().filter_map(|p| p.pointer("/metadata/name").and_then(Value::as_str)).collect();
     let listed = slices.iter().flat_map(|s| s.object.get("endpoints").and_then(Value::as_array).into_iter().flatten());
-    listed.filter_map(|e| e.pointer("/targetRef/name").and_then(Value::as_str)).any(|name| {
-        let key = ObjectKey::new("v1", "Pod", &svc.key.namespace, name);
-        cache.get(&key).is_none_or(|p| is_dirty(&p.object))
-    })
+    listed.filter_map(|e| e.pointer("/targetRef/name").and_then(Value::as_str)).any(|name| !selected.contains(name))
 }
 
 fn label<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
