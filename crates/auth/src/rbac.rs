@@ -450,6 +450,10 @@ mod tests {
         };
         let can = |role: &str, a: Attributes| rules(role).iter().any(|r| r.allows(&a));
         assert!(can("view", attrs("list", "", "pods", "", "x", "")));
+        assert!(can("view", attrs("list", "", "services", "", "x", "")));
+        assert!(can("view", attrs("watch", "", "endpoints", "", "x", "")));
+        assert!(can("view", attrs("get", "discovery.k8s.io", "endpointslices", "", "x", "e")));
+        assert!(!can("view", attrs("create", "", "services", "", "x", "")));
         assert!(can("view", attrs("get", "", "pods", "log", "x", "p")));
         assert!(can("view", attrs("watch", "kubeflow.org", "pytorchjobs", "", "x", "")));
         assert!(!can("view", attrs("create", "", "pods", "", "x", "")));

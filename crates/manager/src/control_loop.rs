@@ -6,7 +6,8 @@ use crate::config::{ManagerConfig, Observed};
 use crate::dirty::{note, Dirty};
 use crate::error::ManagerError;
 use crate::{
-    deployments, disruption, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule, taints,
+    deployments, disruption, endpoints, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule,
+    taints,
 };
 use ringleader_store::{Backend, Selector};
 use std::collections::{BTreeSet, HashMap};
@@ -141,6 +142,8 @@ pub fn pass_dirty(
     // Last: ReplicaSets and budgets count the pods as this pass left them.
     deployments::pass(store, cache, timers, now)?;
     disruption::pass(store, cache)?;
+    // Endpoints name pods as this pass left them, too.
+    endpoints::pass(store, cache, dirty)?;
     invalid::write(store, cache, &findings, now)
 }
 
@@ -163,6 +166,9 @@ fn reconcile_all(
     let mut live: BTreeSet<String> = invalid::invalid_uids(cache, findings).into_iter().collect();
     // Platform objects own what the platform controller made for them.
     live.extend(platform::owner_uids(cache));
+    // Services own their EndpointSlices.
+    let services = cache.of_kind(ringleader_api::kinds::service::API_VERSION, ringleader_api::kinds::service::KIND);
+    live.extend(services.filter_map(|s| s.object.pointer("/metadata/uid")?.as_str().map(str::to_string)));
     for job in &all {
         live.insert(job.uid().to_string());
         if !dirty.contains(job.uid()) {

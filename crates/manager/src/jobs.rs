@@ -31,7 +31,21 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 /// Kinds that are never jobs, skipped without parsing.
-const NOT_JOBS: &[&str] = &["Pod", "Node", "Event", "ConfigMap", "PodGroup", "Queue", "PriorityClass", "Workload"];
+const NOT_JOBS: &[&str] = &[
+    "Pod",
+    "Node",
+    "Event",
+    "ConfigMap",
+    "PodGroup",
+    "Queue",
+    "PriorityClass",
+    "Workload",
+    // A Service per replica pod, and its endpoints: as many as the pods,
+    // each costing a parse error every pass were it tried as a job.
+    "Service",
+    "Endpoints",
+    "EndpointSlice",
+];
 
 /// Every job in the cache, parsed; objects that do not parse are skipped
 /// (the API server validated them, so this only happens to hand-made stores).
@@ -85,6 +99,7 @@ pub fn reconcile_job(
     let mut requeue = None;
     let mut ops = Vec::new();
     let mut recorded = Recorder::new(events::CONTROLLER);
+    let mut services = BTreeSet::new();
     events::transitions(&mut recorded, job, &actions);
     for action in actions {
         match action {
@@ -94,6 +109,14 @@ pub fn reconcile_job(
                 ops.push(Op::Apply(v));
             }
             Action::CreatePod(plan) => {
+                // Its operator's headless Service first, once.
+                if let Some(mut svc) = crate::job_services::for_pod(&job.state, &plan) {
+                    let key = ObjectKey::of(&svc).map_err(|e| ManagerError::Internal(e.to_string()))?;
+                    if cache.get(&key).is_none() && services.insert(key) {
+                        owned(&mut svc, &job.stored.object);
+                        ops.push(Op::Create(svc));
+                    }
+                }
                 let v = pods::pod_object(&plan, &job.state.job.namespace, &job.stored.object, state.status.version);
                 events::pod_created(&mut recorded, job, &plan.name);
                 ops.push(Op::Create(v));

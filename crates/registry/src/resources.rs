@@ -148,6 +148,19 @@ pub const RESOURCES: &[ResourceType] = &[
         false,
     ),
     rt("ReplicaSet", "apps", "v1", "apps/v1", "replicasets", "replicaset", &["rs"], true, false),
+    rt("Service", "", "v1", "v1", "services", "service", &["svc"], true, false),
+    rt("Endpoints", "", "v1", "v1", "endpoints", "endpoints", &["ep"], true, false),
+    rt(
+        "EndpointSlice",
+        "discovery.k8s.io",
+        "v1",
+        "discovery.k8s.io/v1",
+        "endpointslices",
+        "endpointslice",
+        &[],
+        true,
+        false,
+    ),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
@@ -177,6 +190,12 @@ pub const NAMESPACES: &ResourceType = &RESOURCES[31];
 pub const POD_DISRUPTION_BUDGETS: &ResourceType = &RESOURCES[32];
 /// The `apps/v1 ReplicaSet` resource (kept by the deployment controller).
 pub const REPLICA_SETS: &ResourceType = &RESOURCES[33];
+/// The core `v1 Service` resource.
+pub const SERVICES: &ResourceType = &RESOURCES[34];
+/// The core `v1 Endpoints` resource.
+pub const ENDPOINTS: &ResourceType = &RESOURCES[35];
+/// The `discovery.k8s.io/v1 EndpointSlice` resource.
+pub const ENDPOINT_SLICES: &ResourceType = &RESOURCES[36];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
 /// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in
@@ -254,7 +273,15 @@ impl ResourceType {
     pub fn has_status(&self) -> bool {
         let plain = matches!(
             self.kind,
-            "ConfigMap" | "Secret" | "Event" | "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
+            "ConfigMap"
+                | "Secret"
+                | "Event"
+                | "Role"
+                | "ClusterRole"
+                | "RoleBinding"
+                | "ClusterRoleBinding"
+                | "Endpoints"
+                | "EndpointSlice"
         );
         !plain && self.verbs().contains(&"update")
     }
@@ -319,10 +346,10 @@ impl ResourceType {
         self.group == PLATFORM
     }
 
-    /// Discovery categories: pods, ReplicaSets and the job kinds are in
+    /// Discovery categories: pods, ReplicaSets, Services and the job kinds are in
     /// `all`, so `kubectl get all` lists them.
     pub fn categories(&self) -> &'static [&'static str] {
-        if self.job || self == PODS || self == REPLICA_SETS {
+        if self.job || self == PODS || self == REPLICA_SETS || self == SERVICES {
             &["all"]
         } else {
             &[]
@@ -445,6 +472,11 @@ mod tests {
         assert!(REPLICA_SETS.has_status() && REPLICA_SETS.kind == "ReplicaSet");
         assert_eq!(REPLICA_SETS.categories(), &["all"]);
         assert!(!REPLICA_SETS.verbs().contains(&"create"), "only the deployment controller creates them");
+        assert_eq!(find("svc"), Some(SERVICES));
+        assert_eq!(find("ep"), Some(ENDPOINTS));
+        assert_eq!(find("endpointslices"), Some(ENDPOINT_SLICES));
+        assert!(SERVICES.has_status() && !ENDPOINTS.has_status() && !ENDPOINT_SLICES.has_status());
+        assert_eq!(ENDPOINT_SLICES.object_path("a", "b"), "/apis/discovery.k8s.io/v1/namespaces/a/endpointslices/b");
     }
 
     #[test]

@@ -19,7 +19,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::batch::v1::Job as BatchJob;
-use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Node as CoreNode, NodeSystemInfo, Pod, Secret};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Endpoints, Event, Namespace, Node as CoreNode, NodeSystemInfo, Pod, Secret, Service,
+};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1 as rbac;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -222,6 +225,9 @@ fn build_catalog() -> Catalog {
             ("", "Secret") => Shape::Builtin(registered::<Secret>(&mut gen)),
             ("", "Namespace") => Shape::Builtin(registered::<Namespace>(&mut gen)),
             ("policy", "PodDisruptionBudget") => Shape::Builtin(registered::<PodDisruptionBudget>(&mut gen)),
+            ("", "Service") => Shape::Builtin(registered::<Service>(&mut gen)),
+            ("", "Endpoints") => Shape::Builtin(registered::<Endpoints>(&mut gen)),
+            ("discovery.k8s.io", "EndpointSlice") => Shape::Builtin(registered::<EndpointSlice>(&mut gen)),
             ("", "Event") => Shape::Builtin(registered::<Event>(&mut gen)),
             ("", "Node") => Shape::Builtin(registered::<CoreNode>(&mut gen)),
             ("apps", "Deployment") => Shape::Builtin(registered::<Deployment>(&mut gen)),

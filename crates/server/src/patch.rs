@@ -173,6 +173,17 @@ pub(crate) fn strategy(field: &str) -> ListStrategy {
     }
 }
 
+/// [`strategy`] of the list `field` of the map at `at` (`slice`: the map is
+/// an EndpointSlice): a Service's `spec.ports` merge on `port`, an
+/// EndpointSlice's lists are atomic; every other `ports` is a container's.
+fn strategy_at(at: &str, field: &str, slice: bool) -> ListStrategy {
+    match (at, field) {
+        ("spec", "ports") => ListStrategy::Key("port"),
+        ("", _) if slice => ListStrategy::Atomic,
+        _ => strategy(field),
+    }
+}
+
 const PATCH: &str = "$patch";
 const RETAIN_KEYS: &str = "$retainKeys";
 const ORDER: &str = "$setElementOrder/";
@@ -202,6 +213,7 @@ fn merge_map(
             return Err(format!("{at}: $patch: unknown patch directive {other}: use delete, replace or merge"))
         }
     }
+    let slice = at.is_empty() && original.get("kind").and_then(Value::as_str) == Some("EndpointSlice");
     let mut orders = Vec::new();
     for (k, v) in patch {
         if k == PATCH || k == RETAIN_KEYS {
@@ -238,7 +250,7 @@ fn merge_map(
                     Some(Value::Array(o)) => o,
                     _ => Vec::new(),
                 };
-                original.insert(k.clone(), Value::Array(merge_list(base, pl, strategy(k), &path)?));
+                original.insert(k.clone(), Value::Array(merge_list(base, pl, strategy_at(at, k, slice), &path)?));
             }
             other => {
                 original.insert(k.clone(), other.clone());
@@ -248,7 +260,7 @@ fn merge_map(
     for (list, order) in orders {
         let Value::Array(order) = order else { return Err(format!("{at}.{ORDER}{list}: must be a list")) };
         if let Some(Value::Array(items)) = original.get_mut(&list) {
-            reorder(items, order, strategy(&list));
+            reorder(items, order, strategy_at(at, &list, slice));
         }
     }
     if let Some(retain) = patch.get(RETAIN_KEYS) {

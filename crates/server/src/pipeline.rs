@@ -529,7 +529,7 @@ async fn replace(
 /// Whether a resource is one of Kubernetes' own kinds, which take strategic
 /// merge patches; custom resources refuse them as kube-apiserver does.
 pub(crate) fn builtin(rt: &ResourceType) -> bool {
-    matches!(rt.group, "" | "apps" | "batch" | "policy" | "scheduling.k8s.io")
+    matches!(rt.group, "" | "apps" | "batch" | "policy" | "scheduling.k8s.io" | "discovery.k8s.io")
 }
 
 /// PATCH in any of its four formats. Every format reads the object, patches

@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// roles and bindings (absent ones created, edited ones left alone). A
 /// server that cannot write them does not start: without them every
 /// identity but the admin would be refused everything.
-async fn prepare(state: &ServerState) -> std::io::Result<()> {
+async fn prepare(state: &ServerState, listening: std::net::SocketAddr) -> std::io::Result<()> {
     let store = state.store().clone();
     let created = tokio::task::spawn_blocking(move || ringleader_auth::rbac::ensure_builtins(&store))
         .await
@@ -24,6 +24,11 @@ async fn prepare(state: &ServerState) -> std::io::Result<()> {
         .await
         .map_err(std::io::Error::other)?
         .map_err(|e| std::io::Error::other(format!("cannot create the namespaces: {e}")))?;
+    let store = state.store().clone();
+    tokio::task::spawn_blocking(move || ensure_kubernetes_service(&store, listening))
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| std::io::Error::other(format!("cannot create the kubernetes Service: {e}")))?;
     if namespaces > 0 {
         tracing::info!(created = namespaces, "namespaces created (the built-in ones and those already in use)");
     }
@@ -54,6 +59,44 @@ fn ensure_namespaces(store: &ringleader_store::Store) -> Result<usize, ringleade
     Ok(created)
 }
 
+/// The `kubernetes` Service in `default` (created when absent, as
+/// kube-apiserver's reconciler does) and its Endpoints and EndpointSlice,
+/// rewritten each start to name this server's address and port (a server
+/// on every address is named by loopback). `kubectl cluster-info` reads them.
+fn ensure_kubernetes_service(
+    store: &ringleader_store::Store,
+    listening: std::net::SocketAddr,
+) -> Result<(), ringleader_store::StoreError> {
+    use ringleader_api::kinds::service;
+    let address = match listening.ip() {
+        std::net::IpAddr::V4(ip) if !ip.is_unspecified() => ip,
+        _ => std::net::Ipv4Addr::LOCALHOST,
+    };
+    let port = listening.port();
+    let svc = service::kubernetes(&service::ServiceRange::default(), port);
+    let key = ringleader_store::ObjectKey::of(&svc)?;
+    match store.get(&key)? {
+        None => match store.create(svc) {
+            Ok(_) | Err(ringleader_store::StoreError::AlreadyExists(_)) => {}
+            Err(e) => return Err(e),
+        },
+        Some(current) => {
+            // Kept as it is but for the port it forwards to.
+            let mut ports = current.object.pointer("/spec/ports").cloned().unwrap_or_default();
+            for p in ports.as_array_mut().into_iter().flatten() {
+                if p.get("name").and_then(serde_json::Value::as_str) == Some("https") {
+                    p["targetPort"] = serde_json::json!(port);
+                }
+            }
+            store.patch(&key, &serde_json::json!({"spec": {"ports": ports}}), None)?;
+        }
+    }
+    for object in service::kubernetes_endpoints(address, port) {
+        store.apply(object)?;
+    }
+    Ok(())
+}
+
 /// Serves the API on `listener` until `shutdown` completes; open watch and
 /// log streams are then ended and in-flight requests finish.
 pub async fn serve(
@@ -61,7 +104,7 @@ pub async fn serve(
     state: ServerState,
     shutdown: impl Future + Send + 'static,
 ) -> std::io::Result<()> {
-    prepare(&state).await?;
+    prepare(&state, listener.local_addr()?).await?;
     let closer = state.clone();
     use axum::serve::ListenerExt;
     let listener = listener.tap_io(|tcp| {
@@ -108,7 +151,7 @@ pub async fn serve_tls(
     tls: Arc<rustls::ServerConfig>,
     shutdown: impl Future + Send + 'static,
 ) -> std::io::Result<()> {
-    prepare(&state).await?;
+    prepare(&state, listener.local_addr()?).await?;
     let handle = axum_server::Handle::<std::net::SocketAddr>::new();
     let (closer, stopper) = (state.clone(), handle.clone());
     let signal = tokio::spawn(async move {

@@ -39,6 +39,9 @@ pub struct ServerState {
     /// The CRI runtime of the embedded agent, which `exec`, `attach` and
     /// `portforward` of its pods stream from.
     cri_endpoint: Option<Arc<String>>,
+    /// Service cluster IPs handed out and not yet seen stored (see
+    /// [`crate::admission::services`]).
+    pub(crate) service_ips: Arc<std::sync::Mutex<crate::admission::services::Reserved>>,
 }
 
 impl ServerState {
@@ -60,6 +63,7 @@ impl ServerState {
             data_dir: None,
             health: Health::default(),
             cri_endpoint: None,
+            service_ips: Arc::default(),
         }
     }
 

@@ -100,6 +100,25 @@ pub fn columns(rt: &ResourceType) -> Vec<Column> {
             col("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time.", 0),
             AGE,
         ],
+        ("v1", "Service") => vec![
+            NAME,
+            col("Type", "string", "The type of the service.", 0),
+            col("Cluster-IP", "string", "The cluster IP address of the service.", 0),
+            col("External-IP", "string", "The external IP address of the service.", 0),
+            col("Port(s)", "string", "The ports the service listens on.", 0),
+            AGE,
+            col("Selector", "string", "The label selector of the service.", 1),
+        ],
+        ("v1", "Endpoints") => {
+            vec![NAME, col("Endpoints", "string", "Endpoints of the service (ready addresses and ports).", 0), AGE]
+        }
+        ("discovery.k8s.io/v1", "EndpointSlice") => vec![
+            NAME,
+            col("AddressType", "string", "The type of address held by the EndpointSlice.", 0),
+            col("Ports", "string", "Ports of the EndpointSlice.", 0),
+            col("Endpoints", "string", "Addresses of the endpoints of the EndpointSlice.", 0),
+            AGE,
+        ],
         ("v1", "Secret") => vec![
             NAME,
             col("Type", "string", "The type of the secret.", 0),
@@ -194,6 +213,58 @@ fn or_none(x: &str) -> String {
     }
 }
 
+/// Up to three items joined as kubectl's printers join them, `+ N more...`
+/// after; `empty` when there are none.
+fn at_most_three(items: &[String], empty: &str) -> String {
+    match items.len() {
+        0 => empty.to_string(),
+        1..=3 => items.join(","),
+        n => format!("{} + {} more...", items[..3].join(","), n - 3),
+    }
+}
+
+/// A Service's row: ports as `port/protocol`, the selector as `k=v` pairs.
+fn service_cells(v: &Value, now: f64) -> Vec<Value> {
+    let ports: Vec<String> = at(v, "/spec/ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let port = p.get("port").and_then(Value::as_i64).unwrap_or(0);
+            let protocol = p.get("protocol").and_then(Value::as_str).unwrap_or("TCP");
+            match p.get("nodePort").and_then(Value::as_i64) {
+                Some(node) => format!("{port}:{node}/{protocol}"),
+                None => format!("{port}/{protocol}"),
+            }
+        })
+        .collect();
+    let selector: Vec<String> = at(v, "/spec/selector")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, x)| format!("{k}={}", x.as_str().unwrap_or_default()))
+        .collect();
+    let external: Vec<&str> =
+        at(v, "/spec/externalIPs").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    vec![
+        json!(s(v, "/metadata/name")),
+        json!(text_or_default(s(v, "/spec/type"), "ClusterIP")),
+        json!(or_none(s(v, "/spec/clusterIP"))),
+        json!(or_none(&external.join(","))),
+        json!(or_none(&ports.join(","))),
+        age(v, now),
+        json!(or_none(&selector.join(","))),
+    ]
+}
+
+fn text_or_default<'a>(x: &'a str, default: &'a str) -> &'a str {
+    if x.is_empty() {
+        default
+    } else {
+        x
+    }
+}
+
 /// The cells of one object's row, in the order of [`columns`].
 pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
     if rt.platform() || rt.kind == "CheckRun" {
@@ -219,6 +290,43 @@ pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
             };
             let allowed = at(v, "/status/disruptionsAllowed").and_then(Value::as_u64).unwrap_or(0);
             vec![name, shown("/spec/minAvailable"), shown("/spec/maxUnavailable"), json!(allowed), age(v, now)]
+        }
+        ("v1", "Service") => service_cells(v, now),
+        ("v1", "Endpoints") => {
+            let mut shown = Vec::new();
+            for subset in at(v, "/subsets").and_then(Value::as_array).into_iter().flatten() {
+                let list = |k: &str| subset.get(k).and_then(Value::as_array).cloned().unwrap_or_default();
+                for a in list("addresses") {
+                    let ip = a.get("ip").and_then(Value::as_str).unwrap_or_default();
+                    let ports = list("ports");
+                    if ports.is_empty() {
+                        shown.push(ip.to_string());
+                    }
+                    for p in ports {
+                        shown.push(format!("{ip}:{}", p.get("port").and_then(Value::as_i64).unwrap_or(0)));
+                    }
+                }
+            }
+            vec![name, json!(at_most_three(&shown, "<none>")), age(v, now)]
+        }
+        ("discovery.k8s.io/v1", "EndpointSlice") => {
+            let list = |p: &str| at(v, p).and_then(Value::as_array).cloned().unwrap_or_default();
+            let ports: Vec<String> = list("/ports")
+                .iter()
+                .map(|p| p.get("port").and_then(Value::as_i64).map_or_else(|| "<unset>".to_string(), |n| n.to_string()))
+                .collect();
+            let addresses: Vec<String> = list("/endpoints")
+                .iter()
+                .flat_map(|e| e.get("addresses").and_then(Value::as_array).cloned().unwrap_or_default())
+                .filter_map(|a| a.as_str().map(str::to_string))
+                .collect();
+            vec![
+                name,
+                json!(s(v, "/addressType")),
+                json!(at_most_three(&ports, "<unset>")),
+                json!(at_most_three(&addresses, "<unset>")),
+                age(v, now),
+            ]
         }
         ("v1", "Secret") => {
             let keys = at(v, "/data").and_then(Value::as_object).map_or(0, Map::len);

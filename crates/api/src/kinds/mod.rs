@@ -11,6 +11,7 @@ pub mod kubeflow;
 pub mod namespace;
 mod object;
 pub mod platform;
+pub mod service;
 pub mod volcano;
 
 pub use object::Object;

@@ -30,6 +30,9 @@ has '^jobs +batch/v1 +true +Job'
 has '^deployments +deploy +apps/v1 +true +Deployment'
 has '^queues +.*scheduling\.volcano\.sh/v1beta1 +false +Queue'
 has '^podgroups +.*scheduling\.volcano\.sh/v1beta1 +true +PodGroup'
+has '^services +svc +v1 +true +Service'
+has '^endpoints +ep +v1 +true +Endpoints'
+has '^endpointslices +discovery\.k8s\.io/v1 +true +EndpointSlice'
 run "${K[@]}" api-versions
 has '^kubeflow\.org/v1$'
 has '^v1$'
@@ -173,6 +176,28 @@ has 'second-line'
 run "${K[@]}" logs "$POD" --tail=1
 has '^second-line$'
 lacks 'hello-from-ringleader'
+# --- services: expose, endpoints following the pod, cluster-info -----------------
+run "${K[@]}" expose deployment kc-web --port=80 --target-port=8080
+has '^service/kc-web exposed$'
+run "${K[@]}" get svc
+has '^NAME +TYPE +CLUSTER-IP +EXTERNAL-IP +PORT\(S\) +AGE$'
+has '^kubernetes +ClusterIP +10\.96\.0\.1 +<none> +443/TCP '
+has '^kc-web +ClusterIP +10\.(9[6-9]|10[0-9]|11[01])\.[0-9]+\.[0-9]+ +<none> +80/TCP '
+run "${K[@]}" get svc kc-web -o wide
+has '^NAME +TYPE +CLUSTER-IP +EXTERNAL-IP +PORT\(S\) +AGE +SELECTOR$'
+has ' app=kc-web$'
+until_ok 30 '^kc-web +[0-9.]+:8080 ' "${K[@]}" get endpoints kc-web
+run "${K[@]}" get endpoints kc-web -o jsonpath='{.subsets[0].addresses[0].targetRef.name}'
+has "^${POD}$"
+run "${K[@]}" get endpointslices -l kubernetes.io/service-name=kc-web
+has '^NAME +ADDRESSTYPE +PORTS +ENDPOINTS +AGE$'
+has '^kc-web-[a-z0-9]+ +IPv4 +8080 +[0-9.]+ '
+run "${K[@]}" describe svc kc-web
+has '^Endpoints: +[0-9.]+:8080$'
+run "${K[@]}" explain service.spec.clusterIP
+has 'FIELD: +clusterIP'
+run "${K[@]}" cluster-info
+has 'Kubernetes control plane is running at https://'
 run "${K[@]}" logs "$POD" -c web --timestamps
 has '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z hello-from-ringleader'
 run "${K[@]}" logs "$POD" --since=1h
@@ -304,6 +329,15 @@ until_ok 60 '^Succeeded$' "${K[@]}" get pod kc-gen-run -o jsonpath='{.status.pha
 run "${K[@]}" create poddisruptionbudget kc-gen-pdb --selector=app=kc-gen --min-available=1
 has '^poddisruptionbudget.policy/kc-gen-pdb created$'
 run "${K[@]}" delete pdb kc-gen-pdb
+run "${K[@]}" create service clusterip kc-gen-svc --tcp=80:8080
+has '^service/kc-gen-svc created$'
+run "${K[@]}" get svc kc-gen-svc -o jsonpath='{.spec.ports[0].targetPort} {.spec.clusterIP}'
+has '^8080 10\.'
+run "${K[@]}" create service clusterip kc-gen-headless --clusterip=None
+has '^service/kc-gen-headless created$'
+fails "${K[@]}" create service nodeport kc-gen-np --tcp=80:8080
+has 'spec\.type: Invalid value: "NodePort": supported values: "ClusterIP"'
+run "${K[@]}" delete svc kc-gen-svc kc-gen-headless
 not_served() { # not_served ARGS...: `kubectl create ARGS` is a 404, not a 415
   fails "${K[@]}" create "$@"
   has 'the server could not find the requested resource|NotFound'
@@ -493,6 +527,41 @@ has 'configmap "kc-cm" deleted'
 run "${K[@]}" delete -f "$TMPDIR/web.yaml"
 has 'deployment\.apps "kc-web" deleted'
 until_ok 60 'No resources found' "${K[@]}" get pods
+# The pod gone, its address leaves the Service's endpoints.
+until_ok 30 '^kc-web +<none> ' "${K[@]}" get endpoints kc-web
+run "${K[@]}" delete svc kc-web
+until_ok 30 'No resources found' "${K[@]}" get endpointslices -l kubernetes.io/service-name=kc-web
+# apply --prune: Endpoints and Services map (kubectl's default prune list
+# also names kinds not served yet, PersistentVolumeClaim first, so the
+# list is given).
+PRUNE=(--prune -l kc=prune --prune-allowlist=core/v1/ConfigMap --prune-allowlist=core/v1/Endpoints --prune-allowlist=core/v1/Service)
+cat > "$TMPDIR/prune-a.yaml" <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-prune-a, labels: {kc: prune}}
+data: {a: "1"}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: kc-prune-svc, labels: {kc: prune}}
+spec: {selector: {app: kc-prune}, ports: [{port: 80}]}
+YAML
+cat > "$TMPDIR/prune-b.yaml" <<YAML
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-prune-a, labels: {kc: prune}}
+data: {a: "1"}
+YAML
+run "${K[@]}" apply "${PRUNE[@]}" -f "$TMPDIR/prune-a.yaml"
+has 'service/kc-prune-svc created'
+sed -i 's/ports: \[{port: 80}\]/ports: [{name: a, port: 80}, {name: b, port: 81, targetPort: 8081}]/' "$TMPDIR/prune-a.yaml"
+run "${K[@]}" apply "${PRUNE[@]}" -f "$TMPDIR/prune-a.yaml"
+has 'service/kc-prune-svc configured'
+run "${K[@]}" get svc kc-prune-svc -o jsonpath='{.spec.ports[*].targetPort}'
+has '^80 8081$'
+run "${K[@]}" apply "${PRUNE[@]}" -f "$TMPDIR/prune-b.yaml"
+has 'service/kc-prune-svc pruned'
+run "${K[@]}" delete configmap kc-prune-a
 
 # --- each job kind for real: apply, get (Table), jsonpath, describe, delete ------
 for f in pytorchjob.yaml ascendjob-pytorch.yaml vcjob-elastic.yaml mpijob.yaml tfjob.yaml batch-job.yaml; do

@@ -13,6 +13,7 @@ pub(crate) mod fields;
 pub(crate) mod namespaces;
 pub(crate) mod objects;
 pub(crate) mod protect;
+pub(crate) mod services;
 pub(crate) mod validation;
 
 use crate::state::ServerState;
@@ -54,6 +55,8 @@ pub(crate) async fn object(
             protect::Before::Lookup => namespace::fill_spec(&mut object),
         }
     }
+    // A Service gets its defaults and cluster IP (kept from before on an update).
+    services::admit(w.state, w.rt, &mut object, &before).await?;
     // 2. Fields: unknown and duplicate ones refused (Strict) or warned about.
     let warnings = fields::check(w.rt, &object, duplicates, w.field_validation)?;
     // 3. Validation: what holds for any object, then the kind's own rules.
@@ -82,6 +85,7 @@ pub(crate) async fn patched(
 ) -> Result<Vec<String>, ApiError> {
     let warnings = fields::check_patch(w.rt, before, patched, duplicates, w.field_validation)?;
     validation::validate_patch(w.rt, before, patched)?;
+    services::patched(w.rt, before, patched)?;
     objects::pod_devices(w.state, w.rt, patched, Some(before)).await?;
     protect::admit(w.state, w.identity, w.verb, w.rt, patched, protect::Before::Known(Some(before))).await?;
     Ok(warnings)
