@@ -297,6 +297,8 @@ pub fn builtin_objects() -> Vec<Value> {
     edit.push(rule(&[""], &["pods/exec", "pods/attach", "pods/portforward"], &["get", "create"]));
     // As Kubernetes' `edit`: who may delete pods may evict them (`kubectl drain`).
     edit.push(rule(&[""], &["pods/eviction"], &["create"]));
+    // As Kubernetes' `edit`: who may run pods as an account may get its token.
+    edit.push(rule(&[""], &["serviceaccounts/token"], &["create"]));
     // As Kubernetes' `view`: bound in a namespace, it reads that namespace.
     view.push(rule(&[""], &["namespaces"], READ));
     // As metrics-server's aggregated-metrics-reader: whoever reads pods reads their usage.
@@ -338,6 +340,8 @@ pub fn builtin_objects() -> Vec<Value> {
                 rule(&[""], &["pods"], &["update", "patch", "delete"]),
                 rule(&[""], &["pods/status"], &["update", "patch"]),
                 rule(&[""], &["events"], &["create", "update", "patch"]),
+                // Its pods' tokens (only for pods bound to it: ringleader_server::sa_tokens).
+                rule(&[""], &["serviceaccounts/token"], &["create"]),
                 rule(&["*"], &["*"], READ),
             ],
         ),

@@ -365,7 +365,11 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let mut state = ServerState::new(store.clone(), token.clone(), metrics.clone())
         .with_data_dir(&args.data_dir)
         .with_health(health.clone())
-        .with_conn_limits(args.conn.limits()?);
+        .with_conn_limits(args.conn.limits()?)
+        .with_service_account_signer(
+            ringleader_auth::sa_token::Signer::load_or_create(&args.data_dir)
+                .map_err(|e| anyhow::anyhow!("the service account signing key: {e}{}", disk_hint(&args.data_dir)))?,
+        );
     if runtime == ringleader_agent::Runtime::Cri && !args.no_agent {
         // `kubectl exec` into the embedded agent's containers.
         state = state.with_cri_endpoint(args.pods.cri_endpoint.clone());

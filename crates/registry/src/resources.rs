@@ -147,6 +147,7 @@ pub const RESOURCES: &[ResourceType] = &[
         true,
         false,
     ),
+    rt("ServiceAccount", "", "v1", "v1", "serviceaccounts", "serviceaccount", &["sa"], true, false),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
@@ -174,6 +175,8 @@ pub const AUDIT_RECORDS: &ResourceType = &RESOURCES[28];
 pub const NAMESPACES: &ResourceType = &RESOURCES[31];
 /// The `policy/v1 PodDisruptionBudget` resource.
 pub const POD_DISRUPTION_BUDGETS: &ResourceType = &RESOURCES[32];
+/// The core `v1 ServiceAccount` resource.
+pub const SERVICE_ACCOUNTS: &ResourceType = &RESOURCES[33];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
 /// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in
@@ -251,7 +254,14 @@ impl ResourceType {
     pub fn has_status(&self) -> bool {
         let plain = matches!(
             self.kind,
-            "ConfigMap" | "Secret" | "Event" | "Role" | "ClusterRole" | "RoleBinding" | "ClusterRoleBinding"
+            "ConfigMap"
+                | "Secret"
+                | "ServiceAccount"
+                | "Event"
+                | "Role"
+                | "ClusterRole"
+                | "RoleBinding"
+                | "ClusterRoleBinding"
         );
         !plain && self.verbs().contains(&"update")
     }
@@ -435,6 +445,8 @@ mod tests {
         assert!(!NAMESPACES.namespaced && NAMESPACES.has_status());
         assert_eq!(find("pdb"), Some(POD_DISRUPTION_BUDGETS));
         assert_eq!(POD_DISRUPTION_BUDGETS.kind, "PodDisruptionBudget");
+        assert_eq!(find("sa"), Some(SERVICE_ACCOUNTS));
+        assert!(SERVICE_ACCOUNTS.namespaced && !SERVICE_ACCOUNTS.has_status());
     }
 
     #[test]

@@ -43,6 +43,7 @@ mod pipeline;
 pub mod resource_metrics;
 mod reviews;
 mod runtime_gaps;
+mod sa_tokens;
 mod serve;
 mod state;
 mod storage;

@@ -19,7 +19,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job as BatchJob;
-use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Node as CoreNode, NodeSystemInfo, Pod, Secret};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Event, Namespace, Node as CoreNode, NodeSystemInfo, Pod, Secret, ServiceAccount,
+};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1 as rbac;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -220,6 +222,7 @@ fn build_catalog() -> Catalog {
             ("", "Pod") => Shape::Builtin(registered::<Pod>(&mut gen)),
             ("", "ConfigMap") => Shape::Builtin(registered::<ConfigMap>(&mut gen)),
             ("", "Secret") => Shape::Builtin(registered::<Secret>(&mut gen)),
+            ("", "ServiceAccount") => Shape::Builtin(registered::<ServiceAccount>(&mut gen)),
             ("", "Namespace") => Shape::Builtin(registered::<Namespace>(&mut gen)),
             ("policy", "PodDisruptionBudget") => Shape::Builtin(registered::<PodDisruptionBudget>(&mut gen)),
             ("", "Event") => Shape::Builtin(registered::<Event>(&mut gen)),

@@ -39,6 +39,8 @@ pub struct ServerState {
     /// The CRI runtime of the embedded agent, which `exec`, `attach` and
     /// `portforward` of its pods stream from.
     cri_endpoint: Option<Arc<String>>,
+    /// Signs and checks ServiceAccount tokens (`crate::sa_tokens`).
+    sa_signer: Option<Arc<ringleader_auth::sa_token::Signer>>,
 }
 
 impl ServerState {
@@ -60,6 +62,9 @@ impl ServerState {
             data_dir: None,
             health: Health::default(),
             cri_endpoint: None,
+            // A key in memory until `with_service_account_signer` gives the
+            // data directory's: tokens then die with the server.
+            sa_signer: ringleader_auth::sa_token::Signer::generate().ok().map(Arc::new),
         }
     }
 
@@ -68,6 +73,17 @@ impl ServerState {
     pub fn with_cri_endpoint(mut self, endpoint: impl Into<String>) -> ServerState {
         self.cri_endpoint = Some(Arc::new(endpoint.into()));
         self
+    }
+
+    /// Signs ServiceAccount tokens with `signer` (the data directory's key,
+    /// [`ringleader_auth::sa_token::Signer::load_or_create`]).
+    pub fn with_service_account_signer(mut self, signer: ringleader_auth::sa_token::Signer) -> ServerState {
+        self.sa_signer = Some(Arc::new(signer));
+        self
+    }
+
+    pub(crate) fn sa_signer(&self) -> Option<&ringleader_auth::sa_token::Signer> {
+        self.sa_signer.as_deref()
     }
 
     pub(crate) fn cri_endpoint(&self) -> Option<&str> {

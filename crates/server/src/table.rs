@@ -100,6 +100,9 @@ pub fn columns(rt: &ResourceType) -> Vec<Column> {
             col("Allowed Disruptions", "integer", "Calculated number of pods that may be disrupted at this time.", 0),
             AGE,
         ],
+        ("v1", "ServiceAccount") => {
+            vec![NAME, col("Secrets", "string", "Number of secrets referenced by the service account.", 0), AGE]
+        }
         ("v1", "Secret") => vec![
             NAME,
             col("Type", "string", "The type of the secret.", 0),
@@ -209,6 +212,10 @@ pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
             };
             let allowed = at(v, "/status/disruptionsAllowed").and_then(Value::as_u64).unwrap_or(0);
             vec![name, shown("/spec/minAvailable"), shown("/spec/maxUnavailable"), json!(allowed), age(v, now)]
+        }
+        ("v1", "ServiceAccount") => {
+            let secrets = at(v, "/secrets").and_then(Value::as_array).map_or(0, Vec::len);
+            vec![name, json!(secrets), age(v, now)]
         }
         ("v1", "Secret") => {
             let keys = at(v, "/data").and_then(Value::as_object).map_or(0, Map::len);

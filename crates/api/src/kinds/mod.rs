@@ -10,6 +10,7 @@ pub mod kubeflow;
 pub mod namespace;
 mod object;
 pub mod platform;
+pub mod service_account;
 pub mod volcano;
 
 pub use object::Object;
