@@ -82,7 +82,9 @@ impl ServerState {
         self
     }
 
-    pub(crate) fn sa_signer(&self) -> Option<&ringleader_auth::sa_token::Signer> {
+    /// The key ServiceAccount tokens are signed with (tests mint tokens
+    /// at chosen times with it).
+    pub fn sa_signer(&self) -> Option<&ringleader_auth::sa_token::Signer> {
         self.sa_signer.as_deref()
     }
 
