@@ -77,8 +77,8 @@ impl ServerState {
 
     /// Signs ServiceAccount tokens with `signer` (the data directory's key,
     /// [`ringleader_auth::sa_token::Signer::load_or_create`]).
-    pub fn with_service_account_signer(mut self, signer: ringleader_auth::sa_token::Signer) -> ServerState {
-        self.sa_signer = Some(Arc::new(signer));
+    pub fn with_service_account_signer(mut self, signer: Arc<ringleader_auth::sa_token::Signer>) -> ServerState {
+        self.sa_signer = Some(signer);
         self
     }
 
