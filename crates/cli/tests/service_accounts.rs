@@ -48,6 +48,19 @@ spec:
           sleep 600
 "#;
 
+const GHOST: &str = r#"
+apiVersion: batch/v1
+kind: Job
+metadata: {name: sa-ghost, namespace: default}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      serviceAccountName: ghost
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: [sleep, "1"]}]
+"#;
+
 /// `curl` of the pods of `ns` with `token`, verified against `ca`: the HTTP code.
 fn list_pods(url: &str, ca: &PathBuf, token: &str, ns: &str) -> String {
     let out = Command::new("curl")
@@ -94,5 +107,25 @@ fn a_pod_lists_pods_with_its_mounted_token_until_it_is_deleted() {
     let uid = object["metadata"]["uid"].clone();
     p.wait_for(60, "the pod gone", |p| p.get("pods", &pod).is_none_or(|now| now["metadata"]["uid"] != uid));
     assert_eq!(list_pods(&url, &ca, &token, "default"), "401", "the token died with its pod");
+
+    // A job whose pods name an account that does not exist makes none, and
+    // says why on the job; once the account exists, its pod is made.
+    p.apply(GHOST).expect("apply");
+    p.wait_for(30, "the FailedCreate event", |p| {
+        p.list("events").iter().any(|e| {
+            e["reason"] == "FailedCreate"
+                && e["involvedObject"]["name"] == "sa-ghost"
+                && e["message"].as_str().is_some_and(|m| m.contains("serviceaccount \"ghost\" not found"))
+        })
+    });
+    let ghost_pods = |p: &Plane| {
+        p.list("pods")
+            .iter()
+            .filter(|x| x["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("sa-ghost")))
+            .count()
+    };
+    assert_eq!(ghost_pods(&p), 0);
+    p.apply("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ghost, namespace: default}\n").expect("apply");
+    p.wait_for(60, "the job's pod once its account exists", |p| ghost_pods(p) == 1);
     kill_pods_left(&p.data_dir());
 }
