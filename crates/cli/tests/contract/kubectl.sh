@@ -458,6 +458,19 @@ run "${K[@]}" create token kc-robot -n kc-sa --audience=vault
 AUD=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/kc-alice.kubeconfig" --token "$OUT")
 fails "${AUD[@]}" get pods -n kc-sa
 has 'Unauthorized|must be logged in'
+run "${K[@]}" run kc-sa-pod -n kc-sa --image=busybox --restart=Never --overrides='{"apiVersion":"v1","spec":{"serviceAccountName":"kc-robot"}}' -- sleep 1
+has '^pod/kc-sa-pod created$'
+run "${K[@]}" get pod kc-sa-pod -n kc-sa -o jsonpath='{.spec.serviceAccountName}'
+has '^kc-robot$'
+fails "${K[@]}" run kc-sa-ghost -n kc-sa --image=busybox --restart=Never --overrides='{"apiVersion":"v1","spec":{"serviceAccountName":"kc-ghost"}}' -- sleep 1
+has 'error looking up service account kc-sa/kc-ghost: serviceaccount "kc-ghost" not found'
+run "${K[@]}" create token kc-robot -n kc-sa --bound-object-kind Pod --bound-object-name kc-sa-pod
+BOUND=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/kc-alice.kubeconfig" --token "$OUT")
+run "${BOUND[@]}" get pods -n kc-sa
+has '^kc-sa-pod '
+run "${K[@]}" delete pod kc-sa-pod -n kc-sa --grace-period=0 --force
+fails "${BOUND[@]}" get pods -n kc-sa
+has 'Unauthorized|must be logged in'
 run "${K[@]}" delete serviceaccount kc-robot -n kc-sa
 fails "${SA[@]}" get pods -n kc-sa
 has 'Unauthorized|must be logged in'
