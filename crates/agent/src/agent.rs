@@ -111,6 +111,8 @@ pub(crate) struct Agent {
     /// Address of every node in the cluster (ours and others'), for hosts files.
     addresses: HashMap<String, String>,
     pub(crate) pods: HashMap<ObjectKey, PodEntry>,
+    /// The ServiceAccount tokens mounted into running pods, renewed on heartbeats.
+    sa_mounts: HashMap<ObjectKey, crate::service_account::Mounted>,
     directory: Directory,
     /// Last hosts-file text written per namespace.
     hosts_written: HashMap<String, String>,
@@ -186,6 +188,7 @@ impl Agent {
             shim: None,
             cgroups: None,
             usage_pods: HashMap::new(),
+            sa_mounts: HashMap::new(),
             usage_nodes: HashMap::new(),
             node_cpu_nanos: HashMap::new(),
             units: usage::Units::host(),
@@ -411,7 +414,10 @@ impl Agent {
                 Some(exit) = exits.recv() => self.on_exit(exit),
                 Some(news) = crate::cri_runtime::next_news(&mut self.cri) => self.on_cri_news(news),
                 Some(now) = next_detected(&mut detected) => self.on_detected(&now),
-                _ = heartbeat.tick() => self.heartbeat(),
+                _ = heartbeat.tick() => {
+                    self.heartbeat();
+                    self.renew_service_account_tokens();
+                }
                 _ = usage_tick.tick() => {
                     self.sample_usage();
                     self.evict_over_storage();
@@ -982,6 +988,75 @@ impl Agent {
     }
 
     /// Ends a pod that could not be started, with the reason in its status.
+    /// `KUBERNETES_SERVICE_*` for a pod (nothing when pods are not given the API).
+    pub(crate) fn api_env(&self) -> Vec<(String, String)> {
+        self.cfg.api_access.as_ref().map(crate::service_account::ApiAccess::env).unwrap_or_default()
+    }
+
+    /// Writes the pod's ServiceAccount token, the CA and its namespace into
+    /// `dir` unless `automountServiceAccountToken` turns that off (on the
+    /// pod, else its account), and keeps the token renewed; whether it did.
+    /// A pod whose token cannot be had does not start, as the kubelet's
+    /// projected volume fails to mount.
+    pub(crate) fn mount_service_account(
+        &mut self,
+        info: &PodInfo,
+        obj: &Value,
+        dir: &Path,
+    ) -> Result<bool, (&'static str, String)> {
+        use ringleader_api::kinds::service_account as sa;
+        let Some(access) = self.cfg.api_access.clone() else { return Ok(false) };
+        let ns = if info.key.namespace.is_empty() { "default" } else { info.key.namespace.as_str() };
+        let account = sa::of_pod(obj).to_string();
+        let stored = self
+            .store
+            .get(&ObjectKey::new(sa::API_VERSION, sa::KIND, ns, &account))
+            .map_err(|e| ("FailedMount", format!("reading serviceaccount {ns}/{account}: {e}")))?;
+        if !sa::automount(obj, stored.as_ref().map(|s| &s.object)) {
+            return Ok(false);
+        }
+        let now = time::now();
+        let (token, expires) = access
+            .tokens
+            .token(ns, &account, &info.key.name, &info.uid, crate::service_account::TOKEN_SECONDS, now)
+            .map_err(|m| ("FailedMount", format!("serviceaccount token for {ns}/{account}: {m}")))?;
+        crate::service_account::write_dir(dir, &token, &access.ca_pem, ns).map_err(|m| ("SandboxError", m))?;
+        let mounted = crate::service_account::Mounted {
+            dir: dir.to_path_buf(),
+            namespace: ns.to_string(),
+            account,
+            pod: info.key.name.clone(),
+            pod_uid: info.uid.clone(),
+            issued: now,
+            expires,
+        };
+        self.sa_mounts.insert(info.key.clone(), mounted);
+        Ok(true)
+    }
+
+    /// Renews the tokens past 80% of their life; forgets those of pods gone.
+    fn renew_service_account_tokens(&mut self) {
+        let Some(access) = self.cfg.api_access.clone() else { return };
+        let pods = &self.pods;
+        self.sa_mounts.retain(|key, m| pods.get(key).is_some_and(|e| e.uid == m.pod_uid));
+        let now = time::now();
+        for m in self.sa_mounts.values_mut().filter(|m| m.due(now)) {
+            let renewed = access
+                .tokens
+                .token(&m.namespace, &m.account, &m.pod, &m.pod_uid, crate::service_account::TOKEN_SECONDS, now)
+                .and_then(|(token, expires)| {
+                    crate::service_account::write_dir(&m.dir, &token, &access.ca_pem, &m.namespace).map(|()| expires)
+                });
+            match renewed {
+                Ok(expires) => (m.issued, m.expires) = (now, expires),
+                // Tried again next heartbeat; the old token works until it expires.
+                Err(e) => {
+                    tracing::warn!(pod = %m.pod, namespace = %m.namespace, "renewing the serviceaccount token: {e}")
+                }
+            }
+        }
+    }
+
     pub(crate) fn fail_unstarted(&mut self, info: &PodInfo, obj: &Value, node: &str, reason: &str, message: String) {
         tracing::warn!(pod = %info.key, reason, %message, "pod cannot start");
         let address = self.address_of(node);
@@ -1130,6 +1205,8 @@ impl Agent {
         let cwd = sandbox::prepare(&dir, &files, container.working_dir.as_deref()).map_err(|m| ("SandboxError", m))?;
         let hosts = dir.join(sandbox::HOSTS_FILE);
         self.write_hosts(ns, &hosts).map_err(|m| ("SandboxError", m))?;
+        let account_dir = dir.join(crate::service_account::sandbox_relative());
+        let mounted = self.mount_service_account(info, obj, &account_dir)?;
 
         // The agent writes at host paths; the pod is told the paths it sees
         // (a sandboxed pod sees its sandbox and the agent's programs at fixed
@@ -1142,10 +1219,14 @@ impl Agent {
             Ok(rest) => pod_dir.join(rest),
             Err(_) => p.to_path_buf(),
         };
-        let mut env = crate::device_env::of(obj);
+        let mut env = self.api_env();
+        env.extend(crate::device_env::of(obj));
         env.extend(container.env.iter().cloned());
         let mut env = command::expand_env(&env);
         sandbox::rewrite_env(&mut env, &files, &pod_dir);
+        if mounted {
+            env.push((crate::service_account::DIR_ENV.into(), seen(&account_dir).to_string_lossy().into_owned()));
+        }
         let path_env = match program_dir {
             Some(d) => format!("{}:{}", d.display(), self.cfg.path_env),
             None => self.cfg.path_env.clone(),

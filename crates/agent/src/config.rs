@@ -241,6 +241,9 @@ pub struct AgentConfig {
     /// Where the node's device files are (`/dev`; tests use a directory of
     /// their own): a container gets those of its chips at `/dev/<name>`.
     pub device_dir: PathBuf,
+    /// How pods reach the API as their ServiceAccount (`None`: no token is
+    /// mounted and no `KUBERNETES_SERVICE_*` is set).
+    pub api_access: Option<crate::service_account::ApiAccess>,
 }
 
 impl AgentConfig {
@@ -273,6 +276,7 @@ impl AgentConfig {
             allow_host_namespaces: false,
             cdi_spec_dirs: crate::runtime::cdi::default_spec_dirs(),
             device_dir: PathBuf::from("/dev"),
+            api_access: None,
         }
     }
 

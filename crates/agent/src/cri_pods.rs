@@ -186,7 +186,14 @@ impl Agent {
             }
         }
         let dir = sandbox::sandbox_dir(&self.cfg.data_dir, node, ns, name).map_err(invalid)?;
-        let binds = if make_files { self.make_files(ns, obj, &dir)? } else { Vec::new() };
+        let mut binds = if make_files { self.make_files(ns, obj, &dir)? } else { Vec::new() };
+        // The account's token, read-only: a directory, so the renewed token
+        // (written beside, then renamed) shows through.
+        let account_dir = dir.join("serviceaccount");
+        if make_files && self.mount_service_account(info, obj, &account_dir)? {
+            let container = ringleader_api::kinds::service_account::MOUNT_PATH.to_string();
+            binds.push(Bind { host: account_dir, container, readonly: true });
+        }
         let termination_path = str_at(&c0, "/terminationMessagePath")
             .filter(|p| !p.is_empty())
             .unwrap_or(cri::DEFAULT_TERMINATION_MESSAGE_PATH)
@@ -203,7 +210,8 @@ impl Agent {
             // The container's user, whoever it is, writes its last words here.
             let _ = std::fs::set_permissions(&termination_file, std::fs::Permissions::from_mode(0o666));
         }
-        let mut env = device_env::of(obj);
+        let mut env = self.api_env();
+        env.extend(device_env::of(obj));
         env.extend(container.env.iter().cloned());
         let mut env = command::expand_env(&env);
         let hostname = info.hostname.clone().unwrap_or_else(|| name.to_string());

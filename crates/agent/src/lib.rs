@@ -36,6 +36,7 @@ pub mod node;
 pub mod pod;
 pub mod runtime;
 pub mod sandbox;
+pub mod service_account;
 pub mod status;
 pub mod telemetry;
 pub mod usage;

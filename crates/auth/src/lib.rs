@@ -12,6 +12,7 @@ pub mod attributes;
 pub mod delegated;
 pub mod identity;
 pub mod rbac;
+pub mod sa_token;
 pub mod ssar_protobuf;
 
 pub use attributes::{forbidden, Attributes};

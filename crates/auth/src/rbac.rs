@@ -304,6 +304,8 @@ pub fn builtin_objects() -> Vec<Value> {
         view.push(rule(&[r.group], &[sub.as_str()], READ));
         edit.push(rule(&[r.group], &[sub.as_str()], &["get", "patch", "update"]));
     }
+    // As Kubernetes' `edit`: who may run pods as an account may get its token.
+    edit.push(rule(&[""], &["serviceaccounts/token"], &["create"]));
     // As Kubernetes' `view`: bound in a namespace, it reads that namespace.
     view.push(rule(&[""], &["namespaces"], READ));
     // As metrics-server's aggregated-metrics-reader: whoever reads pods reads their usage.
@@ -345,6 +347,8 @@ pub fn builtin_objects() -> Vec<Value> {
                 rule(&[""], &["pods"], &["update", "patch", "delete"]),
                 rule(&[""], &["pods/status"], &["update", "patch"]),
                 rule(&[""], &["events"], &["create", "update", "patch"]),
+                // Its pods' tokens (only for pods bound to it: ringleader_server::sa_tokens).
+                rule(&[""], &["serviceaccounts/token"], &["create"]),
                 rule(&["*"], &["*"], READ),
             ],
         ),
@@ -391,7 +395,14 @@ pub fn ensure_builtins(store: &Store) -> Result<usize, StoreError> {
     let mut created = 0;
     for object in builtin_objects() {
         let key = ObjectKey::of(&object)?;
-        if store.get(&key)?.is_some() {
+        if let Some(stored) = store.get(&key)? {
+            if let Some(rules) = missing_rules(&stored.object, &object) {
+                match store.patch(&key, &json!({"rules": rules}), Some(stored.resource_version)) {
+                    // Another server on the same store reconciled it first.
+                    Ok(_) | Err(StoreError::Conflict { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
             continue;
         }
         match store.create(object) {
@@ -404,9 +415,49 @@ pub fn ensure_builtins(store: &Store) -> Result<usize, StoreError> {
     Ok(created)
 }
 
+/// The rules of a stored built-in role once the built-in rules it lacks
+/// are added (`None`: it lacks none, or its
+/// `rbac.authorization.kubernetes.io/autoupdate` is not "true"). As
+/// kube-apiserver reconciles its bootstrap roles at start: a store made by
+/// an older server gains new permissions (a node's `serviceaccounts/token`),
+/// nothing is taken away, and a role its admin marked is left alone.
+fn missing_rules(stored: &Value, builtin: &Value) -> Option<Vec<Value>> {
+    let auto = stored.pointer("/metadata/annotations/rbac.authorization.kubernetes.io~1autoupdate");
+    if auto.and_then(Value::as_str) != Some("true") {
+        return None;
+    }
+    let mut rules = stored.get("rules").and_then(Value::as_array).cloned().unwrap_or_default();
+    let wanted = builtin.get("rules").and_then(Value::as_array)?;
+    let missing: Vec<Value> = wanted.iter().filter(|r| !rules.contains(r)).cloned().collect();
+    if missing.is_empty() {
+        return None;
+    }
+    rules.extend(missing);
+    Some(rules)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_built_in_role_of_an_older_store_gains_new_rules_unless_its_admin_kept_it() -> Result<(), StoreError> {
+        let dir = tempfile::tempdir().map_err(|e| StoreError::Io(e.to_string()))?;
+        let store = Store::open(dir.path())?;
+        ensure_builtins(&store)?;
+        let key = ObjectKey::new(API_VERSION, "ClusterRole", "", "system:node");
+        let token_rule = rule(&[""], &["serviceaccounts/token"], &["create"]);
+        let old: Vec<Value> = store.get(&key)?.and_then(|r| r.object["rules"].as_array().cloned()).unwrap_or_default();
+        let without: Vec<Value> = old.iter().filter(|r| **r != token_rule).cloned().collect();
+        store.patch(&key, &json!({"rules": without}), None)?;
+        ensure_builtins(&store)?;
+        let rules = store.get(&key)?.map(|r| r.object["rules"].clone()).unwrap_or_default();
+        assert!(rules.as_array().is_some_and(|r| r.contains(&token_rule)), "{rules}");
+        let kept =
+            json!({"metadata": {"annotations": {"rbac.authorization.kubernetes.io/autoupdate": "false"}}, "rules": []});
+        assert_eq!(missing_rules(&kept, &json!({"rules": [token_rule]})), None);
+        Ok(())
+    }
 
     fn attrs(verb: &str, group: &str, resource: &str, sub: &str, ns: &str, name: &str) -> Attributes {
         Attributes {

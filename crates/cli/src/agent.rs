@@ -6,6 +6,8 @@
 //! agent followed from, the agent starts over (its pods run on under their
 //! shims and are adopted, as after an agent restart).
 
+mod remote_tokens;
+
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use ringleader_agent::detect::Detected;
@@ -232,6 +234,10 @@ async fn serve(args: AgentArgs) -> Result<()> {
         );
         Arc::new(ringleader_kube::KubeCluster::new(kube, tokio::runtime::Handle::current(), &args.scheduler_name))
     } else {
+        // Its pods get their ServiceAccount tokens as a kubelet's do (not on
+        // Kubernetes: there the kubelet, not this agent, mounts them).
+        let ca = ringleader_client::kubeconfig::load(&args.kubeconfig).ok().and_then(|c| c.ca_pem);
+        config.api_access = remote_tokens::access(&client, ca.as_deref(), tokio::runtime::Handle::current());
         Arc::new(RemoteCluster::new(client, tokio::runtime::Handle::current()))
     };
     let result = tokio::select! {

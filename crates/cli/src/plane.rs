@@ -4,6 +4,7 @@
 //! and the running [`Plane`].
 
 mod backups;
+mod pod_tokens;
 
 use crate::support::server_file;
 use anyhow::{bail, Context, Result};
@@ -362,10 +363,14 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
     let health = Health::new().with_agents(heartbeat_timeout);
     let manager_health = health.component(MANAGER, MANAGER_STALE_AFTER);
     let runtime = args.pods.resolve().await?;
+    let signer = ringleader_auth::sa_token::Signer::load_or_create(&args.data_dir)
+        .map(Arc::new)
+        .map_err(|e| anyhow::anyhow!("the service account signing key: {e}{}", disk_hint(&args.data_dir)))?;
     let mut state = ServerState::new(store.clone(), token.clone(), metrics.clone())
         .with_data_dir(&args.data_dir)
         .with_health(health.clone())
-        .with_conn_limits(args.conn.limits()?);
+        .with_conn_limits(args.conn.limits()?)
+        .with_service_account_signer(signer.clone());
     if runtime == ringleader_agent::Runtime::Cri && !args.no_agent {
         // `kubectl exec` into the embedded agent's containers.
         state = state.with_cri_endpoint(args.pods.cri_endpoint.clone());
@@ -429,6 +434,14 @@ pub async fn start_with(args: &UpArgs, text: &str, source: &str) -> Result<Plane
             health,
         });
     }
+    // Pods reach the API as their ServiceAccounts at the address the kubeconfig names.
+    let api = dial_address(bound);
+    aconfig.api_access = Some(ringleader_agent::service_account::ApiAccess {
+        host: api.ip().to_string(),
+        port: api.port(),
+        ca_pem: ca_pem.clone().unwrap_or_default(),
+        tokens: Arc::new(pod_tokens::PodTokens { signer, store: store.clone() }),
+    });
     crate::isolation::configure(&mut aconfig, crate::isolation::Host::OneProcess, &[]);
     args.pod_limits.apply(&mut aconfig)?;
     let astore = store.clone();

@@ -48,7 +48,7 @@ spec:
       containers:
       - name: main
         image: registry.example/hello:1
-        command: ["sh", "-c", "echo hello from $(hostname); sleep 1; echo bye"]
+        command: ["sh", "-c", "echo hello from $(hostname); test -s $RINGLEADER_SERVICE_ACCOUNT_DIR/token && echo token mounted; sleep 1; echo bye"]
         resources: {limits: {nvidia.com/gpu: 1}}
 "#;
 
@@ -83,6 +83,8 @@ fn a_standalone_agent_runs_pods_and_serves_their_logs_only_to_whom_the_api_allow
     // In a sandbox the host name is the pod's (UTS namespace).
     let greeting = if root { "hello from hello-0\n" } else { "hello from " };
     assert!(log.contains(greeting) && log.contains("bye"), "{log}");
+    // Its ServiceAccount token, from a TokenRequest the agent sent as its node.
+    assert!(log.contains("token mounted"), "{log}");
     // The image is reported as not used.
     let events = p.list("events");
     let image = events.iter().find(|e| e["reason"] == "ImageNotUsed").expect("ImageNotUsed event");

@@ -276,6 +276,13 @@ impl Client {
         self.json(self.request(reqwest::Method::POST, &path).json(object), &path).await
     }
 
+    /// A ServiceAccount token: `request` (an `authentication.k8s.io/v1
+    /// TokenRequest`) posted to the account's `token` subresource; the answer.
+    pub async fn create_token(&self, ns: &str, account: &str, request: &Value) -> Result<Value> {
+        let path = format!("/api/v1/namespaces/{}/serviceaccounts/{}/token", encode(ns), encode(account));
+        self.json(self.request(reqwest::Method::POST, &path).json(request), &path).await
+    }
+
     /// Replaces an object (409 `Conflict` when its resourceVersion is stale).
     pub async fn update(&self, res: &ResourceType, ns: &str, object: &Value) -> Result<Value> {
         let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();

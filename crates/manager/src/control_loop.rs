@@ -6,8 +6,8 @@ use crate::config::{ManagerConfig, Observed};
 use crate::dirty::{note, Dirty};
 use crate::error::ManagerError;
 use crate::{
-    deployments, disruption, endpoints, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform, schedule,
-    taints,
+    deployments, disruption, endpoints, events, hot_reset, invalid, jobs, mindie, namespaces, nodes, platform,
+    schedule, service_accounts, taints,
 };
 use ringleader_store::{Backend, Selector};
 use std::collections::{BTreeSet, HashMap};
@@ -109,6 +109,8 @@ pub fn pass_dirty(
     // First: what a terminating namespace holds is deleted before the job
     // controller would act on it.
     namespaces::finalize(store, cache, now)?;
+    // Before the job controller: the pods it makes run as their namespace's `default`.
+    service_accounts::ensure(store, cache)?;
     // Pods a NoExecute taint sends away go before the scheduler places more.
     taints::evict(store, cache, now)?;
     // Before the job controller: a Run's new framework job is then in the

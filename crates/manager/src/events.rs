@@ -360,6 +360,17 @@ pub fn pod_created(rec: &mut Recorder, job: &JobObject, pod: &str) {
     rec.occurred(&job.stored.object, EventType::Normal, reason, format!("Created pod: {pod}"), Some(&key));
 }
 
+/// `FailedCreatePod` / `FailedCreate` on the job: a pod it cannot make, and why
+/// (seen again each pass, so counted at most once a while).
+pub fn failed_create(rec: &mut Recorder, job: &JobObject, why: &str) {
+    let reason = if matches!(job.state.job.kind, JobKind::Deployment | JobKind::BatchJob) {
+        "FailedCreate"
+    } else {
+        "FailedCreatePod"
+    };
+    rec.observed(&job.stored.object, EventType::Warning, reason, format!("Error creating: {why}"));
+}
+
 /// `SuccessfulDeletePod` / `SuccessfulDelete` on the job, with why.
 pub fn pod_deleted(rec: &mut Recorder, job: &JobObject, pod: &ObjectKey, why: &str) {
     let reason = if matches!(job.state.job.kind, JobKind::Deployment | JobKind::BatchJob) {

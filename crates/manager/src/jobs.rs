@@ -118,6 +118,13 @@ pub fn reconcile_job(
                     }
                 }
                 let v = pods::pod_object(&plan, &job.state.job.namespace, &job.stored.object, state.status.version);
+                // As the API would refuse it: a Warning on the job, and a
+                // try again later, rather than a pod that can never start.
+                if let Some(why) = crate::service_accounts::missing_account(cache, &v) {
+                    events::failed_create(&mut recorded, job, &why);
+                    requeue = Some(now + crate::service_accounts::RETRY_SECONDS);
+                    continue;
+                }
                 events::pod_created(&mut recorded, job, &plan.name);
                 ops.push(Op::Create(v));
             }

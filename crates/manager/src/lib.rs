@@ -30,6 +30,7 @@ pub mod pods;
 pub mod ports;
 pub mod schedule;
 pub mod schedule_pass;
+pub mod service_accounts;
 pub mod taints;
 pub mod writes;
 

@@ -161,6 +161,7 @@ pub const RESOURCES: &[ResourceType] = &[
         true,
         false,
     ),
+    rt("ServiceAccount", "", "v1", "v1", "serviceaccounts", "serviceaccount", &["sa"], true, false),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
@@ -196,6 +197,8 @@ pub const SERVICES: &ResourceType = &RESOURCES[34];
 pub const ENDPOINTS: &ResourceType = &RESOURCES[35];
 /// The `discovery.k8s.io/v1 EndpointSlice` resource.
 pub const ENDPOINT_SLICES: &ResourceType = &RESOURCES[36];
+/// The core `v1 ServiceAccount` resource.
+pub const SERVICE_ACCOUNTS: &ResourceType = &RESOURCES[37];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
 /// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in
@@ -275,6 +278,7 @@ impl ResourceType {
             self.kind,
             "ConfigMap"
                 | "Secret"
+                | "ServiceAccount"
                 | "Event"
                 | "Role"
                 | "ClusterRole"
@@ -477,6 +481,8 @@ mod tests {
         assert_eq!(find("endpointslices"), Some(ENDPOINT_SLICES));
         assert!(SERVICES.has_status() && !ENDPOINTS.has_status() && !ENDPOINT_SLICES.has_status());
         assert_eq!(ENDPOINT_SLICES.object_path("a", "b"), "/apis/discovery.k8s.io/v1/namespaces/a/endpointslices/b");
+        assert_eq!(find("sa"), Some(SERVICE_ACCOUNTS));
+        assert!(SERVICE_ACCOUNTS.namespaced && !SERVICE_ACCOUNTS.has_status());
     }
 
     #[test]

@@ -33,9 +33,21 @@ pub async fn require_token(State(state): State<ServerState>, mut request: Reques
         }
         return next.run(request).await;
     }
-    let identity = match presented.map(|t| state.authn().identify(t)) {
-        Some(Some(identity)) => identity,
-        Some(None) => return ApiError::unauthorized("invalid bearer token").into_response(),
+    let identity = match presented.map(|t| (t, state.authn().identify(t))) {
+        Some((_, Some(identity))) => identity,
+        Some((t, None)) if ringleader_auth::sa_token::looks_like_jwt(t) => {
+            let now = ringleader_api::time::now() as i64;
+            match crate::sa_tokens::authenticate(&state, t, now).await {
+                Ok(identity) => identity,
+                Err(why) => {
+                    // kube-apiserver says no more than this to the client;
+                    // why goes to the log.
+                    tracing::info!("service account token refused: {why}");
+                    return ApiError::unauthorized("Unauthorized").into_response();
+                }
+            }
+        }
+        Some((_, None)) => return ApiError::unauthorized("invalid bearer token").into_response(),
         None => {
             return ApiError::unauthorized(
                 "missing bearer token: send `Authorization: Bearer <token>` with the token from <data-dir>/token",

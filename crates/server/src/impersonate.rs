@@ -104,7 +104,16 @@ pub async fn resolve(state: &ServerState, caller: Identity, headers: &HeaderMap)
             return Err(authz::forbidden(&caller, &a, ""));
         }
     }
-    Ok(Identity::new(c.user, c.groups))
+    // As kube-apiserver: a ServiceAccount impersonated without groups is
+    // in its accounts' groups, as its own token would put it.
+    let mut groups = c.groups;
+    if let Some((ns, _)) = c.user.strip_prefix(SERVICE_ACCOUNT_PREFIX).and_then(|rest| rest.split_once(':')) {
+        if groups.is_empty() {
+            use ringleader_auth::sa_token::ALL_GROUP;
+            groups = vec![ALL_GROUP.to_string(), format!("{ALL_GROUP}:{ns}")];
+        }
+    }
+    Ok(Identity::new(c.user, groups))
 }
 
 #[cfg(test)]

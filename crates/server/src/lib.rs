@@ -46,6 +46,7 @@ mod replica_sets;
 pub mod resource_metrics;
 mod reviews;
 mod runtime_gaps;
+mod sa_tokens;
 mod scale;
 mod serve;
 mod state;

@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::batch::v1::Job as BatchJob;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Endpoints, Event, Namespace, Node as CoreNode, NodeSystemInfo, Pod, Secret, Service,
+    ConfigMap, Endpoints, Event, Namespace, Node as CoreNode, NodeSystemInfo, Pod, Secret, Service, ServiceAccount,
 };
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -223,6 +223,7 @@ fn build_catalog() -> Catalog {
             ("", "Pod") => Shape::Builtin(registered::<Pod>(&mut gen)),
             ("", "ConfigMap") => Shape::Builtin(registered::<ConfigMap>(&mut gen)),
             ("", "Secret") => Shape::Builtin(registered::<Secret>(&mut gen)),
+            ("", "ServiceAccount") => Shape::Builtin(registered::<ServiceAccount>(&mut gen)),
             ("", "Namespace") => Shape::Builtin(registered::<Namespace>(&mut gen)),
             ("policy", "PodDisruptionBudget") => Shape::Builtin(registered::<PodDisruptionBudget>(&mut gen)),
             ("", "Service") => Shape::Builtin(registered::<Service>(&mut gen)),

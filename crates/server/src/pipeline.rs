@@ -145,6 +145,9 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     if let Some((rt, ns, name)) = crate::scale::target(&req.path) {
         return crate::scale::serve(state, &req, rt, &ns, &name).await;
     }
+    if let Some((ns, name)) = crate::sa_tokens::target(&req.path).filter(|_| req.method == Method::POST) {
+        return crate::sa_tokens::serve(state, &req, &ns, &name).await;
+    }
     if let Some(answer) = crate::resource_metrics::serve(state, &req.method, &req.path, &req.query, req.format).await {
         return answer;
     }

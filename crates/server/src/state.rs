@@ -42,6 +42,8 @@ pub struct ServerState {
     /// Service cluster IPs handed out and not yet seen stored (see
     /// [`crate::admission::services`]).
     pub(crate) service_ips: Arc<std::sync::Mutex<crate::admission::services::Reserved>>,
+    /// Signs and checks ServiceAccount tokens (`crate::sa_tokens`).
+    sa_signer: Option<Arc<ringleader_auth::sa_token::Signer>>,
 }
 
 impl ServerState {
@@ -64,6 +66,9 @@ impl ServerState {
             health: Health::default(),
             cri_endpoint: None,
             service_ips: Arc::default(),
+            // A key in memory until `with_service_account_signer` gives the
+            // data directory's: tokens then die with the server.
+            sa_signer: ringleader_auth::sa_token::Signer::generate().ok().map(Arc::new),
         }
     }
 
@@ -72,6 +77,19 @@ impl ServerState {
     pub fn with_cri_endpoint(mut self, endpoint: impl Into<String>) -> ServerState {
         self.cri_endpoint = Some(Arc::new(endpoint.into()));
         self
+    }
+
+    /// Signs ServiceAccount tokens with `signer` (the data directory's key,
+    /// [`ringleader_auth::sa_token::Signer::load_or_create`]).
+    pub fn with_service_account_signer(mut self, signer: Arc<ringleader_auth::sa_token::Signer>) -> ServerState {
+        self.sa_signer = Some(signer);
+        self
+    }
+
+    /// The key ServiceAccount tokens are signed with (tests mint tokens
+    /// at chosen times with it).
+    pub fn sa_signer(&self) -> Option<&ringleader_auth::sa_token::Signer> {
+        self.sa_signer.as_deref()
     }
 
     pub(crate) fn cri_endpoint(&self) -> Option<&str> {

@@ -119,6 +119,9 @@ pub fn columns(rt: &ResourceType) -> Vec<Column> {
             col("Endpoints", "string", "Addresses of the endpoints of the EndpointSlice.", 0),
             AGE,
         ],
+        ("v1", "ServiceAccount") => {
+            vec![NAME, col("Secrets", "string", "Number of secrets referenced by the service account.", 0), AGE]
+        }
         ("v1", "Secret") => vec![
             NAME,
             col("Type", "string", "The type of the secret.", 0),
@@ -327,6 +330,10 @@ pub fn cells(rt: &ResourceType, v: &Value, now: f64) -> Vec<Value> {
                 json!(at_most_three(&addresses, "<unset>")),
                 age(v, now),
             ]
+        }
+        ("v1", "ServiceAccount") => {
+            let secrets = at(v, "/secrets").and_then(Value::as_array).map_or(0, Vec::len);
+            vec![name, json!(secrets), age(v, now)]
         }
         ("v1", "Secret") => {
             let keys = at(v, "/data").and_then(Value::as_object).map_or(0, Map::len);

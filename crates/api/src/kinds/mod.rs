@@ -12,6 +12,7 @@ pub mod namespace;
 mod object;
 pub mod platform;
 pub mod service;
+pub mod service_account;
 pub mod volcano;
 
 pub use object::Object;

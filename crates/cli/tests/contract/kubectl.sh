@@ -346,7 +346,6 @@ not_served() { # not_served ARGS...: `kubectl create ARGS` is a 404, not a 415
 not_served cronjob kc-gen-cron --image=busybox --schedule='*/1 * * * *'
 not_served quota kc-gen-quota --hard=pods=1
 not_served ingress kc-gen-ing --rule=a.local/=svc:80
-not_served serviceaccount kc-gen-sa
 run "${K[@]}" delete secret kc-gen-secret kc-gen-pull kc-gen-tls
 run "${K[@]}" delete deployment kc-gen-deploy
 run "${K[@]}" delete job.batch kc-gen-job
@@ -615,6 +614,57 @@ run "${K[@]}" delete -f "$TMPDIR/alice-view.yaml" --ignore-not-found
 has 'namespace "kc-team" deleted'
 run "${K[@]}" get rolebindings -n kc-team
 lacks 'kc-alice-view'
+
+# --- ServiceAccounts: the default one per namespace, create serviceaccount/token, a token bound to view ---
+run "${K[@]}" create namespace kc-sa
+has '^namespace/kc-sa created$'
+until_ok 30 '^default +0 +' "${K[@]}" get sa -n kc-sa
+run "${K[@]}" get serviceaccount default -n kube-system
+run "${K[@]}" create serviceaccount kc-robot -n kc-sa
+has '^serviceaccount/kc-robot created$'
+run "${K[@]}" get sa -n kc-sa
+has '^NAME +SECRETS +AGE$'
+has '^kc-robot +0 +'
+run "${K[@]}" create rolebinding kc-robot-view --clusterrole=view --serviceaccount=kc-sa:kc-robot -n kc-sa
+has '^rolebinding.rbac.authorization.k8s.io/kc-robot-view created$'
+run "${K[@]}" auth can-i list pods -n kc-sa --as=system:serviceaccount:kc-sa:kc-robot
+has '^yes$'
+fails "${K[@]}" auth can-i list pods -n default --as=system:serviceaccount:kc-sa:kc-robot
+has '^no$'
+fails "${K[@]}" create token kc-robot -n kc-sa --duration=1m
+has 'spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes'
+fails "${K[@]}" create token kc-ghost -n kc-sa
+has 'serviceaccounts "kc-ghost" not found'
+run "${K[@]}" create token kc-robot -n kc-sa --duration=20m
+has '^ey[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$'
+SA=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/kc-alice.kubeconfig" --token "$OUT")
+run "${SA[@]}" auth whoami
+has 'system:serviceaccount:kc-sa:kc-robot'
+has 'system:serviceaccounts:kc-sa'
+run "${SA[@]}" get pods -n kc-sa
+fails "${SA[@]}" get pods -n default
+has 'User "system:serviceaccount:kc-sa:kc-robot" cannot list resource "pods" in API group "" in the namespace "default"'
+run "${K[@]}" create token kc-robot -n kc-sa --audience=vault
+AUD=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/kc-alice.kubeconfig" --token "$OUT")
+fails "${AUD[@]}" get pods -n kc-sa
+has 'Unauthorized|must be logged in'
+run "${K[@]}" run kc-sa-pod -n kc-sa --image=busybox --restart=Never --overrides='{"apiVersion":"v1","spec":{"serviceAccountName":"kc-robot"}}' -- sleep 1
+has '^pod/kc-sa-pod created$'
+run "${K[@]}" get pod kc-sa-pod -n kc-sa -o jsonpath='{.spec.serviceAccountName}'
+has '^kc-robot$'
+fails "${K[@]}" run kc-sa-ghost -n kc-sa --image=busybox --restart=Never --overrides='{"apiVersion":"v1","spec":{"serviceAccountName":"kc-ghost"}}' -- sleep 1
+has 'error looking up service account kc-sa/kc-ghost: serviceaccount "kc-ghost" not found'
+run "${K[@]}" create token kc-robot -n kc-sa --bound-object-kind Pod --bound-object-name kc-sa-pod
+BOUND=(kubectl --request-timeout=30s --kubeconfig "$TMPDIR/kc-alice.kubeconfig" --token "$OUT")
+run "${BOUND[@]}" get pods -n kc-sa
+has '^kc-sa-pod '
+run "${K[@]}" delete pod kc-sa-pod -n kc-sa --grace-period=0 --force
+fails "${BOUND[@]}" get pods -n kc-sa
+has 'Unauthorized|must be logged in'
+run "${K[@]}" delete serviceaccount kc-robot -n kc-sa
+fails "${SA[@]}" get pods -n kc-sa
+has 'Unauthorized|must be logged in'
+run "${K[@]}" delete namespace kc-sa
 
 # A pod created on its own is placed and run like any other (a gang of one);
 # one that cannot fit is told why it waits.

@@ -72,6 +72,10 @@ const AMBIENT: &[&str] = &[
     "RINGLEADER_NAMESPACE",
     "RINGLEADER_POD_IP",
     "RINGLEADER_HOSTS",
+    // Set by the agent when the pod's ServiceAccount token is mounted.
+    "RINGLEADER_SERVICE_ACCOUNT_DIR",
+    "KUBERNETES_SERVICE_PORT_HTTPS",
+    "KUBERNETES_PORT",
     "KUBERNETES_SERVICE_PORT",
     "OMPI_COMM_WORLD_RANK",
     "OMPI_COMM_WORLD_SIZE",

@@ -13,6 +13,7 @@ pub(crate) mod fields;
 pub(crate) mod namespaces;
 pub(crate) mod objects;
 pub(crate) mod protect;
+pub(crate) mod service_accounts;
 pub(crate) mod services;
 pub(crate) mod validation;
 
@@ -67,6 +68,8 @@ pub(crate) async fn object(
     //    exists and is not being deleted.
     if matches!(before, protect::Before::Absent | protect::Before::Known(None)) {
         namespaces::admit_create(w.state, w.rt, &object).await?;
+        // 5b. ServiceAccount: a new pod runs as an account that exists.
+        service_accounts::admit_create(w.state, w.rt, &mut object).await?;
     }
     // 6. Protection: fields only the scheduler and controllers may set, and
     //    the platform's rules (quotas, workspaces, who may write where).
