@@ -230,7 +230,8 @@ b '^configmap/bat-applied serverside-applied$' "${K[@]}" apply --server-side --f
 b 'conflict' bash -c "sed 's/a: \"2\"/a: \"3\"/' $TMPDIR/bat-apply.yaml | ${K[*]} apply --server-side --field-manager=other -f - 2>&1; true"
 b '^configmap/bat-applied replaced$' "${K[@]}" replace -f "$TMPDIR/bat-apply.yaml"
 b 'created \(server dry run\)' "${kn[@]}" create configmap bat-dry --from-literal=a=1 --dry-run=server
-b 'configmap/bat-applied (configured|unchanged)' "${K[@]}" apply --prune -l battery=applied -f "$TMPDIR/bat-apply.yaml"
+# kubectl's default prune list names kinds not served here (PersistentVolumeClaim, …): the allowlist.
+b 'configmap/bat-applied (configured|unchanged)' "${K[@]}" apply --prune -l battery=applied --prune-allowlist=core/v1/ConfigMap -f "$TMPDIR/bat-apply.yaml"
 mkdir -p "$TMPDIR/bat-kustomize"
 cp "$TMPDIR/bat-apply.yaml" "$TMPDIR/bat-kustomize/cm.yaml"
 printf 'resources: [cm.yaml]\ncommonLabels: {kustomized: "yes"}\n' >"$TMPDIR/bat-kustomize/kustomization.yaml"
