@@ -304,19 +304,7 @@ pub fn changed(old: &Value, new: &Value, schema: &Schema) -> Set {
 pub fn merge(live: &Value, config: &Value, schema: &Schema) -> Value {
     fn walk(live: &Value, config: &Value, at: &mut At) -> Value {
         match (live, config) {
-            (Value::Object(l), Value::Object(c)) if at.map_is_granular() => {
-                let mut out = l.clone();
-                for (k, child) in c {
-                    at.enter_field(k);
-                    let merged = match l.get(k) {
-                        Some(was) => walk(was, child, at),
-                        None => child.clone(),
-                    };
-                    at.leave_field();
-                    out.insert(k.clone(), merged);
-                }
-                Value::Object(out)
-            }
+            (Value::Object(l), Value::Object(c)) if at.map_is_granular() => merge_fields(l, c, at),
             (Value::Array(l), Value::Array(c)) => match (at.granular(l), at.granular(c)) {
                 (Some((list, live_elems)), Some((_, config_elems))) => {
                     let mut out = Vec::with_capacity(l.len() + c.len());
@@ -351,21 +339,23 @@ pub fn merge(live: &Value, config: &Value, schema: &Schema) -> Value {
     /// An associative list's item: its fields merge as a map's do.
     fn merge_item(live: &Value, config: &Value, at: &mut At) -> Value {
         match (live, config) {
-            (Value::Object(l), Value::Object(c)) => {
-                let mut out = l.clone();
-                for (k, child) in c {
-                    at.enter_field(k);
-                    let merged = match l.get(k) {
-                        Some(was) => walk(was, child, at),
-                        None => child.clone(),
-                    };
-                    at.leave_field();
-                    out.insert(k.clone(), merged);
-                }
-                Value::Object(out)
-            }
+            (Value::Object(l), Value::Object(c)) => merge_fields(l, c, at),
             _ => config.clone(),
         }
+    }
+    /// A map's fields: the configuration's merged into the live ones.
+    fn merge_fields(l: &serde_json::Map<String, Value>, c: &serde_json::Map<String, Value>, at: &mut At) -> Value {
+        let mut out = l.clone();
+        for (k, child) in c {
+            at.enter_field(k);
+            let merged = match l.get(k) {
+                Some(was) => walk(was, child, at),
+                None => child.clone(),
+            };
+            at.leave_field();
+            out.insert(k.clone(), merged);
+        }
+        Value::Object(out)
     }
     let mut at = At { schema, path: Vec::new(), fields: Vec::new() };
     walk(live, config, &mut at)
