@@ -40,7 +40,7 @@ fn writer(rt: &ResourceType, now: &str) -> crate::managed_fields::Writer {
         api_version: rt.api_version.to_string(),
         subresource: String::new(),
         now: now.to_string(),
-        schema: crate::managed_fields::Schema { builtin: crate::pipeline::builtin(rt) },
+        schema: crate::managed_fields::Schema { builtin: crate::patch::builtin(rt) },
     }
 }
 

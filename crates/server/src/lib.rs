@@ -49,6 +49,7 @@ mod runtime_gaps;
 mod sa_tokens;
 mod scale;
 mod serve;
+mod server_side_apply;
 mod state;
 mod storage;
 mod streams;

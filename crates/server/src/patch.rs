@@ -5,6 +5,7 @@
 //! keys, and the directives kubectl sends (`$patch`, `$retainKeys`,
 //! `$setElementOrder/<list>`, `$deleteFromPrimitiveList/<list>`) apply.
 
+use ringleader_registry::resources::ResourceType;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -44,6 +45,12 @@ impl PatchType {
             _ => None,
         }
     }
+}
+
+/// Whether a resource is one of Kubernetes' own kinds, which take strategic
+/// merge patches; custom resources refuse them as kube-apiserver does.
+pub(crate) fn builtin(rt: &ResourceType) -> bool {
+    matches!(rt.group, "" | "apps" | "batch" | "policy" | "scheduling.k8s.io" | "discovery.k8s.io")
 }
 
 /// Why a patch was not applied.

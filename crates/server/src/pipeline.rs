@@ -25,10 +25,12 @@ use crate::admission::{self, defaulting, validation};
 use crate::decode::{self, parse_path, Part, Req, Target, MAX_BODY};
 use crate::encode::{Encoded, OutputFormat};
 use crate::paging::{encode_continue, ListParams};
-use crate::patch::{self as patches, PatchType};
+use crate::patch::{self as patches, builtin, PatchType};
 use crate::state::ServerState;
 use crate::storage::{dry_run, store_selector};
-use crate::{apply, audit, auth, discovery, duplicates, logs, managed_fields, node_view, openapi, watch};
+use crate::{
+    apply, audit, auth, discovery, duplicates, logs, managed_fields, node_view, openapi, server_side_apply, watch,
+};
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header::CONTENT_TYPE;
@@ -190,7 +192,7 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
             let w = write(state, &req, "create", rt);
             let (object, unknown) =
                 admission::object(&w, ns.as_deref(), None, object, &dups, protect::Before::Absent).await?;
-            let manager = managed_fields::request::writer(&req, rt, builtin(rt), Part::Whole, "CreateOptions")?;
+            let manager = server_side_apply::writer(&req, rt, builtin(rt), Part::Whole, "CreateOptions")?;
             let object = managed_fields::record_update(None, object, &manager);
             if dry {
                 let out = dry_run(state, Op::Create(object)).await?;
@@ -496,7 +498,7 @@ async fn replace(
     part: Part,
     dry: bool,
 ) -> Result<Stored, ApiError> {
-    let manager = managed_fields::request::writer(req, rt, builtin(rt), part, "UpdateOptions")?;
+    let manager = server_side_apply::writer(req, rt, builtin(rt), part, "UpdateOptions")?;
     let pinned = object.pointer("/metadata/resourceVersion").is_some_and(|v| !v.is_null());
     for _ in 0..8 {
         let k = key.clone();
@@ -527,12 +529,6 @@ async fn replace(
         }
     }
     Err(ApiError::conflict(&ringleader_registry::status::Resource::of_key(&key), &key.name))
-}
-
-/// Whether a resource is one of Kubernetes' own kinds, which take strategic
-/// merge patches; custom resources refuse them as kube-apiserver does.
-pub(crate) fn builtin(rt: &ResourceType) -> bool {
-    matches!(rt.group, "" | "apps" | "batch" | "policy" | "scheduling.k8s.io" | "discovery.k8s.io")
 }
 
 /// PATCH in any of its four formats. Every format reads the object, patches
@@ -587,11 +583,11 @@ async fn patch(
         return Err(ApiError::unsupported_patch(req.content_type(), accepted));
     };
     if kind == PatchType::Apply {
-        return managed_fields::request::serve(state, rt, builtin(rt), key, req, part).await;
+        return server_side_apply::serve(state, rt, builtin(rt), key, req, part).await;
     }
-    managed_fields::request::check_patch_options(req, kind)?;
+    server_side_apply::check_patch_options(req, kind)?;
     let dry = req.dry_run("PatchOptions")?;
-    let manager = managed_fields::request::writer(req, rt, builtin(rt), part, "PatchOptions")?;
+    let manager = server_side_apply::writer(req, rt, builtin(rt), part, "PatchOptions")?;
     let (body, dups) = patch_body(req, kind)?;
     let resource = ringleader_registry::status::Resource::of_key(&key);
     for _ in 0..8 {

@@ -12,6 +12,12 @@ use ringleader_store::{Store, StoreError};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Service cluster IPs this server allocated whose Service may not be stored
+/// yet (two creates in flight must not get the same one), by the Service they
+/// went to, so that one re-created under its name may ask for its old one
+/// (see `crate::admission::services`).
+pub(crate) type Reserved = std::collections::BTreeMap<std::net::Ipv4Addr, (String, std::time::Instant)>;
+
 /// How often a watch that allows bookmarks gets one (kube-apiserver: about a minute).
 pub const DEFAULT_BOOKMARK_PERIOD: Duration = Duration::from_secs(60);
 
@@ -41,7 +47,7 @@ pub struct ServerState {
     cri_endpoint: Option<Arc<String>>,
     /// Service cluster IPs handed out and not yet seen stored (see
     /// [`crate::admission::services`]).
-    pub(crate) service_ips: Arc<std::sync::Mutex<crate::admission::services::Reserved>>,
+    pub(crate) service_ips: Arc<std::sync::Mutex<Reserved>>,
     /// Signs and checks ServiceAccount tokens (`crate::sa_tokens`).
     sa_signer: Option<Arc<ringleader_auth::sa_token::Signer>>,
 }

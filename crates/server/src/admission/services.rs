@@ -11,14 +11,9 @@ use ringleader_registry::resources::{ResourceType, SERVICES};
 use ringleader_registry::status::ApiError;
 use ringleader_store::{ObjectKey, Selector};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
-
-/// Addresses allocated by this server whose Service may not be stored yet
-/// (two creates in flight must not get the same one), by the Service they
-/// went to, so that one re-created under its name may ask for its old one.
-pub(crate) type Reserved = BTreeMap<Ipv4Addr, (String, Instant)>;
 
 /// How long a reservation outlives its allocation: far longer than a
 /// create takes to reach the store, after which the store answers.

@@ -12,7 +12,6 @@
 
 pub(crate) mod entries;
 pub(crate) mod fieldset;
-pub(crate) mod request;
 pub(crate) mod walk;
 
 use entries::{Entry, Operation};

@@ -2,9 +2,9 @@
 //! `fieldManager` parameter, else the program its user agent names), the
 //! options kube-apiserver checks, and the server-side apply verb.
 
-use super::{apply, conflict_message, entries, ApplyError, Schema, Writer};
 use crate::admission::{self, defaulting, fields, protect};
 use crate::decode::{self, Part, Req};
+use crate::managed_fields::{apply, conflict_message, entries, ApplyError, Schema, Writer};
 use crate::patch::PatchType;
 use crate::state::ServerState;
 use crate::{audit, storage};
