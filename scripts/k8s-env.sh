@@ -361,9 +361,18 @@ EOF
     done
     [ -n "$lost" ] || break
     # The ports were free when chosen; a process beside us may have bound one
-    # since. That race is no fault of the environment: choose again.
+    # since. That race is no fault of the environment: choose again. An exit
+    # with nothing in its log (seen once of etcd on a loaded CI machine, and
+    # not again in a rerun) gets one more try too; its log is kept aside.
     if [ "$attempt" -lt 3 ] && grep -q "address already in use" "$dir/$lost.log"; then
       echo "k8s-env: a port of $lost was taken meanwhile (attempt $attempt); choosing other ports" >&2
+      cmd_stop "$dir" >/dev/null
+      attempt=$((attempt + 1))
+      continue
+    fi
+    if [ "$attempt" -lt 2 ] && ! grep -qiE '"level":"(error|fatal|panic)"|^[EF][0-9]{4} ' "$dir/$lost.log"; then
+      echo "k8s-env: $lost exited during start without saying why (attempt $attempt); starting again" >&2
+      cp "$dir/$lost.log" "$dir/$lost.log.attempt-$attempt"
       cmd_stop "$dir" >/dev/null
       attempt=$((attempt + 1))
       continue
