@@ -478,11 +478,11 @@ impl Agent {
         tracing::debug!(pod = %key, container = %ids.container, "container started");
         // kubelet's Events of a start, which `kubectl describe pod` and
         // `kubectl events` show.
-        let (node, now) = (e.node.clone(), time::now());
-        let names: Vec<String> = e.container.containers.iter().map(|(n, _)| n.clone()).take(1).collect();
-        for name in names {
-            for (reason, verb) in [("Created", "Created"), ("Started", "Started")] {
-                let message = format!("{verb} container {name}");
+        // The runtime runs a pod's first container.
+        if let Some((name, _)) = e.container.containers.first() {
+            let (node, now, name) = (e.node.clone(), time::now(), name.clone());
+            for reason in ["Created", "Started"] {
+                let message = format!("{reason} container {name}");
                 let event = node::pod_event(key, uid, &node, now, ("Normal", reason), &message);
                 self.write(Write::Event(event));
             }

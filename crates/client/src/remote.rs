@@ -128,9 +128,8 @@ impl Cluster for RemoteCluster {
         // resource leaves it as it was); the rest, if any, first, with the
         // precondition, and the status then pinned to what that wrote.
         let status = patch.as_object_mut().and_then(|o| o.remove("status"));
-        let rest_is_empty = patch.as_object().is_none_or(|o| o.keys().all(|k| k == "metadata") && only_version(&patch));
         let mut out = None;
-        if !rest_is_empty || status.is_none() {
+        if !precondition_only(&patch) || status.is_none() {
             let written = self
                 .block(self.client.patch_merge(res, &key.namespace, &key.name, &patch))
                 .map_err(|e| with_key(e, key))?;
@@ -201,9 +200,12 @@ impl Cluster for RemoteCluster {
     }
 }
 
-/// Whether a patch's `metadata` holds nothing but the precondition.
-fn only_version(patch: &Value) -> bool {
-    patch.get("metadata").and_then(Value::as_object).is_none_or(|m| m.keys().all(|k| k == "resourceVersion"))
+/// Whether a patch holds nothing but its precondition
+/// (`metadata.resourceVersion`): there is nothing to write but status.
+fn precondition_only(patch: &Value) -> bool {
+    let Some(top) = patch.as_object() else { return true };
+    let meta_only_version = |m: &Value| m.as_object().is_some_and(|m| m.keys().all(|k| k == "resourceVersion"));
+    top.iter().all(|(k, v)| k == "metadata" && meta_only_version(v))
 }
 
 /// Feeds `tx` with the events after `from` until the agent drops it or the
