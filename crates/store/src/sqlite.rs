@@ -736,6 +736,13 @@ impl Readers {
 /// (rows and history), once, when it opens: kube-apiserver leaves that to a
 /// storage migration; here it costs one pass over the Secrets.
 fn seal_plain_secrets(conn: &Connection, sealer: &Sealer) -> Result<(), StoreError> {
+    // Once sealed, every Secret is written sealed: the scan (of the whole
+    // history, at every start) is needed only once per store.
+    let sealed: Option<u64> =
+        conn.query_row("SELECT value FROM meta WHERE key = 'sealed'", [], |r| r.get(0)).optional().map_err(io)?;
+    if sealed == Some(1) {
+        return Ok(());
+    }
     // (events' version or 0 for objects, key, text) of every plain Secret row.
     let plain = |table: &str, version: &str| -> Result<Vec<(i64, ObjectKey, String)>, StoreError> {
         let sql = format!(
@@ -753,9 +760,6 @@ fn seal_plain_secrets(conn: &Connection, sealer: &Sealer) -> Result<(), StoreErr
     };
     let objects = plain("objects", "0")?;
     let events = plain("events", "version")?;
-    if objects.is_empty() && events.is_empty() {
-        return Ok(());
-    }
     let tx = conn.unchecked_transaction().map_err(io)?;
     for (_, key, text) in &objects {
         let sealed = sealer.seal(key, text)?;
@@ -767,6 +771,9 @@ fn seal_plain_secrets(conn: &Connection, sealer: &Sealer) -> Result<(), StoreErr
         tx.execute("UPDATE events SET object = ?2 WHERE version = ?1", params![version, sealed.as_ref()])
             .map_err(io)?;
     }
+    // Best effort: on a full disk the store still opens (the scan runs
+    // again at the next start, finding nothing).
+    let _ = tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('sealed', 1)", []);
     tx.commit().map_err(io)
 }
 

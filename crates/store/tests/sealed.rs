@@ -101,6 +101,8 @@ fn a_store_written_before_sealing_is_sealed_when_it_opens() {
         let plain = serde_json::to_string(&secret("old")).unwrap();
         conn.execute("UPDATE objects SET object = ?1 WHERE kind = 'Secret'", [&plain]).unwrap();
         conn.execute("UPDATE events SET object = ?1 WHERE kind = 'Secret'", [&plain]).unwrap();
+        // An older ringleader never marked its store sealed.
+        conn.execute("DELETE FROM meta WHERE key = 'sealed'", []).unwrap();
     }
     assert!(raw_secret_texts(dir.path()).iter().all(|t| t.contains(PASSWORD)));
     let store = Store::open(dir.path()).unwrap();
