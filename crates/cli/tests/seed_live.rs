@@ -5,7 +5,9 @@
 //! when a chip fails while the spare node is busy — never left with one pod
 //! bound but unreleased beside a pending peer. Issue 25's: the elastic
 //! example shrinks to one node and grows back, and pod-level rescheduling
-//! moves only the faulty pod, onto a healthy node.
+//! moves only the faulty pod, onto a healthy node. And the scheduler's
+//! preempt and reclaim actions, live: a higher PriorityClass takes a server
+//! from a lower one; a queue reclaims its share from a reclaimable one.
 
 mod common;
 
@@ -338,4 +340,57 @@ fn pod_level_rescheduling_moves_only_the_faulty_pod_to_a_healthy_node() {
     assert_eq!(s(peer, "/metadata/uid"), healthy_uid, "the healthy pod keeps its UID");
     let binds = events(&plane, "Scheduled").iter().filter(|e| s(e, "/involvedObject/name") == faulty_name).count();
     assert!(binds <= 2, "bound {binds} times");
+}
+
+fn priority_class(name: &str, value: i32) -> String {
+    format!("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {name}}}\nvalue: {value}\n")
+}
+
+/// Seed 000 (Volcano's `preempt` action, on by default): a job of a higher
+/// PriorityClass takes a whole server from a lower one in the same queue; the
+/// victim's pod gets a `Preempted` Event naming the preemptor.
+#[test]
+fn a_higher_priority_job_preempts_a_lower_one_under_up() {
+    let plane = Plane::start(&common::cluster_yaml(96, &[("q1", "atlas-800-910"), ("q2", "atlas-800-910")]), &[]);
+    plane.apply(&(priority_class("low", 10) + "---\n" + &priority_class("high", 1000))).expect("classes");
+    let with_class =
+        |yaml: String, class: &str| yaml.replacen("  queue:", &format!("  priorityClassName: {class}\n  queue:"), 1);
+    plane.apply(&with_class(vcjob("low-1", "default", 1, 8, None), "low")).expect("apply");
+    plane.apply(&with_class(vcjob("low-2", "default", 1, 8, None), "low")).expect("apply");
+    plane.wait_for(60, "both low-priority jobs running", |p| running(p, "low-").len() == 2);
+    plane.apply(&with_class(vcjob("high", "default", 1, 8, None), "high")).expect("apply");
+    plane.wait_for(30, "the high-priority job running", |p| running(p, "high-").len() == 1);
+    assert_eq!(running(&plane, "low-").len(), 1, "exactly one low-priority job gave way");
+    let preempted = events(&plane, "Preempted");
+    assert!(
+        preempted
+            .iter()
+            .any(|e| s(e, "/involvedObject/name").starts_with("low-") && s(e, "/message").contains("default/high")),
+        "a Preempted event naming the preemptor: {preempted:?}"
+    );
+}
+
+/// Seed 000 (Volcano's `reclaim`): queue team-b, idle while team-a took the
+/// whole cluster, gets its deserved half back from team-a's reclaimable
+/// queue; the reclaimed pod gets an `Evicted` Event saying why.
+#[test]
+fn a_queue_reclaims_its_share_from_a_reclaimable_queue_under_up() {
+    let plane = Plane::start(&common::cluster_yaml(97, &[("r1", "atlas-800-910"), ("r2", "atlas-800-910")]), &[]);
+    plane
+        .apply(
+            "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: team-a}\nspec: {weight: 1, reclaimable: true}\n---\n\
+             apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: team-b}\nspec: {weight: 1}\n",
+        )
+        .expect("queues");
+    plane.apply(&vcjob("a-1", "team-a", 1, 8, None)).expect("apply");
+    plane.apply(&vcjob("a-2", "team-a", 1, 8, None)).expect("apply");
+    plane.wait_for(60, "team-a holding both servers", |p| running(p, "a-").len() == 2);
+    plane.apply(&vcjob("b-1", "team-b", 1, 8, None)).expect("apply");
+    plane.wait_for(30, "team-b's job running", |p| running(p, "b-1-").len() == 1);
+    assert_eq!(running(&plane, "a-").len(), 1, "team-a keeps its deserved half");
+    let evicted = events(&plane, "Evicted");
+    assert!(
+        evicted.iter().any(|e| s(e, "/involvedObject/name").starts_with("a-") && s(e, "/message").contains("team-b")),
+        "an Evicted event saying the queue reclaimed it: {evicted:?}"
+    );
 }
