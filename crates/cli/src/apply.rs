@@ -12,11 +12,20 @@ pub struct ApplyArgs {
     /// Files or directories of YAML/JSON documents (`-` for stdin).
     #[arg(short = 'f', long = "filename", required = true)]
     pub files: Vec<PathBuf>,
+    /// Unknown fields: `strict` (or `true`) refuses the apply, `warn` applies
+    /// and warns, `ignore` (or `false`) applies silently — kubectl's values.
+    #[arg(long, default_value = "strict", value_parser = ["strict", "true", "warn", "ignore", "false"])]
+    pub validate: String,
     #[command(flatten)]
     pub conn: Conn,
 }
 pub fn run(args: ApplyArgs) -> Result<()> {
     let client = args.conn.client()?;
+    let validation = match args.validate.as_str() {
+        "warn" => "Warn",
+        "ignore" | "false" => "Ignore",
+        _ => "Strict",
+    };
     let mut sources = Vec::new();
     for f in &args.files {
         if f.as_os_str() == "-" {
@@ -39,7 +48,11 @@ pub fn run(args: ApplyArgs) -> Result<()> {
     }
     rt()?.block_on(async {
         for (source, body) in sources {
-            let results = client.apply_documents_from(&source, &body).await.map_err(server_error)?;
+            let (results, warnings) =
+                client.apply_documents_validated(&source, None, &body, Some(validation)).await.map_err(server_error)?;
+            for w in warnings {
+                eprintln!("Warning: {w}");
+            }
             for w in crate::warnings::warning_lines(&source, &body) {
                 eprintln!("{w}");
             }

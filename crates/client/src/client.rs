@@ -324,17 +324,43 @@ impl Client {
         namespace: Option<&str>,
         text: &str,
     ) -> Result<Vec<ApplyResult>> {
+        Ok(self.apply_documents_validated(source, namespace, text, None).await?.0)
+    }
+
+    /// As [`Client::apply_documents_with`], with the server's field
+    /// validation (`Strict`, the bulk apply's default; `Warn`; `Ignore`);
+    /// also the server's warnings (`Warning: 299` headers), to show as
+    /// kubectl shows them.
+    pub async fn apply_documents_validated(
+        &self,
+        source: &str,
+        namespace: Option<&str>,
+        text: &str,
+        field_validation: Option<&str>,
+    ) -> Result<(Vec<ApplyResult>, Vec<String>)> {
         let mut path = format!("/apis/ringleader.io/v1alpha1/apply?source={}", encode(source));
         if let Some(ns) = namespace.filter(|n| !n.is_empty()) {
             path = format!("{path}&namespace={}", encode(ns));
+        }
+        if let Some(v) = field_validation {
+            path = format!("{path}&fieldValidation={}", encode(v));
         }
         let req = self
             .request(reqwest::Method::POST, &path)
             .header(reqwest::header::CONTENT_TYPE, "application/yaml")
             .body(text.to_string());
-        let mut reply = self.json(req, &path).await?;
+        let response = self.send(req, &path).await?;
+        let warnings = response
+            .headers()
+            .get_all(reqwest::header::WARNING)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(warning_text)
+            .collect();
+        let mut reply: Value = response.json().await.map_err(|e| ClientError::Decode(format!("{path}: {e}")))?;
         let items = reply.get_mut("items").map(Value::take).unwrap_or(Value::Null);
-        serde_json::from_value(items).map_err(|e| ClientError::Decode(format!("{path}: {e}")))
+        let items = serde_json::from_value(items).map_err(|e| ClientError::Decode(format!("{path}: {e}")))?;
+        Ok((items, warnings))
     }
 
     /// Applies an RFC 7386 merge patch.
@@ -501,4 +527,11 @@ where
             }
         }
     })
+}
+
+/// The text of a `Warning` header (`299 - "unknown field \"x\""`), its
+/// quotes and escapes undone; a value of another form as it is.
+fn warning_text(header: &str) -> String {
+    let quoted = header.splitn(3, ' ').nth(2).unwrap_or(header);
+    serde_json::from_str::<String>(quoted).unwrap_or_else(|_| header.to_string())
 }

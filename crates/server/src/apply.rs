@@ -2,8 +2,15 @@
 //! a multi-document YAML/JSON stream parsed and validated exactly as
 //! `ringleader validate` does, then stored in one batch — all of it, or (on
 //! any error in any document) none of it.
+//!
+//! Unknown fields refuse the apply unless `?fieldValidation=Warn|Ignore`
+//! says otherwise: its callers (`ringleader apply`, the console) mean what
+//! they write, as kubectl's `--validate=strict` default does, and a typo
+//! such as `comand:` would otherwise start a job that fails for a reason
+//! the user never sees.
 
 use crate::admission::defaulting::{carry_status, prepare};
+use crate::admission::fields::{self, Directive};
 use crate::admission::objects as admission;
 use crate::decode::check_yaml_depth;
 use crate::ServerState;
@@ -63,7 +70,12 @@ pub async fn bulk(
     body: &[u8],
     source: Option<&str>,
     namespace: Option<&str>,
+    field_validation: Option<&str>,
 ) -> Result<Response, ApiError> {
+    let directive = match field_validation {
+        None | Some("") => Directive::Strict,
+        given => Directive::parse(given)?,
+    };
     let source = source.filter(|s| !s.is_empty()).unwrap_or("-");
     let text = std::str::from_utf8(body).map_err(|e| ApiError::bad_field("body", format!("not UTF-8 text: {e}")))?;
     check_yaml_depth(text)?;
@@ -81,8 +93,28 @@ pub async fn bulk(
         }
     }
     let mut objects: Vec<(&'static ResourceType, Value)> = Vec::new();
+    let mut warnings = Vec::new();
     for doc in &docs {
         let Some(rt) = type_of(&doc.value) else { continue };
+        if directive != Directive::Ignore {
+            let name = doc.value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let ns = doc.value.pointer("/metadata/namespace").and_then(Value::as_str);
+            let ns = ns.or(namespace).unwrap_or("default");
+            let at = format!("{}[{}] {}/{ns}/{name}", doc.source, doc.index, rt.kind);
+            for field in fields::unknown_fields(rt, &doc.value) {
+                match directive {
+                    Directive::Strict => failures.push((
+                        at.clone(),
+                        FieldError::new(
+                            field,
+                            "",
+                            "unknown field (strict decoding error; --validate=false to apply it)",
+                        ),
+                    )),
+                    _ => warnings.push(format!("{at}: unknown field {field:?}")),
+                }
+            }
+        }
         if !rt.writable() {
             let name = doc.value.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
             failures.push((
@@ -232,5 +264,5 @@ pub async fn bulk(
         })
         .await??;
     let reply = json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "ApplyResultList", "items": results});
-    Ok((StatusCode::OK, axum::Json(reply)).into_response())
+    Ok(fields::warn((StatusCode::OK, axum::Json(reply)).into_response(), &warnings))
 }

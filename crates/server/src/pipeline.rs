@@ -167,7 +167,8 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
     match target {
         Target::BulkApply if m == Method::POST => {
             let namespace = req.param("namespace").filter(|n| !n.is_empty());
-            apply::bulk(state, req.identity.as_ref(), &req.body, req.param("source"), namespace).await
+            let validation = req.param("fieldValidation");
+            apply::bulk(state, req.identity.as_ref(), &req.body, req.param("source"), namespace, validation).await
         }
         Target::Log { ns, name } if m == Method::GET => {
             let options = logs::LogOptions::parse(&req.query, ringleader_api::time::now())?;

@@ -387,6 +387,66 @@ async fn bulk_apply_is_all_or_nothing() -> TestResult {
     Ok(())
 }
 
+/// The bulk apply (`ringleader apply`, the console) refuses unknown fields
+/// unless told otherwise, as kubectl's `--validate=strict` default does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_apply_refuses_unknown_fields_unless_told_otherwise() -> TestResult {
+    let s = TestServer::start().await?;
+    let c = &s.client;
+    let batch_job = resources::find("jobs.batch").ok_or("no batch job")?;
+    let typo = GOOD.replace("command:", "comand:");
+    assert_ne!(typo, GOOD, "GOOD has a command to misspell");
+    let r = c.apply_documents_from("job.yaml", &typo).await;
+    let Err(ClientError::Status { code, message, status, .. }) = r else { return Err(format!("{r:?}").into()) };
+    assert_eq!(code, 422);
+    assert!(message.contains("job.yaml[1] Job/default/hello: spec.template.spec.containers[0].comand"), "{message}");
+    assert!(message.contains("unknown field"), "{message}");
+    assert_eq!(status["details"]["causes"][0]["field"], "spec.template.spec.containers[0].comand");
+    assert!(c.list(batch_job, None, None).await?.items.is_empty(), "nothing applied");
+
+    let (applied, warnings) = c.apply_documents_validated("job.yaml", None, &typo, Some("Warn")).await?;
+    assert_eq!(applied.len(), 2);
+    assert_eq!(warnings, ["job.yaml[1] Job/default/hello: unknown field \"spec.template.spec.containers[0].comand\""]);
+    let (_, quiet) = c.apply_documents_validated("job.yaml", None, &typo, Some("Ignore")).await?;
+    assert!(quiet.is_empty(), "{quiet:?}");
+    let bad = c.apply_documents_validated("job.yaml", None, GOOD, Some("Loose")).await;
+    assert!(matches!(&bad, Err(e) if e.code() == Some(400) && e.to_string().contains("fieldValidation")), "{bad:?}");
+    Ok(())
+}
+
+/// Every example the project ships applies under the strict default: none
+/// uses a field the served schemas lack.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_example_has_only_known_fields() -> TestResult {
+    let s = TestServer::start().await?;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut files = Vec::new();
+    for dir in [root.clone(), root.join("platform"), root.join("demo")] {
+        for e in std::fs::read_dir(&dir)? {
+            let p = e?.path();
+            if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 20, "{files:?}");
+    let mut unknown = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f)?;
+        let source = f.display().to_string();
+        // Other refusals (an example may need nodes or queues of its own)
+        // are not this test's business; an unknown field is named in any.
+        if let Err(e) = s.client.apply_documents_from(&source, &text).await {
+            if e.to_string().contains("unknown field") {
+                unknown.push(e.to_string());
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "{unknown:#?}");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn started_pods_are_marked_for_the_agent() -> TestResult {
     let s = TestServer::start().await?;
