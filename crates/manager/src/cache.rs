@@ -15,6 +15,13 @@ pub struct Cache {
     /// Deleted keys and the version of their deletion, so a late event of an
     /// older write cannot bring them back.
     tombstones: HashMap<ObjectKey, u64>,
+    /// Each Node as the passes see it, by name, with the version it was
+    /// read from: decoding thousands of Nodes on every pass was a fifth of
+    /// a busy manager's time, and most passes change none of them.
+    pub(crate) node_views: std::sync::Mutex<HashMap<String, (u64, Arc<crate::node_view::NodeView>)>>,
+    /// Why each Node cannot be a scheduler node (`None`: it can), by name,
+    /// with the version it was judged at, for the same reason.
+    pub(crate) node_problems: std::sync::Mutex<HashMap<String, (u64, Option<String>)>>,
 }
 
 impl Cache {

@@ -90,8 +90,23 @@ static UNMODELLED_SAID: AtomicUsize = AtomicUsize::new(usize::MAX);
 /// Checks every Node, Queue and PriorityClass (there are few of them).
 pub fn check_cluster(cache: &Cache, findings: &mut Findings) {
     let (mut unmodelled, mut example) = (0, None);
+    let mut memo = match cache.node_problems.lock() {
+        Ok(m) => m,
+        // Each entry is checked against its Node's version: a stale one is redone.
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    let mut seen = 0;
     for n in cache.of_kind("ringleader.io/v1alpha1", "Node") {
-        match node_problem(&n.object) {
+        seen += 1;
+        let problem = match memo.get(&n.key.name) {
+            Some((rv, problem)) if *rv == n.resource_version => problem.clone(),
+            _ => {
+                let problem = node_problem(&n.object);
+                memo.insert(n.key.name.clone(), (n.resource_version, problem.clone()));
+                problem
+            }
+        };
+        match problem {
             Some(why) if is_kubelet_node(&n.object) => {
                 unmodelled += 1;
                 let published = annotation(&n.object, HARDWARE_PROBLEM_ANNOTATION).unwrap_or(&why);
@@ -103,6 +118,12 @@ pub fn check_cluster(cache: &Cache, findings: &mut Findings) {
             None => findings.checked(&n.key),
         }
     }
+    if memo.len() > seen {
+        let live: HashSet<&str> =
+            cache.of_kind("ringleader.io/v1alpha1", "Node").map(|n| n.key.name.as_str()).collect();
+        memo.retain(|name, _| live.contains(name.as_str()));
+    }
+    drop(memo);
     if UNMODELLED_SAID.swap(unmodelled, Ordering::Relaxed) != unmodelled && unmodelled > 0 {
         tracing::info!(
             nodes = unmodelled,

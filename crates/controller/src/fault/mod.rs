@@ -15,7 +15,7 @@ pub use config::{
     DeviceRef, FaultConfig, FaultKind, NodeLossConfig, DEFAULT_GRACE_PERIOD_SECS, DEFAULT_HEARTBEAT_TIMEOUT_SECS,
     DEFAULT_NOT_READY_TOLERATION_SECS,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// A fault under one pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,12 +48,22 @@ pub fn pod_faults<'a>(
     multi_pod: bool,
 ) -> Vec<PodFault> {
     let mut out = Vec::new();
+    // Only a node that is down or has a broken chip faults a pod: looked up
+    // by name, as a gang of thousands of pods spans thousands of nodes.
+    let troubled: HashMap<&str, &ObservedNode> = nodes
+        .iter()
+        .filter(|n| !n.ready || !n.unhealthy_devices.is_empty() || !n.network_unhealthy_devices.is_empty())
+        .map(|n| (n.name.as_str(), n))
+        .collect();
+    if troubled.is_empty() {
+        return out;
+    }
     for pod in pods {
         if !matches!(pod.phase, PodPhase::Running | PodPhase::Pending | PodPhase::Unknown) {
             continue;
         }
         let Some(node_name) = &pod.node else { continue };
-        let Some(node) = nodes.iter().find(|n| &n.name == node_name) else { continue };
+        let Some(node) = troubled.get(node_name.as_str()) else { continue };
         if !node.ready {
             out.push(PodFault { pod: pod.name.clone(), kind: FaultKind::NodeNotReady, devices: Vec::new() });
             continue;
@@ -96,11 +106,16 @@ pub fn node_loss<'a>(
     now: u64,
 ) -> NodeLoss {
     let mut out = NodeLoss::default();
+    // Only a NotReady node loses pods (see `lost_at`).
+    let down: HashMap<&str, &ObservedNode> = nodes.iter().filter(|n| !n.ready).map(|n| (n.name.as_str(), n)).collect();
+    if down.is_empty() {
+        return out;
+    }
     for pod in pods {
         if !pod.phase.is_live() || pod.node_lost {
             continue;
         }
-        let Some(node) = pod.node.as_deref().and_then(|n| nodes.iter().find(|x| x.name == n)) else { continue };
+        let Some(node) = pod.node.as_deref().and_then(|n| down.get(n)) else { continue };
         let Some(at) = config.lost_at(node) else { continue };
         if now >= at {
             out.lost.push((pod.name.clone(), node.name.clone()));

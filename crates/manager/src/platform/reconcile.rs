@@ -1,7 +1,7 @@
 //! The platform controller's pass: every reconciler run over the cache in
 //! dependency order, and the uids of what owns the objects they made.
 
-use super::api::{API, NODE_API, QUEUE_API, RBAC_API};
+use super::api::{API, GROUP_LABEL, NODE_API, QUEUE_API, RBAC_API};
 use super::object::objects;
 use super::{check, quota, resource_group, run, script, storage, workspace};
 use crate::cache::{str_at, Cache};
@@ -17,14 +17,28 @@ const OWNER_KINDS: &[&str] = &["Workspace", "ResourceGroup", "TrainingJob", "Run
 /// nodes before quotas read them, workspaces bind queues before runs check
 /// them.
 pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), ManagerError> {
-    let ops = resource_group::decide(&objects(cache, API, "ResourceGroup"), &objects(cache, NODE_API, "Node"));
+    // Nodes are copied only for the reconcilers that have something to
+    // decide: a cluster of thousands of nodes and no platform objects (a
+    // plain `up`) would otherwise copy every Node three times a pass.
+    let groups = objects(cache, API, "ResourceGroup");
+    let nodes = if groups.is_empty() {
+        // Without groups only a label left by a deleted one matters.
+        cache
+            .of_kind(NODE_API, "Node")
+            .filter(|n| n.object.pointer(&format!("/metadata/labels/{}", GROUP_LABEL.replace('/', "~1"))).is_some())
+            .map(|n| n.object.clone())
+            .collect()
+    } else {
+        objects(cache, NODE_API, "Node")
+    };
+    let ops = resource_group::decide(&groups, &nodes);
     write(store, cache, ops)?;
-    let ops = quota::decide(
-        &objects(cache, QUEUE_API, "Queue"),
-        &objects(cache, API, "ResourceGroup"),
-        &objects(cache, NODE_API, "Node"),
-    );
-    write(store, cache, ops)?;
+    let queues = objects(cache, QUEUE_API, "Queue");
+    // Only a queue with a quota gets a capability written.
+    if queues.iter().any(|q| q.pointer("/spec/quota").is_some_and(serde_json::Value::is_object)) {
+        let ops = quota::decide(&queues, &objects(cache, API, "ResourceGroup"), &objects(cache, NODE_API, "Node"));
+        write(store, cache, ops)?;
+    }
     let bindings = objects(cache, RBAC_API, "RoleBinding");
     let namespaces = objects(cache, namespace::API_VERSION, namespace::KIND);
     let ops = workspace::decide(
@@ -34,8 +48,11 @@ pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Mana
         &namespaces,
     );
     write(store, cache, ops)?;
-    let ops = storage::decide(&objects(cache, API, "StorageMount"), &objects(cache, NODE_API, "Node"));
-    write(store, cache, ops)?;
+    let mounts = objects(cache, API, "StorageMount");
+    if !mounts.is_empty() {
+        let ops = storage::decide(&mounts, &objects(cache, NODE_API, "Node"));
+        write(store, cache, ops)?;
+    }
     let ops = run::pass_ops(cache, now);
     write(store, cache, ops)?;
     let ops = script::pass_ops(cache, now);
