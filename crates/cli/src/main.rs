@@ -36,6 +36,7 @@ mod logging;
 mod logs;
 mod manager;
 mod node;
+mod node_binding;
 mod plan;
 mod plane;
 mod platform;
@@ -105,7 +106,7 @@ enum Command {
     Top(top::TopArgs),
     /// Why a job is pending.
     Explain(explain::ExplainArgs),
-    /// Stop, start or inject faults into a virtual node.
+    /// Stop, start or inject faults into a virtual node; adopt, bind, unbind or remove it (platform).
     Node(node::NodeArgs),
     /// The probe workload: a real TCP ring all-reduce across a job's ranks.
     Probe(probe::ProbeArgs),

@@ -59,6 +59,11 @@ pub fn classify(
         return None;
     }
     let is_run = rt.platform() && rt.kind == "Run";
+    if rt.platform() && rt.kind == "PlatformNode" {
+        if let Some(found) = node_verb(before, after) {
+            return Some(found);
+        }
+    }
     match (before, after) {
         (None, Some(after)) if is_run => {
             Some(("run".into(), format!("run of TrainingJob {}", text(Some(after), "/spec/trainingJob"))))
@@ -83,6 +88,30 @@ pub fn classify(
                 return None;
             }
             Some((verb.to_string(), String::new()))
+        }
+    }
+}
+
+/// A PlatformNode's write in seed 004's words: adopted (纳管), bound,
+/// unbound or removed (`None`: an ordinary create or change).
+fn node_verb(before: Option<&Value>, after: Option<&Value>) -> Option<(String, String)> {
+    let group = |v: Option<&Value>| text(v, "/spec/resourceGroup").to_string();
+    let detail = |g: &str| if g.is_empty() { String::new() } else { format!("resource group {g}") };
+    match (before, after) {
+        (Some(b), None) => Some(("remove".into(), detail(&group(Some(b))))),
+        (None, Some(a)) if text(Some(a), "/spec/source") == "adopted" => {
+            Some(("adopt".into(), detail(&group(Some(a)))))
+        }
+        (None, _) => None,
+        (Some(_), Some(_)) => {
+            let (was, now) = (group(before), group(after));
+            if was == now {
+                None
+            } else if now.is_empty() {
+                Some(("unbind".into(), detail(&was)))
+            } else {
+                Some(("bind".into(), detail(&now)))
+            }
         }
     }
 }

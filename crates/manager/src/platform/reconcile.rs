@@ -17,7 +17,11 @@ const OWNER_KINDS: &[&str] = &["Workspace", "ResourceGroup", "TrainingJob", "Run
 /// nodes before quotas read them, workspaces bind queues before runs check
 /// them.
 pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), ManagerError> {
-    let ops = resource_group::decide(&objects(cache, API, "ResourceGroup"), &objects(cache, NODE_API, "Node"));
+    let ops = resource_group::decide(
+        &objects(cache, API, "ResourceGroup"),
+        &objects(cache, NODE_API, "Node"),
+        &objects(cache, API, "PlatformNode"),
+    );
     write(store, cache, ops)?;
     let ops = quota::decide(
         &objects(cache, QUEUE_API, "Queue"),

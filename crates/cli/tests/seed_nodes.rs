@@ -1,0 +1,217 @@
+//! Seed 004's node list (节点: 纳管, 绑定, 解绑, 移除) live under `ringleader
+//! up`, through the `ringleader` CLI as an administrator would: an existing
+//! node adopted into a resource group is bound, unbound and removed; a bind
+//! fails with its reason for a node that does not exist, is not Ready or is
+//! of the other accelerator family; a node the platform made cannot be
+//! removed ("移除仅支持来源为纳管的节点"); a batch operation (批量执行脚本,
+//! 批量存储挂载) over nodes not bound is refused naming them; a member gets
+//! 403; every step is in the audit trail.
+
+mod common;
+
+use common::Plane;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BLOCK: u8 = 247;
+
+/// `ringleader ARGS` as `who` (a kubeconfig, or the admin's data dir): (success, stdout+stderr).
+fn as_user(plane: &Plane, who: Option<&Path>, args: &[&str]) -> (bool, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringleader"));
+    cmd.args(args).env_remove("KUBECONFIG");
+    match who {
+        Some(k) => cmd.arg("--kubeconfig").arg(k),
+        None => cmd.arg("--data-dir").arg(plane.data_dir()),
+    };
+    let out = cmd.output().expect("ringleader");
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+fn ok(plane: &Plane, args: &[&str]) -> String {
+    let (success, out) = as_user(plane, None, args);
+    assert!(success, "ringleader {args:?} failed:\n{out}");
+    out
+}
+
+/// The output of a command that must be refused.
+fn refused(plane: &Plane, who: Option<&Path>, args: &[&str]) -> String {
+    let (success, out) = as_user(plane, who, args);
+    assert!(!success, "ringleader {args:?} should have been refused:\n{out}");
+    out
+}
+
+fn apply(plane: &Plane, name: &str, yaml: &str) -> (bool, String) {
+    let file = plane.dir.path().join(name);
+    std::fs::write(&file, yaml).expect("write");
+    as_user(plane, None, &["apply", "-f", &file.to_string_lossy()])
+}
+
+fn token(plane: &Plane, user: &str) -> PathBuf {
+    let file = plane.dir.path().join(format!("{user}.kubeconfig"));
+    ok(plane, &["token", "create", "--user", user, "--kubeconfig-out", &file.to_string_lossy()]);
+    file
+}
+
+fn pnode(plane: &Plane, name: &str) -> Value {
+    plane.get("platformnodes", name).unwrap_or(Value::Null)
+}
+
+fn binding(plane: &Plane, name: &str) -> (String, String) {
+    let p = pnode(plane, name);
+    let s = |ptr: &str| p.pointer(ptr).and_then(Value::as_str).unwrap_or_default().to_string();
+    (s("/status/binding"), s("/status/reason"))
+}
+
+fn wait_binding(plane: &Plane, name: &str, want: &str) -> String {
+    plane.wait_for(20, &format!("platformnode {name} {want}"), |p| binding(p, name).0 == want);
+    binding(plane, name).1
+}
+
+fn group_label(plane: &Plane, node: &str) -> Option<String> {
+    plane
+        .get("nodes", node)?
+        .pointer("/metadata/labels/platform.ringleader.io~1resource-group")?
+        .as_str()
+        .map(str::to_string)
+}
+
+fn group_nodes(plane: &Plane) -> Vec<String> {
+    plane
+        .get("resourcegroups", "train")
+        .and_then(|g| g.pointer("/status/nodes").and_then(Value::as_array).cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn seed_004_s_node_list_adopts_binds_unbinds_and_removes_nodes() {
+    let cluster = common::cluster_yaml(
+        BLOCK,
+        &[("g1", "hgx-h100-8"), ("g2", "hgx-h100-8"), ("g3", "hgx-h100-8"), ("a1", "atlas-800-910")],
+    );
+    let plane = Plane::start(&cluster, &["--heartbeat-timeout", "1.5"]);
+    plane.wait_for(30, "every node Ready", |p| {
+        p.list("nodes").iter().filter(|n| n.pointer("/status/ready") == Some(&Value::Bool(true))).count() == 4
+    });
+    let (applied, out) = apply(
+        &plane,
+        "group.yaml",
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: ResourceGroup\nmetadata: {name: train}\n\
+         spec: {accelerator: NVIDIA}\n---\n\
+         apiVersion: platform.ringleader.io/v1alpha1\nkind: Script\nmetadata: {name: hello}\n\
+         spec: {timeoutSeconds: 600, content: \"echo ok\"}\n",
+    );
+    assert!(applied, "{out}");
+
+    // 纳管: an existing node adopted into the group is bound (已绑定-正常).
+    let out = ok(&plane, &["node", "adopt", "g1", "--resource-group", "train"]);
+    assert!(out.contains("platformnode/g1 adopted"), "{out}");
+    wait_binding(&plane, "g1", "bound");
+    assert_eq!(group_label(&plane, "g1").as_deref(), Some("train"));
+    plane.wait_for(10, "g1 a member of the group", |p| group_nodes(p) == ["g1"]);
+
+    // A node the platform made (source new) binds the same way.
+    let (applied, out) = apply(
+        &plane,
+        "g2.yaml",
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: PlatformNode\nmetadata: {name: g2}\n\
+         spec: {source: new, resourceGroup: train}\n",
+    );
+    assert!(applied, "{out}");
+    wait_binding(&plane, "g2", "bound");
+
+    // 绑定失败, with the reason: a missing node, one of the other family, one not Ready.
+    ok(&plane, &["node", "adopt", "ghost", "--resource-group", "train"]);
+    assert_eq!(wait_binding(&plane, "ghost", "bind-failed"), "node ghost not found");
+    ok(&plane, &["node", "adopt", "a1", "--resource-group", "train"]);
+    assert_eq!(
+        wait_binding(&plane, "a1", "bind-failed"),
+        "node a1 has Ascend accelerators; this group's accelerator is NVIDIA"
+    );
+    ok(&plane, &["node", "stop", "g3"]);
+    plane.wait_for(20, "g3 NotReady", |p| {
+        p.get("nodes", "g3").and_then(|n| n.pointer("/status/ready").cloned()) == Some(Value::Bool(false))
+    });
+    ok(&plane, &["node", "adopt", "g3", "--resource-group", "train"]);
+    assert_eq!(wait_binding(&plane, "g3", "bind-failed"), "node g3 is not Ready");
+    assert_eq!(group_label(&plane, "a1"), None, "a failed bind labels nothing");
+    assert_eq!(group_nodes(&plane), ["g1", "g2"], "the group holds the bound nodes only");
+    let group = plane.get("resourcegroups", "train").unwrap_or(Value::Null);
+    assert_eq!(group["status"]["state"], "running", "a node's failed bind is not the group's: {group}");
+
+    // Batch operations apply to bound nodes only, and the refusal names the others.
+    let (applied, out) = apply(
+        &plane,
+        "batch.yaml",
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: ScriptRun\nmetadata: {name: hello-1}\n\
+         spec: {script: hello, nodes: [g1, a1, g3]}\n",
+    );
+    assert!(!applied, "a script run over nodes not bound is refused:\n{out}");
+    assert!(
+        out.contains("spec.nodes") && out.contains("a1 (bind-failed), g3 (bind-failed)") && !out.contains("g1 ("),
+        "{out}"
+    );
+    let (applied, out) = apply(
+        &plane,
+        "mount.yaml",
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: StorageMount\nmetadata: {name: pfs}\n\
+         spec: {nodeDirectory: /mnt/pfs, nodes: [g1, g2]}\n",
+    );
+    assert!(applied, "a batch over bound nodes goes through:\n{out}");
+
+    // 移除: only adopted nodes, and only once unbound.
+    let out = refused(&plane, None, &["node", "remove", "g2"]);
+    assert!(out.contains("移除仅支持来源为纳管的节点"), "{out}");
+    let out = refused(&plane, None, &["node", "remove", "g1"]);
+    assert!(out.contains("unbind it first"), "{out}");
+
+    // 解绑: the node leaves the group but stays in the node list.
+    ok(&plane, &["node", "unbind", "g1"]);
+    wait_binding(&plane, "g1", "unbound");
+    assert_eq!(group_label(&plane, "g1"), None);
+    plane.wait_for(10, "g1 out of the group", |p| group_nodes(p) == ["g2"]);
+    let (applied, out) = apply(
+        &plane,
+        "batch2.yaml",
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: ScriptRun\nmetadata: {name: hello-2}\n\
+         spec: {script: hello, nodes: [g1]}\n",
+    );
+    assert!(!applied && out.contains("g1 (unbound)"), "an unbound node takes no batch:\n{out}");
+    let out = ok(&plane, &["node", "remove", "g1"]);
+    assert!(out.contains("platformnode/g1 removed"), "{out}");
+    assert!(plane.get("platformnodes", "g1").is_none(), "g1 left the node list");
+    assert!(plane.get("nodes", "g1").is_some(), "removal leaves the machine itself");
+
+    // 解绑失败 while the group's own spec still names the node.
+    let (applied, out) = apply(
+        &plane,
+        "group2.yaml",
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: ResourceGroup\nmetadata: {name: train}\n\
+         spec: {accelerator: NVIDIA, nodes: {names: [g2]}}\n",
+    );
+    assert!(applied, "{out}");
+    ok(&plane, &["node", "unbind", "g2"]);
+    let why = wait_binding(&plane, "g2", "unbind-failed");
+    assert!(why.contains("resource group train's spec.nodes"), "{why}");
+
+    // Only administrators manage the node list.
+    let alice = token(&plane, "alice");
+    let out = refused(&plane, Some(&alice), &["node", "adopt", "g3", "--resource-group", "train"]);
+    assert!(out.contains("forbidden"), "{out}");
+
+    // The audit trail names each step in seed 004's words.
+    let records = plane.list("auditrecords");
+    let steps: Vec<(String, String)> = records
+        .iter()
+        .filter(|r| r["spec"]["resource"] == "platform.ringleader.io/PlatformNode")
+        .map(|r| {
+            (r["spec"]["verb"].as_str().unwrap_or("").to_string(), r["spec"]["name"].as_str().unwrap_or("").to_string())
+        })
+        .collect();
+    for (verb, name) in [("adopt", "g1"), ("create", "g2"), ("unbind", "g1"), ("remove", "g1"), ("unbind", "g2")] {
+        assert!(steps.contains(&(verb.to_string(), name.to_string())), "audit: {verb} {name} in {steps:?}");
+    }
+}
