@@ -16,7 +16,13 @@ pub(crate) async fn authenticate(state: &ServerState, request: Request) -> Resul
         return Err(ApiError::unauthorized("access keys are not served: the server has no data directory"));
     };
     let (parts, body) = request.into_parts();
-    let bytes = crate::decode::read_body(body, crate::decode::MAX_BODY).await?;
+    // Within the same time as any body: a signed request trickled in slowly
+    // must not hold its connection longer than an unsigned one.
+    let within = state.conn_limits().body_timeout;
+    let bytes = match tokio::time::timeout(within, crate::decode::read_body(body, crate::decode::MAX_BODY)).await {
+        Ok(read) => read?,
+        Err(_) => return Err(ApiError::body_timeout(within)),
+    };
     let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let authorization = header(AUTHORIZATION.as_str()).unwrap_or_default();
     let timestamp = header(TIMESTAMP_HEADER);

@@ -251,6 +251,22 @@ mod tests {
     }
 
     #[test]
+    fn platform_node_writes_are_recorded_in_seed_004_s_words() {
+        let rt = ringleader_registry::resources::PLATFORM_NODES;
+        let pn = |source: &str, group: Value| json!({"metadata": {"name": "n1"}, "spec": {"source": source, "resourceGroup": group}});
+        let verb = |before: Option<&Value>, after: Option<&Value>| classify(rt, "patch", before, after).map(|(v, _)| v);
+        let (bound, unbound) = (pn("adopted", json!("g")), pn("adopted", Value::Null));
+        assert_eq!(verb(None, Some(&bound)).as_deref(), Some("adopt"));
+        assert_eq!(verb(None, Some(&pn("new", json!("g")))).as_deref(), Some("create"));
+        assert_eq!(verb(Some(&bound), Some(&unbound)).as_deref(), Some("unbind"));
+        assert_eq!(verb(Some(&unbound), Some(&bound)).as_deref(), Some("bind"));
+        assert_eq!(verb(Some(&bound), None).as_deref(), Some("remove"));
+        let mut status_only = bound.clone();
+        status_only["status"] = json!({"binding": "bound"});
+        assert_eq!(verb(Some(&bound), Some(&status_only)), None, "the controller's status is not recorded");
+    }
+
+    #[test]
     fn records_are_valid_audit_records() {
         let r = record("alice", "create", "", rt("trainingjobs"), "ws-a", "train", "2025-03-04T05:06:07Z", 0xabc);
         assert_eq!(r["metadata"]["name"], "audit-20250304050607-0000000002748");
