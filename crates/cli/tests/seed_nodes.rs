@@ -332,4 +332,46 @@ fn seed_004_s_access_keys_sign_api_requests_as_their_user() {
     let (code, body) = curl(&plane, "GET", &pods, &sign(keys, "GET", &pods, None, None), None);
     assert_eq!(code, 401, "{body}");
     assert!(body.contains("unknown access key"), "{body}");
+
+    // Alice manages her own keys through the API (her bearer token here):
+    // makes one, sees only hers, signs with it, disables and deletes it.
+    let bob = ok(&plane, &["accesskey", "create", "--user", "bob"]);
+    let bob_ak = field(&bob, "accessKeyId:").to_string();
+    let kubeconfig = token(&plane, "alice");
+    let text = std::fs::read_to_string(&kubeconfig).expect("kubeconfig");
+    let bearer = text.lines().find_map(|l| l.trim().strip_prefix("token:")).map(str::trim).expect("token").to_string();
+    let bearer = format!("Authorization: Bearer {}", bearer.trim_matches('"').trim_matches('\''));
+    let keys_url = format!("{server}/apis/ringleader.io/v1alpha1/accesskeys");
+    let empty = plane.dir.path().join("empty.json");
+    std::fs::write(&empty, "{}").expect("write");
+    let (code, body) = curl(&plane, "POST", &keys_url, &bearer, Some(&empty));
+    assert_eq!(code, 201, "{body}");
+    let made: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let (ak2, sk2) =
+        (made["accessKeyId"].as_str().unwrap_or_default(), made["secretAccessKey"].as_str().unwrap_or_default());
+    assert_eq!(made["user"], "alice", "{body}");
+    let (code, body) = curl(&plane, "GET", &keys_url, &bearer, None);
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains(ak2) && !body.contains(sk2) && !body.contains(&bob_ak), "only her keys, no secret:\n{body}");
+    let keys2 = (ak2, sk2);
+    let (code, body) = curl(&plane, "GET", &pods, &sign(keys2, "GET", &pods, None, None), None);
+    assert_eq!(code, 200, "{body}");
+    let bob_url = format!("{keys_url}/{bob_ak}");
+    let (code, body) = curl(&plane, "DELETE", &bob_url, &bearer, None);
+    assert_eq!(code, 404, "another user's key is not hers to delete: {body}");
+    let for_bob = plane.dir.path().join("for-bob.json");
+    std::fs::write(&for_bob, r#"{"user":"bob"}"#).expect("write");
+    let (code, body) = curl(&plane, "POST", &keys_url, &bearer, Some(&for_bob));
+    assert_eq!(code, 403, "{body}");
+    let off = plane.dir.path().join("off.json");
+    std::fs::write(&off, r#"{"disabled":true}"#).expect("write");
+    let own = format!("{keys_url}/{ak2}");
+    let (code, body) = curl(&plane, "PATCH", &own, &bearer, Some(&off));
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = curl(&plane, "GET", &pods, &sign(keys2, "GET", &pods, None, None), None);
+    assert_eq!((code, body.contains("is disabled")), (401, true), "{body}");
+    let (code, body) = curl(&plane, "DELETE", &own, &bearer, None);
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = curl(&plane, "GET", &keys_url, &bearer, None);
+    assert!(code == 200 && !body.contains(ak2), "{body}");
 }
