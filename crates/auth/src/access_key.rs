@@ -102,6 +102,19 @@ pub fn read(data_dir: &Path) -> Result<AccessKeyFile, String> {
     serde_yaml_ng::from_str(&text).map_err(|e| format!("{}: not an access key registry: {e}", p.display()))
 }
 
+/// Serializes this process's read-modify-writes of the registry: two keys
+/// made at once must both be kept.
+static WRITES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `change` on the registry and writes it back, one change at a time.
+fn update<T>(data_dir: &Path, change: impl FnOnce(&mut AccessKeyFile) -> Result<T, String>) -> Result<T, String> {
+    let _held = WRITES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut file = read(data_dir)?;
+    let out = change(&mut file)?;
+    write(data_dir, file)?;
+    Ok(out)
+}
+
 fn write(data_dir: &Path, mut file: AccessKeyFile) -> Result<(), String> {
     let p = path(data_dir);
     file.api_version = "ringleader.io/v1alpha1".into();
@@ -131,41 +144,45 @@ pub fn create(data_dir: &Path, user: &str, groups: &[String], created_at: &str) 
         }
     }
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
-    let mut file = read(data_dir)?;
-    // 32 of 36 symbols: an alphabet whose size divides 256 keeps the draw uniform.
+    // Alphabets of 32 (no I, O, 0, 1) and 64 symbols: sizes that divide 256 keep the draw uniform.
     let ak = format!("{AK_PREFIX}{}", random_text(b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789", 16));
     let sk = random_text(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 40);
-    let sealer = Sealer::open(data_dir).map_err(|e| e.to_string())?;
-    let sealed = sealer.seal(&seal_key(&ak), &sk).map_err(|e| e.to_string())?.into_owned();
-    file.keys.push(AccessKeyEntry {
-        access_key_id: ak.clone(),
-        user: user.to_string(),
-        groups: groups.to_vec(),
-        sealed_secret: sealed,
-        disabled: false,
-        created_at: created_at.to_string(),
-    });
-    write(data_dir, file)?;
+    update(data_dir, |file| {
+        // Under the lock: the first key of a data directory makes encryption.key.
+        let sealer = Sealer::open(data_dir).map_err(|e| e.to_string())?;
+        let sealed = sealer.seal(&seal_key(&ak), &sk).map_err(|e| e.to_string())?.into_owned();
+        file.keys.push(AccessKeyEntry {
+            access_key_id: ak.clone(),
+            user: user.to_string(),
+            groups: groups.to_vec(),
+            sealed_secret: sealed,
+            disabled: false,
+            created_at: created_at.to_string(),
+        });
+        Ok(())
+    })?;
     Ok((ak, sk))
 }
 
 /// Disables or enables a key (`Err` names an unknown key).
 pub fn set_disabled(data_dir: &Path, ak: &str, disabled: bool) -> Result<(), String> {
-    let mut file = read(data_dir)?;
-    let entry = file.keys.iter_mut().find(|k| k.access_key_id == ak).ok_or_else(|| unknown(ak))?;
-    entry.disabled = disabled;
-    write(data_dir, file)
+    update(data_dir, |file| {
+        let entry = file.keys.iter_mut().find(|k| k.access_key_id == ak).ok_or_else(|| unknown(ak))?;
+        entry.disabled = disabled;
+        Ok(())
+    })
 }
 
 /// Deletes a key (`Err` names an unknown key).
 pub fn delete(data_dir: &Path, ak: &str) -> Result<(), String> {
-    let mut file = read(data_dir)?;
-    let before = file.keys.len();
-    file.keys.retain(|k| k.access_key_id != ak);
-    if file.keys.len() == before {
-        return Err(unknown(ak));
-    }
-    write(data_dir, file)
+    update(data_dir, |file| {
+        let before = file.keys.len();
+        file.keys.retain(|k| k.access_key_id != ak);
+        if file.keys.len() == before {
+            return Err(unknown(ak));
+        }
+        Ok(())
+    })
 }
 
 fn unknown(ak: &str) -> String {
@@ -326,6 +343,18 @@ mod tests {
             authenticate(dir.path(), &signed(&auth, "1000", b""), 1000),
             Err(format!("unknown access key {ak:?}"))
         );
+    }
+
+    #[test]
+    fn keys_made_at_once_are_all_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let d = dir.path();
+                s.spawn(move || create(d, &format!("u{i}"), &[], "2026-01-01T00:00:00Z").expect("create"));
+            }
+        });
+        assert_eq!(read(dir.path()).map(|f| f.keys.len()), Ok(8));
     }
 
     #[test]
