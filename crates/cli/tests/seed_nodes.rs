@@ -126,6 +126,17 @@ fn seed_004_s_node_list_adopts_binds_unbinds_and_removes_nodes() {
     assert!(applied, "{out}");
     wait_binding(&plane, "g2", "bound");
 
+    // Stock kubectl lists the node list with its binding states.
+    if common::kubectl_or_skip("the kubectl part") {
+        let out = Command::new("kubectl")
+            .env("KUBECONFIG", plane.data_dir().join("kubeconfig"))
+            .args(["get", "platformnodes"])
+            .output()
+            .expect("kubectl");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("BINDING") && text.contains("adopted") && text.contains("bound"), "{text}");
+    }
+
     // 绑定失败, with the reason: a missing node, one of the other family, one not Ready.
     ok(&plane, &["node", "adopt", "ghost", "--resource-group", "train"]);
     assert_eq!(wait_binding(&plane, "ghost", "bind-failed"), "node ghost not found");
