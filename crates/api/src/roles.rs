@@ -141,6 +141,7 @@ impl Resource {
             | Resource::Script(_)
             | Resource::ScriptRun(_)
             | Resource::AuditRecord(_)
+            | Resource::PlatformNode(_)
             | Resource::CheckRun(_) => Vec::new(),
         }
     }

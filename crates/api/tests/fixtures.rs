@@ -36,7 +36,17 @@ fn the_platform_examples_cover_every_platform_kind() {
     let reports = reports(&repo().join("examples/platform"));
     let kinds: BTreeSet<&str> = reports.iter().filter(|r| r.valid).map(|r| r.kind.as_str()).collect();
     // AuditRecords are written by the API server only, so no example makes one.
-    for kind in ["ResourceGroup", "Workspace", "Queue", "TrainingJob", "Run", "Dataset", "Image", "StorageMount"] {
+    for kind in [
+        "ResourceGroup",
+        "Workspace",
+        "Queue",
+        "TrainingJob",
+        "Run",
+        "Dataset",
+        "Image",
+        "StorageMount",
+        "PlatformNode",
+    ] {
         assert!(kinds.contains(kind), "examples/platform has no valid {kind}: {kinds:?}");
     }
     assert!(kinds.contains("Script") && kinds.contains("ScriptRun"), "{kinds:?}");

@@ -8,6 +8,7 @@
 //! SubjectAccessReview). The protobuf SelfSubjectAccessReview kubectl sends
 //! is decoded in [`ssar_protobuf`].
 
+pub mod access_key;
 pub mod attributes;
 pub mod delegated;
 pub mod identity;

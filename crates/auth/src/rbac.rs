@@ -264,7 +264,7 @@ fn cluster_binding(name: &str, role: &str, subject_kind: &str, subject: &str) ->
 ///   ConfigMaps; `admin` also manages Roles and RoleBindings;
 /// - `system:discovery` (discovery, OpenAPI, version) and
 ///   `system:basic-user` (SelfSubjectAccessReviews, SelfSubjectRulesReviews,
-///   SelfSubjectReviews), bound to every
+///   SelfSubjectReviews, the caller's own access keys), bound to every
 ///   authenticated user; `system:monitoring` (`/metrics`, the probes'
 ///   details), bound to group
 ///   `system:monitoring`;
@@ -330,6 +330,8 @@ pub fn builtin_objects() -> Vec<Value> {
             vec![
                 rule(&["authorization.k8s.io"], &["selfsubjectaccessreviews", "selfsubjectrulesreviews"], &["create"]),
                 rule(&["authentication.k8s.io"], &["selfsubjectreviews"], &["create"]),
+                // A user's own access keys (the server narrows these to the caller's).
+                rule(&["ringleader.io"], &["accesskeys"], &["create", "list", "patch", "delete"]),
             ],
         ),
         // The probes answer `ok` to anyone; their details (which checks, how

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod accesskey;
 mod agent;
 mod apply;
 mod backup;
@@ -36,6 +37,7 @@ mod logging;
 mod logs;
 mod manager;
 mod node;
+mod node_binding;
 mod plan;
 mod plane;
 mod platform;
@@ -105,7 +107,7 @@ enum Command {
     Top(top::TopArgs),
     /// Why a job is pending.
     Explain(explain::ExplainArgs),
-    /// Stop, start or inject faults into a virtual node.
+    /// Stop, start or inject faults into a virtual node; adopt, bind, unbind or remove it (platform).
     Node(node::NodeArgs),
     /// The probe workload: a real TCP ring all-reduce across a job's ranks.
     Probe(probe::ProbeArgs),
@@ -133,6 +135,8 @@ enum Command {
     Restore(backup::RestoreArgs),
     /// Bearer tokens for users, node agents and the scheduler (`token create --user NAME`).
     Token(token::TokenArgs),
+    /// Access key pairs (AK/SK) for signed API requests (`accesskey create --user NAME`, `sign`).
+    Accesskey(accesskey::AccessKeyArgs),
     /// A shell completion script (`source <(ringleader completion bash)`).
     Completion {
         /// bash, zsh or fish.
@@ -196,6 +200,7 @@ fn main() -> ExitCode {
         Command::Version(args) => version::version(args).map(|_| 0),
         Command::Crds(args) => crds::run(args).map(|_| 0),
         Command::Token(args) => token::run(args).map(|_| 0),
+        Command::Accesskey(args) => accesskey::run(args).map(|_| 0),
         Command::Backup(args) => backup::backup(args).map(|_| 0),
         Command::Restore(args) => backup::restore(args).map(|_| 0),
         Command::Completion { shell } => {

@@ -1,5 +1,7 @@
 //! `node stop|start|fault`: power a virtual node off and on, and inject or
-//! clear device faults, through the writable ringleader.io Node.
+//! clear device faults, through the writable ringleader.io Node;
+//! `node adopt|bind|unbind|remove`: the platform's node list
+//! ([`crate::node_binding`]).
 
 use crate::printer::emit;
 use crate::support::{rt, server_error, Conn};
@@ -29,6 +31,29 @@ pub enum NodeAction {
         #[arg(long, value_parser = ["unhealthy", "network", "recover"])]
         kind: String,
     },
+    /// Adopt (纳管) an existing node into the platform's node list, bound to a resource group.
+    Adopt {
+        node: String,
+        #[arg(long = "resource-group", short = 'g')]
+        resource_group: Option<String>,
+    },
+    /// Bind nodes of the node list to a resource group.
+    Bind {
+        #[arg(required = true)]
+        nodes: Vec<String>,
+        #[arg(long = "resource-group", short = 'g')]
+        resource_group: String,
+    },
+    /// Unbind nodes from their resource group (the machines stay in the node list).
+    Unbind {
+        #[arg(required = true)]
+        nodes: Vec<String>,
+    },
+    /// Remove adopted, unbound nodes from the node list (only 纳管 nodes may be removed).
+    Remove {
+        #[arg(required = true)]
+        nodes: Vec<String>,
+    },
 }
 pub fn run(args: NodeArgs) -> Result<()> {
     let client = args.conn.client()?;
@@ -36,6 +61,14 @@ pub fn run(args: NodeArgs) -> Result<()> {
     let t = ringleader_registry::resources::NODES;
     rt()?.block_on(async {
         let (name, patch) = match &args.action {
+            NodeAction::Adopt { node, resource_group } => {
+                return crate::node_binding::adopt(&client, node, resource_group.as_deref()).await
+            }
+            NodeAction::Bind { nodes, resource_group } => {
+                return crate::node_binding::bind(&client, nodes, Some(resource_group)).await
+            }
+            NodeAction::Unbind { nodes } => return crate::node_binding::bind(&client, nodes, None).await,
+            NodeAction::Remove { nodes } => return crate::node_binding::remove(&client, nodes).await,
             NodeAction::Stop { node } => (node, json!({"spec": {"stopped": true}})),
             NodeAction::Start { node } => (node, json!({"spec": {"stopped": false}})),
             NodeAction::Fault { node, device, kind } => {

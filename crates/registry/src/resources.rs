@@ -162,6 +162,7 @@ pub const RESOURCES: &[ResourceType] = &[
         false,
     ),
     rt("ServiceAccount", "", "v1", "v1", "serviceaccounts", "serviceaccount", &["sa"], true, false),
+    rt("PlatformNode", PLATFORM, "v1alpha1", PLATFORM_V1, "platformnodes", "platformnode", &["pnode"], false, false),
 ];
 
 const RBAC: &str = "rbac.authorization.k8s.io";
@@ -199,6 +200,8 @@ pub const ENDPOINTS: &ResourceType = &RESOURCES[35];
 pub const ENDPOINT_SLICES: &ResourceType = &RESOURCES[36];
 /// The core `v1 ServiceAccount` resource.
 pub const SERVICE_ACCOUNTS: &ResourceType = &RESOURCES[37];
+/// The platform's `PlatformNode` resource: a node's source and binding.
+pub const PLATFORM_NODES: &ResourceType = &RESOURCES[38];
 
 /// The core v1 Node: the read-only view of the ringleader.io Nodes that
 /// [`crate::node_view`] serves at `/api/v1/nodes`. It is not in

@@ -59,6 +59,11 @@ pub fn classify(
         return None;
     }
     let is_run = rt.platform() && rt.kind == "Run";
+    if rt.platform() && rt.kind == "PlatformNode" {
+        if let Some(found) = node_verb(before, after) {
+            return Some(found);
+        }
+    }
     match (before, after) {
         (None, Some(after)) if is_run => {
             Some(("run".into(), format!("run of TrainingJob {}", text(Some(after), "/spec/trainingJob"))))
@@ -83,6 +88,30 @@ pub fn classify(
                 return None;
             }
             Some((verb.to_string(), String::new()))
+        }
+    }
+}
+
+/// A PlatformNode's write in seed 004's words: adopted (纳管), bound,
+/// unbound or removed (`None`: an ordinary create or change).
+fn node_verb(before: Option<&Value>, after: Option<&Value>) -> Option<(String, String)> {
+    let group = |v: Option<&Value>| text(v, "/spec/resourceGroup").to_string();
+    let detail = |g: &str| if g.is_empty() { String::new() } else { format!("resource group {g}") };
+    match (before, after) {
+        (Some(b), None) => Some(("remove".into(), detail(&group(Some(b))))),
+        (None, Some(a)) if text(Some(a), "/spec/source") == "adopted" => {
+            Some(("adopt".into(), detail(&group(Some(a)))))
+        }
+        (None, _) => None,
+        (Some(_), Some(_)) => {
+            let (was, now) = (group(before), group(after));
+            if was == now {
+                None
+            } else if now.is_empty() {
+                Some(("unbind".into(), detail(&was)))
+            } else {
+                Some(("bind".into(), detail(&now)))
+            }
         }
     }
 }
@@ -219,6 +248,22 @@ mod tests {
         assert_eq!(verb(rt("queues"), "update", Some(&q), Some(&edited)).as_deref(), Some("update"));
         assert_eq!(verb(rt("pods"), "create", None, Some(&run)), None);
         assert_eq!(verb(AUDIT_RECORDS, "create", None, Some(&run)), None);
+    }
+
+    #[test]
+    fn platform_node_writes_are_recorded_in_seed_004_s_words() {
+        let rt = ringleader_registry::resources::PLATFORM_NODES;
+        let pn = |source: &str, group: Value| json!({"metadata": {"name": "n1"}, "spec": {"source": source, "resourceGroup": group}});
+        let verb = |before: Option<&Value>, after: Option<&Value>| classify(rt, "patch", before, after).map(|(v, _)| v);
+        let (bound, unbound) = (pn("adopted", json!("g")), pn("adopted", Value::Null));
+        assert_eq!(verb(None, Some(&bound)).as_deref(), Some("adopt"));
+        assert_eq!(verb(None, Some(&pn("new", json!("g")))).as_deref(), Some("create"));
+        assert_eq!(verb(Some(&bound), Some(&unbound)).as_deref(), Some("unbind"));
+        assert_eq!(verb(Some(&unbound), Some(&bound)).as_deref(), Some("bind"));
+        assert_eq!(verb(Some(&bound), None).as_deref(), Some("remove"));
+        let mut status_only = bound.clone();
+        status_only["status"] = json!({"binding": "bound"});
+        assert_eq!(verb(Some(&bound), Some(&status_only)), None, "the controller's status is not recorded");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! first start in `<data-dir>/token` (mode 0600) and reused after, so the CLI
 //! on the same machine authenticates by reading the file; and the middleware
 //! that authenticates and authorizes every request (other users' tokens are
-//! in [`ringleader_auth::identity`]).
+//! in [`ringleader_auth::identity`]; requests signed with an access key in
+//! [`crate::access_keys`]).
 
 use crate::ServerState;
 use axum::extract::{Request, State};
@@ -20,6 +21,19 @@ const OPEN_PATHS: &[&str] = &["/healthz", "/livez", "/readyz"];
 /// request ([`crate::authz`]). The identity goes on to the handler
 /// as a request extension.
 pub async fn require_token(State(state): State<ServerState>, mut request: Request, next: Next) -> Response {
+    let signed = request
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with(ringleader_auth::access_key::SCHEME));
+    if signed {
+        let identity;
+        (request, identity) = match crate::access_keys::authenticate(&state, request).await {
+            Ok(found) => found,
+            Err(e) => return e.into_response(),
+        };
+        return authorized(&state, identity, request, next).await;
+    }
     let presented = request
         .headers()
         .get(AUTHORIZATION)
@@ -55,12 +69,23 @@ pub async fn require_token(State(state): State<ServerState>, mut request: Reques
             .into_response()
         }
     };
-    let identity = match crate::impersonate::resolve(&state, identity, request.headers()).await {
+    authorized(&state, identity, request, next).await
+}
+
+/// The request on to the handler as `identity` (or whom it impersonates),
+/// or 403 unless RBAC allows it.
+async fn authorized(
+    state: &ServerState,
+    identity: ringleader_auth::Identity,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let identity = match crate::impersonate::resolve(state, identity, request.headers()).await {
         Ok(identity) => identity,
         Err(e) => return e.into_response(),
     };
     let attributes = crate::authz::Attributes::of(request.method(), request.uri());
-    if let Err(e) = crate::authz::check(&state, &identity, &attributes).await {
+    if let Err(e) = crate::authz::check(state, &identity, &attributes).await {
         return e.into_response();
     }
     request.extensions_mut().insert(identity);

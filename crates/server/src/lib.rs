@@ -14,6 +14,7 @@
 //! The server holds no state of its own beyond the metrics: every answer is
 //! read from the store, so it can restart at any time.
 
+mod access_keys;
 mod admission;
 pub mod apply;
 pub mod audit;

@@ -154,6 +154,7 @@ fn kind_description(rt: &ResourceType) -> &'static str {
         (_, "Script") => "Script is a shell script administrators run on nodes (timeout at least 600 s).",
         (_, "ScriptRun") => "ScriptRun is one run of a Script on chosen nodes, with each node's exit code and output.",
         (_, "CheckRun") => "CheckRun is one run of a server, network or collective-communication check on chosen nodes, with its report; the CheckRuns are the checks' history.",
+        (_, "PlatformNode") => "PlatformNode is a node of the platform's node list: its source (new or adopted) and its binding to a resource group (bound, bind-failed, unbind-failed, unbound).",
         (_, "AuditRecord") => "AuditRecord says who created, changed, ran, stopped or deleted what, and when. Written by the API server; read-only.",
         _ => "",
     }
@@ -260,6 +261,7 @@ fn build_catalog() -> Catalog {
             ("platform.ringleader.io", "Script") => Shape::Custom(sub::<platform::ScriptSpec>(&mut gen)),
             ("platform.ringleader.io", "ScriptRun") => Shape::Custom(sub::<platform::ScriptRunSpec>(&mut gen)),
             ("platform.ringleader.io", "AuditRecord") => Shape::Custom(sub::<platform::AuditRecordSpec>(&mut gen)),
+            ("platform.ringleader.io", "PlatformNode") => Shape::Custom(sub::<platform::PlatformNodeSpec>(&mut gen)),
             ("ringleader.io", "CheckRun") => Shape::Custom(sub::<ringleader_api::kinds::check::CheckRunSpec>(&mut gen)),
             // A new row of the resource table without a schema yet: listed
             // by discovery, absent from the documents.
@@ -355,6 +357,7 @@ fn platform_status(rt: &ResourceType, gen: &mut SchemaGenerator) -> Option<Value
         "Image" => sub::<platform::ImageStatus>(gen),
         "StorageMount" => sub::<platform::StorageMountStatus>(gen),
         "ScriptRun" => sub::<platform::ScriptRunStatus>(gen),
+        "PlatformNode" => sub::<platform::PlatformNodeStatus>(gen),
         _ => return None,
     })
 }

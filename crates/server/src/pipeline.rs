@@ -93,6 +93,14 @@ pub fn router(state: ServerState) -> Router {
         .route(crate::authz::SSAR_PATH, axum::routing::post(crate::authz::self_subject_access_review))
         .route(crate::reviews::RULES_REVIEW_PATH, axum::routing::post(crate::reviews::self_subject_rules_review))
         .route(crate::reviews::SELF_REVIEW_PATH, axum::routing::post(crate::reviews::self_subject_review))
+        .route(
+            crate::access_keys::COLLECTION_PATH,
+            axum::routing::post(crate::access_keys::create).get(crate::access_keys::list),
+        )
+        .route(
+            crate::access_keys::ITEM_PATH,
+            axum::routing::delete(crate::access_keys::item).patch(crate::access_keys::item),
+        )
         .fallback(api)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token))
         .layer(DefaultBodyLimit::max(MAX_BODY))

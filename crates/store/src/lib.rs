@@ -42,7 +42,7 @@ pub use backend::Backend;
 pub use backup::{backup, restore};
 pub use cluster::Cluster;
 pub use safety::{set_aside, DB_FILE, SCHEMA_VERSION};
-pub use seal::KEY_FILE as ENCRYPTION_KEY_FILE;
+pub use seal::{Sealer, KEY_FILE as ENCRYPTION_KEY_FILE};
 
 /// RFC 7386 JSON merge patch (the `json-patch` crate's), as the store applies it.
 pub use json_patch::merge as merge_patch;

@@ -35,7 +35,7 @@ pub(crate) fn sealed_kind(key: &ObjectKey) -> bool {
 }
 
 /// Encrypts and decrypts the stored text of sealed kinds.
-pub(crate) struct Sealer {
+pub struct Sealer {
     key: LessSafeKey,
     random: SystemRandom,
 }

@@ -96,6 +96,8 @@ pub enum Resource {
     AuditRecord(Box<platform::AuditRecord>),
     /// `ringleader.io/v1alpha1` CheckRun.
     CheckRun(Box<check::CheckRun>),
+    /// `platform.ringleader.io/v1alpha1` PlatformNode.
+    PlatformNode(Box<platform::PlatformNode>),
 }
 
 /// The job kinds (`(apiVersion, kind)`) the job controller runs: the first
@@ -129,6 +131,7 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("platform.ringleader.io/v1alpha1", "ScriptRun"),
     ("platform.ringleader.io/v1alpha1", "AuditRecord"),
     ("ringleader.io/v1alpha1", "CheckRun"),
+    ("platform.ringleader.io/v1alpha1", "PlatformNode"),
 ];
 
 fn supported_list() -> String {
@@ -184,6 +187,7 @@ impl Resource {
             ("platform.ringleader.io/v1alpha1", "ScriptRun") => Resource::ScriptRun(Box::new(typed(value)?)),
             ("platform.ringleader.io/v1alpha1", "AuditRecord") => Resource::AuditRecord(Box::new(typed(value)?)),
             ("ringleader.io/v1alpha1", "CheckRun") => Resource::CheckRun(Box::new(typed(value)?)),
+            ("platform.ringleader.io/v1alpha1", "PlatformNode") => Resource::PlatformNode(Box::new(typed(value)?)),
             _ => {
                 return Err(FieldError::new(
                     "kind",
@@ -223,6 +227,7 @@ impl Resource {
             Resource::ScriptRun(o) => &o.metadata,
             Resource::AuditRecord(o) => &o.metadata,
             Resource::CheckRun(o) => &o.metadata,
+            Resource::PlatformNode(o) => &o.metadata,
         }
     }
 
@@ -253,6 +258,7 @@ impl Resource {
             Resource::ScriptRun(_) => "ScriptRun",
             Resource::AuditRecord(_) => "AuditRecord",
             Resource::CheckRun(_) => "CheckRun",
+            Resource::PlatformNode(_) => "PlatformNode",
         }
     }
 
@@ -275,6 +281,7 @@ impl Resource {
                 | Resource::Script(_)
                 | Resource::ScriptRun(_)
                 | Resource::AuditRecord(_)
+                | Resource::PlatformNode(_)
         )
     }
 

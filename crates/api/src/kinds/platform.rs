@@ -44,7 +44,14 @@ pub const MOUNT_STATES: &[&str] = &["mounted", "unmounted"];
 /// States of a script run (overall and per node).
 pub const SCRIPT_RUN_STATES: &[&str] = &["running", "succeeded", "failed"];
 /// Verbs of an audit record.
-pub const AUDIT_VERBS: &[&str] = &["create", "update", "patch", "delete", "run", "stop", "lock", "unlock"];
+pub const AUDIT_VERBS: &[&str] =
+    &["create", "update", "patch", "delete", "run", "stop", "lock", "unlock", "adopt", "bind", "unbind", "remove"];
+/// Sources of a platform node (seed 004): made by the platform, or an
+/// existing machine brought in (纳管).
+pub const NODE_SOURCES: &[&str] = &["new", "adopted"];
+/// Binding states of a platform node (seed 004 节点绑定状态): 已绑定-正常,
+/// 绑定失败, 解绑失败, 未绑定.
+pub const BINDING_STATES: &[&str] = &["bound", "bind-failed", "unbind-failed", "unbound"];
 /// Where a dataset is mounted when the mount names no path.
 pub const DEFAULT_DATASET_PATH: &str = "/data";
 /// Most mounts of one training job.
@@ -76,6 +83,9 @@ pub type Script = Object<ScriptSpec>;
 pub type ScriptRun = Object<ScriptRunSpec>;
 /// `platform.ringleader.io/v1alpha1` AuditRecord (cluster-scoped, written by the API server).
 pub type AuditRecord = Object<AuditRecordSpec>;
+/// `platform.ringleader.io/v1alpha1` PlatformNode (cluster-scoped): a node
+/// in the platform's node list, its source and its binding to a resource group.
+pub type PlatformNode = Object<PlatformNodeSpec>;
 
 /// An object's `status` typed as `S` (the default when it has none or it
 /// does not parse: a controller then rewrites it whole).
@@ -562,6 +572,34 @@ pub struct StorageMountStatus {
     /// Per node.
     #[serde(default)]
     pub nodes: Vec<NodeMount>,
+}
+
+/// `PlatformNode` spec: where the node came from and the resource group it
+/// should be bound to (none: unbound).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformNodeSpec {
+    /// `new` (the platform made it) or `adopted` (纳管: brought in); set at creation.
+    #[serde(default)]
+    pub source: String,
+    /// The ResourceGroup the node is bound to; absent or null: unbound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_group: Option<String>,
+}
+
+/// `PlatformNode` status (controller-written).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformNodeStatus {
+    /// `bound`, `bind-failed`, `unbind-failed` or `unbound`.
+    #[serde(default)]
+    pub binding: String,
+    /// The group the node is a member of now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_group: Option<String>,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
 }
 
 /// `Script` spec: a shell script to run on nodes.

@@ -337,7 +337,8 @@ pub fn check_spec(resource: &Resource, errs: &mut Errors) {
         | Resource::StorageMount(_)
         | Resource::Script(_)
         | Resource::ScriptRun(_)
-        | Resource::AuditRecord(_) => super::platform::check(resource, errs),
+        | Resource::AuditRecord(_)
+        | Resource::PlatformNode(_) => super::platform::check(resource, errs),
         Resource::CheckRun(c) => super::check::check(resource.name(), &c.spec, errs),
         Resource::Workload(w) => check_workload(&w.spec, errs),
         Resource::Node(n) => {

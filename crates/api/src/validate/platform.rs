@@ -218,6 +218,12 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
                 errs.push(FieldError::new("spec.time", quoted(&s.time), "an RFC 3339 time is required"));
             }
         }
+        Resource::PlatformNode(o) => {
+            one_of(&o.spec.source, "spec.source", p::NODE_SOURCES, true, errs);
+            if let Some(g) = &o.spec.resource_group {
+                object_name(g, "spec.resourceGroup", errs);
+            }
+        }
         _ => {}
     }
 }

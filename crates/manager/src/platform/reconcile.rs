@@ -21,7 +21,8 @@ pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Mana
     // decide: a cluster of thousands of nodes and no platform objects (a
     // plain `up`) would otherwise copy every Node three times a pass.
     let groups = objects(cache, API, "ResourceGroup");
-    let nodes = if groups.is_empty() {
+    let platform_nodes = objects(cache, API, "PlatformNode");
+    let nodes = if groups.is_empty() && platform_nodes.is_empty() {
         // Without groups only a label left by a deleted one matters.
         cache
             .of_kind(NODE_API, "Node")
@@ -31,7 +32,7 @@ pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Mana
     } else {
         objects(cache, NODE_API, "Node")
     };
-    let ops = resource_group::decide(&groups, &nodes);
+    let ops = resource_group::decide(&groups, &nodes, &platform_nodes);
     write(store, cache, ops)?;
     let queues = objects(cache, QUEUE_API, "Queue");
     // Only a queue with a quota gets a capability written.

@@ -1,16 +1,17 @@
 //! Objects that must be emptied before they go (spec/platform.md): a
 //! ResourceGroup while nodes still belong to it, a StorageMount while any
-//! node still has it mounted. Deleting one answers 409 naming the object
-//! and what to do first.
+//! node still has it mounted, a PlatformNode (seed 004 节点移除) that the
+//! platform made or that is still bound. Deleting one answers 409 naming
+//! the object and what to do first.
 
 use axum::http::StatusCode;
-use ringleader_registry::resources::{ResourceType, RESOURCE_GROUPS, STORAGE_MOUNTS};
+use ringleader_registry::resources::{ResourceType, PLATFORM_NODES, RESOURCE_GROUPS, STORAGE_MOUNTS};
 use ringleader_registry::status::ApiError;
 use serde_json::Value;
 
 /// Whether deletes of `rt` are guarded.
 pub(crate) fn guarded(rt: &ResourceType) -> bool {
-    rt == RESOURCE_GROUPS || rt == STORAGE_MOUNTS
+    rt == RESOURCE_GROUPS || rt == STORAGE_MOUNTS || rt == PLATFORM_NODES
 }
 
 fn names(list: &[&str]) -> String {
@@ -52,10 +53,35 @@ pub(crate) fn refusal(rt: &ResourceType, object: &Value) -> Option<ApiError> {
             "StorageMount {name:?} cannot be deleted: it is still mounted on {}; set spec.mounted to false and wait until every node in status.nodes reads unmounted",
             names(&mounted)
         )
+    } else if rt == PLATFORM_NODES {
+        platform_node(name, object)?
     } else {
         return None;
     };
     Some(ApiError::new(StatusCode::CONFLICT, "Conflict", message).with_object(&rt.qualified(), name))
+}
+
+/// Seed 004 节点移除: only an adopted (纳管) node leaves the node list, and
+/// only once unbound; a node the platform made is unsubscribed instead.
+fn platform_node(name: &str, object: &Value) -> Option<String> {
+    let text = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or_default();
+    if text("/spec/source") != "adopted" {
+        return Some(format!(
+            "移除仅支持来源为纳管的节点 (removal supports only nodes whose source is adopted): PlatformNode {name:?} has spec.source {:?}",
+            text("/spec/source")
+        ));
+    }
+    let group = match text("/spec/resourceGroup") {
+        "" => text("/status/resourceGroup"),
+        g => g,
+    };
+    if !group.is_empty() || !matches!(text("/status/binding"), "unbound" | "") {
+        return Some(format!(
+            "PlatformNode {name:?} cannot be removed: it is bound to resource group {group:?} (binding {:?}); unbind it first (set spec.resourceGroup to null) and wait until status.binding reads unbound",
+            text("/status/binding")
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -74,5 +100,18 @@ mod tests {
         let e = refusal(STORAGE_MOUNTS, &sm("mounted")).map(|e| e.message).unwrap_or_default();
         assert!(e.contains("mounted on n2") && !e.contains("n1"), "{e}");
         assert!(refusal(STORAGE_MOUNTS, &sm("unmounted")).is_none());
+    }
+
+    #[test]
+    fn only_unbound_adopted_nodes_are_removed() {
+        let pn = |source: &str, group: Value, binding: &str| {
+            json!({"metadata": {"name": "n1"}, "spec": {"source": source, "resourceGroup": group},
+                   "status": {"binding": binding}})
+        };
+        let e = refusal(PLATFORM_NODES, &pn("new", Value::Null, "unbound")).map(|e| (e.code, e.message));
+        assert!(matches!(&e, Some((StatusCode::CONFLICT, m)) if m.starts_with("移除仅支持来源为纳管的节点")), "{e:?}");
+        let e = refusal(PLATFORM_NODES, &pn("adopted", json!("rg"), "bound")).map(|e| e.message).unwrap_or_default();
+        assert!(e.contains("unbind it first") && e.contains("\"rg\""), "{e}");
+        assert!(refusal(PLATFORM_NODES, &pn("adopted", Value::Null, "unbound")).is_none());
     }
 }

@@ -12,6 +12,7 @@ pub(crate) mod delete_guard;
 pub(crate) mod fields;
 pub(crate) mod namespaces;
 pub(crate) mod objects;
+pub(crate) mod platform_nodes;
 pub(crate) mod protect;
 pub(crate) mod service_accounts;
 pub(crate) mod services;

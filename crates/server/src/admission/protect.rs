@@ -244,7 +244,8 @@ pub(crate) async fn admit(
         || rt == NODES
         || rt.group == rbac::GROUP
         || training_job
-        || rt == ringleader_registry::resources::RESOURCE_GROUPS;
+        || rt == ringleader_registry::resources::RESOURCE_GROUPS
+        || super::platform_nodes::concerned(rt);
     if !concerned {
         return Ok(());
     }
@@ -275,6 +276,7 @@ pub(crate) async fn admit(
     if rt.group == rbac::GROUP {
         rbac_object(state, id, verb, rt, after, before).await?;
     }
+    super::platform_nodes::admit(state, rt, after, before).await?;
     if rt == ringleader_registry::resources::RESOURCE_GROUPS && before.is_none() {
         resource_group_quota(state, rt, after).await?;
     }

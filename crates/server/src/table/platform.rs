@@ -84,6 +84,14 @@ pub(super) fn columns(kind: &str) -> Option<Vec<Column>> {
             col("SUMMARY", "string", "What it found.", 0),
             AGE,
         ],
+        "PlatformNode" => vec![
+            NAME,
+            col("SOURCE", "string", "new (made by the platform) or adopted.", 0),
+            col("RESOURCE-GROUP", "string", "The group it is bound to.", 0),
+            col("BINDING", "string", "bound, bind-failed, unbind-failed or unbound.", 0),
+            col("REASON", "string", "Why a bind or unbind failed.", 0),
+            AGE,
+        ],
         "AuditRecord" => vec![
             NAME,
             col("TIME", "string", "When.", 0),
@@ -216,6 +224,14 @@ pub(super) fn cells(kind: &str, v: &Value, now: f64) -> Option<Vec<Value>> {
                 age(v, now),
             ]
         }
+        "PlatformNode" => vec![
+            name,
+            json!(s(v, "/spec/source")),
+            text_or(s(v, "/spec/resourceGroup"), Some(s(v, "/status/resourceGroup"))),
+            text_or(s(v, "/status/binding"), None),
+            text_or(s(v, "/status/reason"), None),
+            age(v, now),
+        ],
         "AuditRecord" => {
             let object = match (s(v, "/spec/namespace"), s(v, "/spec/name")) {
                 ("", n) => n.to_string(),
