@@ -119,6 +119,34 @@ fn env_warnings_print_and_strict_turns_them_into_errors() {
     );
 }
 
+/// Issue 25: the seeds' AscendJobs read `$RANK_TABLE_FILE`, which the
+/// controller sets when it releases the pods; `validate` knows that, and
+/// still warns about a variable nobody sets.
+#[test]
+fn rank_table_file_counts_as_defined_for_ascend_jobs_only() {
+    let text = std::fs::read_to_string(repo().join("examples/ascendjob-pytorch.yaml")).unwrap();
+    let job = text.replace(
+        "args: [\"cd /job/code/scripts;",
+        "args: [\"echo $RANK_TABLE_FILE $FOO_UNDEFINED; cd /job/code/scripts;",
+    );
+    assert_ne!(job, text, "the example's args moved");
+    let tmp = std::env::temp_dir().join(format!("ringleader-ranktable-{}.yaml", std::process::id()));
+    std::fs::write(&tmp, &job).unwrap();
+    let out = validate(&["-f", tmp.to_str().unwrap()]);
+    // A GPU PyTorchJob gets no rank table: there the variable is undefined.
+    let gpu = include_str!("data/noisy-pytorchjob.yaml")
+        .replace("image: pytorch:2", "image: pytorch:2\n            command: [sh, -c, \"echo $RANK_TABLE_FILE\"]");
+    std::fs::write(&tmp, &gpu).unwrap();
+    let gpu_out = validate(&["-f", tmp.to_str().unwrap()]);
+    std::fs::remove_file(&tmp).ok();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!stdout.contains("\"RANK_TABLE_FILE\""), "{stdout}");
+    assert!(stdout.contains("\"FOO_UNDEFINED\": references $FOO_UNDEFINED, which is never defined"), "{stdout}");
+    let gpu_stdout = String::from_utf8_lossy(&gpu_out.stdout).to_string();
+    assert!(gpu_stdout.contains("\"RANK_TABLE_FILE\": references"), "{gpu_stdout}");
+}
+
 /// Diagnostics go to stderr, filtered by RUST_LOG, as JSON lines with
 /// `--log-format json`; a malformed RUST_LOG is reported there, not fatal,
 /// and stdout keeps only the answer.

@@ -13,11 +13,10 @@ use crate::pods::{self, CONFIG_FILES, FILES, START};
 use crate::ports;
 pub use crate::writes::write;
 use crate::{ManagerConfig, ManagerError};
-use ringleader_api::devices::{classify, Family};
 use ringleader_api::kinds::namespace;
 use ringleader_api::model::JobKind;
 use ringleader_api::time::rfc3339;
-use ringleader_api::{DeviceKind, Job, Resource};
+use ringleader_api::{Job, Resource};
 use ringleader_controller::fault::NodeLossConfig;
 use ringleader_controller::lifecycle::{status, DeleteMode, JobStatus, ObservedNode, PodPhase};
 use ringleader_controller::placement::Placement;
@@ -316,12 +315,7 @@ fn shared_holds(config_map: &Value, table: &str) -> bool {
 }
 
 fn is_npu_job(job: &Job) -> bool {
-    !matches!(job.kind, JobKind::Deployment | JobKind::BatchJob)
-        && job.roles.iter().any(|r| {
-            r.device
-                .as_ref()
-                .is_some_and(|d| matches!(classify(&d.resource), Some((Family::Ascend, DeviceKind::Whole))))
-        })
+    ringleader_controller::ranktable::gets_rank_table(job)
 }
 
 /// Releases bound pods to their agents once the whole current gang is

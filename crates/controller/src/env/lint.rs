@@ -180,6 +180,10 @@ pub fn env_warnings_with(job: &Job, opts: &LintOptions) -> Vec<EnvWarning> {
         if job.kind == JobKind::AscendJob {
             defined.insert("HCCL_IF_IP".to_string());
         }
+        // Set at release, once the table of the placed gang exists.
+        if crate::ranktable::gets_rank_table(job) {
+            defined.insert("RANK_TABLE_FILE".to_string());
+        }
         if job.kind == JobKind::PyTorchJob {
             // torchrun exports these to every process it starts.
             defined.extend(["RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"].map(String::from));
