@@ -39,7 +39,9 @@ pub fn is_display_name(s: &str) -> bool {
 /// The roles a framework takes: (name, required, at most one).
 fn framework_roles(framework: &str) -> &'static [(&'static str, bool, bool)] {
     match framework {
-        "PyTorchDDP" | "PyTorchDeepSpeed" => &[("Master", false, true), ("Worker", true, false)],
+        // A Master alone is single-machine training (seed 003), as Kubeflow
+        // runs a PyTorchJob with no Worker replicas.
+        "PyTorchDDP" | "PyTorchDeepSpeed" => &[("Master", false, true), ("Worker", false, false)],
         "TensorFlowPS" => {
             &[("Chief", false, true), ("PS", false, false), ("Worker", true, false), ("Evaluator", false, true)]
         }

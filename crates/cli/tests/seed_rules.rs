@@ -1,0 +1,73 @@
+//! Issue 25's rules of the seeds that live in the job controller and the
+//! platform, run under a real `ringleader up` as users meet them: a
+//! single-machine PyTorch training job (seed 003: a Master and no Worker)
+//! is accepted and runs as a world of one.
+
+mod common;
+
+use common::Plane;
+use serde_json::Value;
+use std::process::Command;
+
+/// `ringleader ARGS` as the admin (the plane's data dir): (success, output).
+fn admin(plane: &Plane, args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ringleader"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .arg("--data-dir")
+        .arg(plane.data_dir())
+        .output()
+        .expect("ringleader");
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+fn ok(plane: &Plane, args: &[&str]) -> String {
+    let (success, out) = admin(plane, args);
+    assert!(success, "ringleader {args:?} failed:\n{out}");
+    out
+}
+
+fn apply_file(plane: &Plane, name: &str, yaml: &str) -> (bool, String) {
+    let file = plane.dir.path().join(name);
+    std::fs::write(&file, yaml).expect("write");
+    admin(plane, &["apply", "-f", &file.to_string_lossy()])
+}
+
+fn run_of(plane: &Plane, ns: &str, run: &str) -> Value {
+    serde_json::from_str(&ok(plane, &["get", "runs", run, "-n", ns, "-o", "json"])).unwrap_or(Value::Null)
+}
+
+/// Seed 003's single-machine training: a PyTorchDDP TrainingJob of one
+/// Master and no Worker is saved, run, and its pod sees a world of one
+/// whose master is itself.
+#[test]
+fn a_master_only_pytorch_training_job_runs_as_a_world_of_one() {
+    let plane = Plane::start(&common::cluster_yaml(249, &[("s1", "hgx-h100-8")]), &[]);
+    let (applied, out) = apply_file(
+        &plane,
+        "platform.yaml",
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: ResourceGroup\nmetadata: {name: rg-one}\n\
+         spec: {accelerator: NVIDIA, policies: [Gang], nodes: {names: [s1]}}\n---\n\
+         apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: solo}\nspec: {weight: 1, resourceGroup: rg-one}\n---\n\
+         apiVersion: platform.ringleader.io/v1alpha1\nkind: Workspace\nmetadata: {name: ws-one}\n\
+         spec: {resourceGroup: rg-one, queues: [solo], members: [{user: carol, role: member}]}\n---\n\
+         apiVersion: platform.ringleader.io/v1alpha1\nkind: TrainingJob\nmetadata: {name: single, namespace: ws-one}\n\
+         spec:\n  queue: solo\n  image: pytorch/pytorch:2.4.0\n  framework: PyTorchDDP\n\
+         \x20 command: \"/bin/sh -c 'echo world $WORLD_SIZE rank $RANK master $MASTER_ADDR:$MASTER_PORT'\"\n\
+         \x20 roles:\n  - {name: Master, count: 1, resources: {gpu: 8}}\n",
+    );
+    assert!(applied, "a Master-only training job is accepted:\n{out}");
+    ok(&plane, &["run", "single", "-n", "ws-one"]);
+    plane.wait_for(60, "the run succeeded", |p| run_of(p, "ws-one", "single-r1")["status"]["state"] == "succeeded");
+    let run = run_of(&plane, "ws-one", "single-r1");
+    let pods = run["status"]["pods"].as_array().cloned().unwrap_or_default();
+    assert_eq!(pods.len(), 1, "{run}");
+    let pod = pods[0]["name"].as_str().unwrap_or_default().to_string();
+    let log = ok(&plane, &["logs", &pod, "-n", "ws-one"]);
+    let line = log.lines().find(|l| l.starts_with("world ")).unwrap_or_default().to_string();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(words.get(1..4), Some(&["1", "rank", "0"][..]), "{log}");
+    let master = words.get(5).copied().unwrap_or_default();
+    println!("{line}");
+    assert!(!master.starts_with(':') && !master.ends_with(':'), "MASTER_ADDR and MASTER_PORT set: {log}");
+}
