@@ -370,9 +370,20 @@ impl Job {
             _ => (None, None, SuccessPolicy::Default, None, None, None, None),
         };
         let sched = run_policy.and_then(|p| p.scheduling_policy.as_ref());
+        // MindCluster's own key beats the Kubeflow run policy: the seeds'
+        // AscendJobs carry both, and the annotation is the one Ascend
+        // Operator and the Volcano plugin read. It is on the job or, as the
+        // seeds' inference examples put it, on a pod template.
+        let schedule_min = annotation(keys::SCHEDULE_MIN_AVAILABLE)
+            .or_else(|| {
+                roles.iter().find_map(|r| {
+                    r.template.metadata.as_ref()?.annotations.as_ref()?.get(keys::SCHEDULE_MIN_AVAILABLE).cloned()
+                })
+            })
+            .and_then(|v| v.trim().parse::<u32>().ok());
         let min_available = min_available
+            .or(schedule_min)
             .or_else(|| sched.and_then(|s| s.min_available).map(|m| m.max(0) as u32))
-            .or_else(|| annotation(keys::SCHEDULE_MIN_AVAILABLE).and_then(|v| v.parse().ok()))
             .unwrap_or(total);
         let queue = queue
             .or_else(|| sched.and_then(|s| s.queue.clone()))

@@ -71,3 +71,57 @@ fn a_master_only_pytorch_training_job_runs_as_a_world_of_one() {
     println!("{line}");
     assert!(!master.starts_with(':') && !master.ends_with(':'), "MASTER_ADDR and MASTER_PORT set: {log}");
 }
+
+/// Seed 000: `huawei.com/schedule_minAvailable` is the least number of
+/// replicas the job is scheduled with, and the seeds' AscendJobs also carry
+/// `runPolicy.schedulingPolicy.minAvailable` (the total). The seed's own
+/// PyTorch AscendJob, told 1, starts with one of its two pods on the one
+/// server there is; told nothing more, it waits for two servers.
+#[test]
+fn schedule_min_available_decides_the_gang_of_a_seed_ascend_job() {
+    let cluster = common::cluster_yaml(250, &[("m1", "atlas-800-910")])
+        .replace("{host-arch: huawei-arm}", "{host-arch: huawei-arm, accelerator-type: module}");
+    let plane = Plane::start(&cluster, &[]);
+    let example: String = common::example("examples/ascendjob-pytorch.yaml")
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("args: [\"cd /job/code/scripts;") {
+                "            args: [\"sleep 600\"]"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(example.contains("args: [\"sleep 600\"]") && example.contains("minAvailable: 2"), "the example moved");
+    let told = example.replacen(
+        "  name: default-test-pytorch\n",
+        "  name: default-test-pytorch\n  annotations: {huawei.com/schedule_minAvailable: \"1\"}\n",
+        1,
+    );
+    plane.apply(&told).expect("apply");
+    let running = |p: &Plane| {
+        p.list("pods")
+            .into_iter()
+            .filter(|x| x["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("default-test-pytorch-")))
+            .filter(|x| x["status"]["phase"] == "Running")
+            .count()
+    };
+    plane.wait_for(30, "one pod of the two running on the one server", |p| running(p) == 1);
+    let group = plane.get("podgroups", "default-test-pytorch").unwrap_or(Value::Null);
+    assert_eq!(group["spec"]["minMember"], 1, "{group}");
+
+    // The same job without the annotation: a gang of two, which one server cannot hold.
+    ok(&plane, &["delete", "ascendjob", "default-test-pytorch"]);
+    plane.wait_for(30, "the first job's pods gone", |p| {
+        p.list("pods")
+            .iter()
+            .all(|x| !x["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("default-test-pytorch-")))
+    });
+    plane.apply(&example).expect("apply");
+    plane.wait_for(30, "the PodGroup of two", |p| {
+        p.get("podgroups", "default-test-pytorch").is_some_and(|g| g["spec"]["minMember"] == 2)
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(running(&plane), 0, "a gang of two does not start on one server");
+}

@@ -348,7 +348,14 @@ fn launch(
         return Ok(());
     }
     let independent = matches!(effective.kind, JobKind::Deployment | JobKind::BatchJob);
-    if !independent && pods.iter().any(|p| pods::node_of(&p.object).is_none()) {
+    // A gang goes once its minimum is bound, as Volcano binds a job whose
+    // `minAvailable` is met and the kubelets start those pods: a job told
+    // `huawei.com/schedule_minAvailable: 1` runs with what fits. An elastic
+    // job is resized whole instead, so it waits for every pod it keeps.
+    let bound = pods.iter().filter(|p| pods::node_of(&p.object).is_some()).count();
+    let needed =
+        if effective.fault.elastic.is_some() { pods.len() } else { effective.scheduling.min_available as usize };
+    if !independent && bound < needed.min(pods.len()).max(1) {
         return Ok(());
     }
     let exp = state.expansion();
