@@ -89,6 +89,27 @@ fn bound_npu_pods_carry_the_device_plugin_handshake() {
             .unwrap_or(Value::Null);
     assert_eq!(config["devices"].as_array().map(Vec::len), Some(4), "{pod}");
     assert!(!s(pod, "/metadata/annotations/predicate-time").is_empty());
+    // Issue 25: each device with its `device_ip`, the one the rank table gives it.
+    plane.wait_for(30, "the rank table complete", |p| rank_table(p, "default", "hs") == Some((1, 4)));
+    let cm = list_in(&plane, "configmaps", "default")
+        .into_iter()
+        .find(|c| s(c, "/metadata/name") == "rings-config-hs")
+        .expect("rings-config-hs");
+    let table: Value = serde_json::from_str(s(&cm, "/data/hccl.json")).unwrap_or(Value::Null);
+    let in_table: BTreeSet<(String, String)> = table["server_list"][0]["device"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| (s(d, "/device_id").to_string(), s(d, "/device_ip").to_string()))
+        .collect();
+    let in_annotation: BTreeSet<(String, String)> = config["devices"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| (s(d, "/device_id").to_string(), s(d, "/device_ip").to_string()))
+        .collect();
+    assert!(in_annotation.iter().all(|(_, ip)| !ip.is_empty()), "device_ip in {config}");
+    assert_eq!(in_annotation, in_table, "the annotation's devices are the rank table's");
 }
 
 #[test]

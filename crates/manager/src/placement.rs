@@ -6,6 +6,7 @@ use crate::node_view::NodeView;
 use crate::{pods, ports};
 use ringleader_controller::placement::{PlacedDevice, PodPlacement};
 use ringleader_controller::ports::parse_annotation;
+use ringleader_scheduler::place::handshake::device_ip;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -35,11 +36,4 @@ pub fn placement_of(pod: &Value, nodes: &BTreeMap<&str, &NodeView>) -> Option<Po
             .then(|| annotation(pod, ports::ANNOTATION).and_then(|v| parse_annotation(v).first().copied()))
             .flatten(),
     })
-}
-
-/// A stable per-chip RoCE address for virtual nodes: `10.<node octets>.<chip>`
-/// style addresses do not exist on loopback, so derive one from the node's.
-fn device_ip(address: &str, id: u32) -> String {
-    let last = address.rsplit('.').next().unwrap_or("1");
-    format!("192.168.{last}.{}", 100 + id)
 }

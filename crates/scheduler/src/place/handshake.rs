@@ -51,18 +51,31 @@ pub const HAMI_BIND_PHASE: &str = "hami.io/bind-phase";
 
 /// The Ascend handshake annotations for whole chips `chips`
 /// (`Ascend910-0,Ascend910-1`) of the pod with rank `rank` on `node`.
-/// `server_id` is the node's address (its name when it has none); device IPs
-/// are the rank table's business and are left out here.
+/// `server_id` is the node's address (its name when it has none); each
+/// device's `device_ip` is the one the rank table gives it.
 pub fn ascend(node: &Node, alloc: &Allocation, chips: &str, rank: u64, out: &mut BTreeMap<String, String>) {
     out.insert(ASCEND_REAL.to_string(), chips.to_string());
     out.insert(KLT_DEV.to_string(), chips.to_string());
-    let devices: Vec<_> = alloc.ids.iter().map(|id| json!({ "device_id": id.to_string() })).collect();
+    let address = node.address.as_deref().unwrap_or("127.0.0.1");
+    let devices: Vec<_> = alloc
+        .ids
+        .iter()
+        .map(|id| json!({ "device_id": id.to_string(), "device_ip": device_ip(address, *id) }))
+        .collect();
     let config = json!({
         "pod_name": rank.to_string(),
         "server_id": node.address.clone().unwrap_or_else(|| node.name.clone()),
         "devices": devices,
     });
     out.insert(ASCEND_910_CONFIGURATION.to_string(), config.to_string());
+}
+
+/// A stable per-chip RoCE address for virtual nodes, which report none:
+/// `10.<node octets>.<chip>` style addresses do not exist on loopback, so one
+/// is derived from the node's address. The rank table uses the same.
+pub fn device_ip(address: &str, id: u32) -> String {
+    let last = address.rsplit('.').next().unwrap_or("1");
+    format!("192.168.{last}.{}", 100 + id)
 }
 
 /// The GPU memory annotations of `plugin` for `mib` (and `cores` percent) on each chosen GPU.
