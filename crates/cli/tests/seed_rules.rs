@@ -125,3 +125,59 @@ fn schedule_min_available_decides_the_gang_of_a_seed_ascend_job() {
     std::thread::sleep(std::time::Duration::from_secs(2));
     assert_eq!(running(&plane), 0, "a gang of two does not start on one server");
 }
+
+/// Seed 000 (spec/ascend.md): an AscendJob's collective port is 2222 when
+/// its containers name none. The seed's PyTorch AscendJob without its
+/// `ports` on two servers: both pods are told `MASTER_PORT=2222`.
+#[test]
+fn an_ascend_job_without_ports_meets_on_2222() {
+    let cluster = common::cluster_yaml(251, &[("p1", "atlas-800-910"), ("p2", "atlas-800-910")])
+        .replace("{host-arch: huawei-arm}", "{host-arch: huawei-arm, accelerator-type: module}");
+    let plane = Plane::start(&cluster, &[]);
+    let mut skip = 0;
+    let example: String = common::example("examples/ascendjob-pytorch.yaml")
+        .lines()
+        .filter(|l| {
+            if l.trim_start().starts_with("ports:") {
+                skip = 2;
+                return false;
+            }
+            if skip > 0 {
+                skip -= 1;
+                return false;
+            }
+            true
+        })
+        .map(|l| {
+            if l.trim_start().starts_with("args: [\"cd /job/code/scripts;") {
+                "            args: [\"sleep 600\"]"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!example.contains("containerPort") && example.contains("sleep 600"), "the example moved");
+    plane.apply(&example).expect("apply");
+    let env_of = |pod: &Value, name: &str| -> Option<String> {
+        pod["spec"]["containers"][0]["env"]
+            .as_array()?
+            .iter()
+            .find(|e| e["name"] == name)
+            .and_then(|e| e["value"].as_str())
+            .map(str::to_string)
+    };
+    plane.wait_for(30, "both pods released with MASTER_PORT", |p| {
+        let pods: Vec<Value> = p
+            .list("pods")
+            .into_iter()
+            .filter(|x| x["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("default-test-pytorch-")))
+            .collect();
+        pods.len() == 2 && pods.iter().all(|x| env_of(x, "MASTER_PORT").is_some())
+    });
+    for pod in plane.list("pods") {
+        if pod["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("default-test-pytorch-")) {
+            assert_eq!(env_of(&pod, "MASTER_PORT").as_deref(), Some("2222"), "{}", pod["metadata"]["name"]);
+        }
+    }
+}
