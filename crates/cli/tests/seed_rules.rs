@@ -181,3 +181,39 @@ fn an_ascend_job_without_ports_meets_on_2222() {
         }
     }
 }
+
+/// A one-pod Volcano job of one 310P device `resource: count`, sleeping.
+fn vnpu_job(name: &str, resource: &str, count: u32) -> String {
+    format!(
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: {name}, namespace: default, labels: {{ring-controller.atlas: ascend-310P}}}}\n\
+         spec:\n  minAvailable: 1\n  schedulerName: volcano\n  queue: default\n  tasks:\n  - name: w\n    replicas: 1\n    template:\n\
+         \x20     metadata: {{labels: {{ring-controller.atlas: ascend-310P}}}}\n      spec:\n        restartPolicy: Never\n        containers:\n\
+         \x20       - name: w\n          image: x\n          command: [\"sleep\", \"600\"]\n\
+         \x20         resources: {{requests: {{{resource}: {count}}}, limits: {{{resource}: {count}}}}}\n"
+    )
+}
+
+/// Seed 000: static and dynamic vNPUs are never mixed in one cluster. With
+/// a static vNPU running, a dynamic vNPU job waits with a FailedScheduling
+/// Event naming the rule, though the chips have room; once the static one
+/// is gone it runs.
+#[test]
+fn static_and_dynamic_vnpus_never_run_side_by_side() {
+    let plane = Plane::start(&common::cluster_yaml(252, &[("v1", "atlas-inference-310p")]), &[]);
+    let phase =
+        |p: &Plane, pod: &str| p.get("pods", pod).map(|x| x["status"]["phase"].as_str().unwrap_or("").to_string());
+    plane.apply(&vnpu_job("fixed", "huawei.com/Ascend310P-2c", 1)).expect("apply");
+    plane.wait_for(30, "the static vNPU running", |p| phase(p, "fixed-w-0").as_deref() == Some("Running"));
+    plane.apply(&vnpu_job("flexible", "huawei.com/npu-core", 2)).expect("apply");
+    plane.wait_for(30, "the dynamic job's FailedScheduling naming the rule", |p| {
+        p.list("events").iter().any(|e| {
+            e["reason"] == "FailedScheduling"
+                && e["message"].as_str().is_some_and(|m| m.contains("a cluster uses one vNPU mode"))
+        })
+    });
+    assert_ne!(phase(&plane, "flexible-w-0").as_deref(), Some("Running"));
+    ok(&plane, &["delete", "job", "fixed"]);
+    plane.wait_for(30, "the dynamic vNPU running once the static one is gone", |p| {
+        phase(p, "flexible-w-0").as_deref() == Some("Running")
+    });
+}

@@ -331,6 +331,7 @@ fn running(
                     node: n,
                     devices,
                     share: held_use(profile, &annotations_of(&p.object)),
+                    vnpu: ringleader_scheduler::place::vnpu::mode_of(&annotations_of(&p.object)),
                 })
             })
             .collect();
@@ -425,8 +426,10 @@ fn held_outside_jobs(cache: &Cache, all_jobs: &[JobObject], snapshot: &mut Snaps
         let ids = pods::devices_of(&p.object);
         let held =
             DeviceSet::from_indices(ids.iter().filter_map(|id| node.profile.devices.iter().position(|d| d.id == *id)));
-        let share = held_use(&node.profile, &annotations_of(&p.object));
-        RunningPod { name: String::new(), node: n, devices: held, share }.occupy(&mut snapshot.cluster);
+        let annotations = annotations_of(&p.object);
+        let share = held_use(&node.profile, &annotations);
+        let vnpu = ringleader_scheduler::place::vnpu::mode_of(&annotations);
+        RunningPod { name: String::new(), node: n, devices: held, share, vnpu }.occupy(&mut snapshot.cluster);
     }
 }
 

@@ -19,6 +19,9 @@ pub struct RunningPod {
     /// What it takes from each of those devices when it holds only part of
     /// them (a vNPU); `None`: it holds them whole.
     pub share: Option<DeviceUse>,
+    /// `Some(true)`: it holds a static vNPU, `Some(false)`: a dynamic one
+    /// (a cluster runs one mode at a time).
+    pub vnpu: Option<bool>,
 }
 
 /// A running job.
@@ -69,7 +72,7 @@ impl Running {
                     )),
                 }
             }
-            pods.push(RunningPod { name: pod.name.clone(), node: n, devices, share: None });
+            pods.push(RunningPod { name: pod.name.clone(), node: n, devices, share: None, vnpu: None });
         }
         if !errs.is_empty() {
             return Err(errs);

@@ -163,7 +163,7 @@ fn rough_running(rng: &mut StdRng, cluster: &Cluster) -> Vec<Running> {
             let want = rng.gen_range(1..=free.len().min(4));
             let devices = DeviceSet::from_indices(free.choose_multiple(rng, want).copied());
             taken[node] = taken[node].or(devices);
-            pods.push(RunningPod { name: format!("run-{k}-worker-{p}"), node, devices, share: None });
+            pods.push(RunningPod { name: format!("run-{k}-worker-{p}"), node, devices, share: None, vnpu: None });
         }
         if pods.is_empty() {
             continue;

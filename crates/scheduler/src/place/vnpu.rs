@@ -37,6 +37,17 @@ pub fn id_of_static_name(name: &str) -> Option<u32> {
     parts.next()?.parse().ok()
 }
 
+/// The vNPU mode a bound pod's annotations show: `Some(true)` for a static
+/// vNPU (`huawei.com/Ascend310P-2c: …`), `Some(false)` for a dynamic one
+/// (`huawei.com/npu-core: …`), `None` for neither.
+pub fn mode_of(annotations: &BTreeMap<String, String>) -> Option<bool> {
+    annotations.keys().find_map(|k| match classify(k)?.1 {
+        DeviceKind::StaticVnpu { .. } => Some(true),
+        DeviceKind::DynamicVnpu => Some(false),
+        _ => None,
+    })
+}
+
 /// What a bound pod takes from its chip, read from its annotations: the
 /// template of `huawei.com/npu-core: <chip>-<template>` (dynamic) or of the
 /// static vNPU resource it was given. `None`: it holds no vNPU (whole chips,

@@ -100,7 +100,8 @@ impl Snapshot {
                         p.devices.iter().filter_map(|id| profile.devices.iter().position(|d| d.id == *id)),
                     );
                     let share = crate::place::vnpu::held_use(profile, &p.annotations);
-                    Some(RunningPod { name: p.pod.clone(), node: n, devices, share })
+                    let vnpu = crate::place::vnpu::mode_of(&p.annotations);
+                    Some(RunningPod { name: p.pod.clone(), node: n, devices, share, vnpu })
                 })
                 .collect();
             self.running.push(Running {
