@@ -217,3 +217,68 @@ fn static_and_dynamic_vnpus_never_run_side_by_side() {
         phase(p, "flexible-w-0").as_deref() == Some("Running")
     });
 }
+
+/// The seed's SuperPoD AscendJob grown to a Master and two Workers in one
+/// logical SuperPoD (`sp-block: "48"`, three 16-die nodes) with
+/// `super-pod-affinity: hard`.
+fn superpod_job(name: &str) -> String {
+    let example = common::example("examples/ascendjob-superpod.yaml")
+        .replace("name: default-test-pytorch-sp", &format!("name: {name}"))
+        .replace("sp-block: \"16\"", "sp-block: \"48\"")
+        .replace("      minAvailable: 1 ", "      minAvailable: 3 ")
+        .replace("    podgroup-sched-enable: \"true\"", "    super-pod-affinity: hard")
+        .replace(
+            "imagePullPolicy: IfNotPresent",
+            "imagePullPolicy: IfNotPresent\n            command: [\"sleep\", \"600\"]",
+        );
+    let at = example.find("    Master:").expect("the example's Master");
+    let worker = example[at..].replacen("    Master:", "    Worker:", 1).replacen("replicas: 1 ", "replicas: 2 ", 1);
+    assert!(example.contains("super-pod-affinity: hard") && worker.contains("replicas: 2"), "the example moved");
+    format!("{example}\n{worker}")
+}
+
+/// Seed 000: a logical SuperPoD block (`sp-block`) lies inside one physical
+/// SuperPoD whatever roles its pods are of. Two SuperPoDs of two free nodes
+/// each cannot hold a Master + 2 Workers block of three: with hard affinity
+/// the job stays Pending (not split across SuperPoDs); once SuperPoD 0's
+/// third server is back on, all three pods land there.
+#[test]
+fn a_superpod_block_of_master_and_workers_stays_in_one_superpod() {
+    let node = |name: &str, i: u32, sp: &str| {
+        format!(
+            "apiVersion: ringleader.io/v1alpha1\nkind: Node\nmetadata: {{name: {name}, labels: {{host-arch: huawei-arm, accelerator-type: module-a3-16-super-pod}}}}\n\
+             spec: {{profile: atlas-900-a3-superpod, address: 127.0.253.{i}, network: {{superPod: \"{sp}\"}}}}\n---\n"
+        )
+    };
+    let cluster = [node("a1", 1, "0"), node("a2", 2, "0"), node("a3", 3, "0"), node("b1", 4, "1"), node("b2", 5, "1")]
+        .concat()
+        + "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1}\n";
+    let plane = Plane::start(&cluster, &[]);
+    // SuperPoD 0's third server is powered off: two free servers in each SuperPoD.
+    ok(&plane, &["node", "stop", "a3"]);
+    plane.apply(&superpod_job("sp-split")).expect("apply");
+    plane.wait_for(30, "a FailedScheduling naming the logical block", |p| {
+        p.list("events").iter().any(|e| {
+            e["reason"] == "FailedScheduling"
+                && e["message"].as_str().is_some_and(|m| m.contains("logical block of sp-block 48"))
+        })
+    });
+    let bound: Vec<String> = plane
+        .list("pods")
+        .iter()
+        .filter_map(|p| p["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()).map(str::to_string))
+        .collect();
+    assert!(bound.is_empty(), "nothing bound across SuperPoDs: {bound:?}");
+    ok(&plane, &["delete", "ascendjob", "sp-split"]);
+    ok(&plane, &["node", "start", "a3"]);
+    plane.apply(&superpod_job("sp-whole")).expect("apply");
+    plane.wait_for(30, "all three pods running in SuperPoD 0", |p| {
+        let pods: Vec<Value> = p
+            .list("pods")
+            .into_iter()
+            .filter(|x| x["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("sp-whole-")))
+            .filter(|x| x["status"]["phase"] == "Running")
+            .collect();
+        pods.len() == 3 && pods.iter().all(|x| x["spec"]["nodeName"].as_str().is_some_and(|n| n.starts_with('a')))
+    });
+}

@@ -154,6 +154,54 @@ fn superpod_affinity_hard_waits_and_soft_spreads() {
     assert_eq!(placed.len(), 3);
 }
 
+/// Issue 25: a Master and two Workers with `sp-block: 48` (three nodes) are
+/// one logical block: hard affinity keeps all three in one SuperPoD or
+/// waits, whichever role each pod is of.
+#[test]
+fn superpod_blocks_span_roles() {
+    let yaml = nodes("p0", 2, "atlas-900-a3-superpod", "{superPod: sp-0}", "{}")
+        + &nodes("p1", 2, "atlas-900-a3-superpod", "{superPod: sp-1}", "{}");
+    let with_master = |name: &str| {
+        let text = format!(
+            r#"apiVersion: mindxdl.gitee.com/v1
+kind: AscendJob
+metadata:
+  name: {name}
+  labels: {{framework: pytorch, ring-controller.atlas: ascend-910b, super-pod-affinity: hard}}
+  annotations: {{sp-block: "48"}}
+spec:
+  replicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        metadata: {{labels: {{ring-controller.atlas: ascend-910b}}}}
+        spec:
+          nodeSelector: {{accelerator-type: module-a3-16-super-pod}}
+          containers:
+          - {{name: ascend, image: train:1, resources: {{requests: {{huawei.com/Ascend910: 16}}, limits: {{huawei.com/Ascend910: 16}}}}}}
+    Worker:
+      replicas: 2
+      template:
+        metadata: {{labels: {{ring-controller.atlas: ascend-910b}}}}
+        spec:
+          nodeSelector: {{accelerator-type: module-a3-16-super-pod}}
+          containers:
+          - {{name: ascend, image: train:1, resources: {{requests: {{huawei.com/Ascend910: 16}}, limits: {{huawei.com/Ascend910: 16}}}}}}
+"#
+        );
+        job(&text)
+    };
+    let mut c = cluster(&yaml);
+    let err = place_job(&mut c, &with_master("split"), 0).unwrap_err();
+    assert!(err.contains("no SuperPoD has 3 free nodes for a logical block of sp-block 48"), "{err}");
+    let wide = nodes("p0", 3, "atlas-900-a3-superpod", "{superPod: sp-0}", "{}")
+        + &nodes("p1", 2, "atlas-900-a3-superpod", "{superPod: sp-1}", "{}");
+    let mut c = cluster(&wide);
+    let placed = place_job(&mut c, &with_master("whole"), 0).unwrap();
+    assert!(placed.iter().all(|p| p.node.starts_with("p0-")), "{placed:?}");
+    assert_eq!(placed.len(), 3);
+}
+
 fn partitioned(name: &str, min_available: u32, partitions: u32, size: u32, extra: &str) -> Job {
     job(&format!(
         r#"apiVersion: batch.volcano.sh/v1alpha1

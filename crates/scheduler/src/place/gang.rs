@@ -45,6 +45,12 @@ pub(crate) fn place_gang(
         rank_base += role.replicas as usize;
     }
     roles.sort_by_key(|(base, role)| (role.device.is_none(), *base));
+    // Logical SuperPoD blocks run over the job's device pods in rank order,
+    // across roles (a Master and its Workers share a block): the SuperPoD
+    // chosen for a block holds every pod of it, whichever role it is of.
+    let device_pods: u32 = job.roles.iter().filter(|r| r.device.is_some()).map(|r| r.replicas).sum();
+    let mut seen_device_pods = 0u32;
+    let mut block_pin: Option<(u32, Option<(String, Vec<usize>)>)> = None;
     for (base, role) in roles {
         // Pods go in blocks: one per role, one per partition (placed whole),
         // or one per logical SuperPoD.
@@ -55,7 +61,14 @@ pub(crate) fn place_gang(
         };
         let mut start = 0;
         while start < role.replicas {
-            let end = (start + block).min(role.replicas);
+            let end = match (&role.partitions, opts.super_pod, &role.device) {
+                (None, Some(_), Some(_)) => {
+                    // Up to the end of the logical block this pod is in.
+                    let g = seen_device_pods + start;
+                    (start + (block - g % block)).min(role.replicas)
+                }
+                _ => (start + block).min(role.replicas),
+            };
             let first_pod = format!("{}-{start}", role.pod_prefix);
             let pinned: Result<Option<(String, Vec<usize>)>, String> =
                 match (&role.partitions, opts.super_pod, &role.device) {
@@ -63,7 +76,19 @@ pub(crate) fn place_gang(
                         super::domains::choose_hypernode(cl, &states, job, role, gate, end - start, p.network_topology)
                     }
                     (None, Some(rule), Some(_)) => {
-                        super::domains::choose_super_pod(cl, &states, job, role, gate, end - start, rule)
+                        let id = (seen_device_pods + start) / block;
+                        match &block_pin {
+                            Some((b, pin)) if *b == id => Ok(pin.clone()),
+                            _ => {
+                                let whole = block.min(device_pods.saturating_sub(id * block)).max(end - start);
+                                let chosen =
+                                    super::domains::choose_super_pod(cl, &states, job, role, gate, whole, rule);
+                                if let Ok(pin) = &chosen {
+                                    block_pin = Some((id, pin.clone()));
+                                }
+                                chosen
+                            }
+                        }
                     }
                     _ => Ok(None),
                 };
@@ -126,6 +151,9 @@ pub(crate) fn place_gang(
                 }
             }
             start = end;
+        }
+        if role.device.is_some() {
+            seen_device_pods += role.replicas;
         }
     }
     for role in &job.roles {
