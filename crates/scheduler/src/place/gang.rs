@@ -19,6 +19,9 @@ pub(crate) struct GangOptions {
     pub super_pod: Option<super::domains::SuperPodRule>,
 }
 
+/// A block's domain: its name and member nodes, or `None` for anywhere.
+type Pin = Option<(String, Vec<usize>)>;
+
 /// Places the gang on a working copy of the device states (the statement)
 /// and commits it only when at least `minAvailable` pods fit.
 pub(crate) fn place_gang(
@@ -50,7 +53,7 @@ pub(crate) fn place_gang(
     // chosen for a block holds every pod of it, whichever role it is of.
     let device_pods: u32 = job.roles.iter().filter(|r| r.device.is_some()).map(|r| r.replicas).sum();
     let mut seen_device_pods = 0u32;
-    let mut block_pin: Option<(u32, Option<(String, Vec<usize>)>)> = None;
+    let mut block_pin: Option<(u32, Pin)> = None;
     for (base, role) in roles {
         // Pods go in blocks: one per role, one per partition (placed whole),
         // or one per logical SuperPoD.
@@ -70,28 +73,26 @@ pub(crate) fn place_gang(
                 _ => (start + block).min(role.replicas),
             };
             let first_pod = format!("{}-{start}", role.pod_prefix);
-            let pinned: Result<Option<(String, Vec<usize>)>, String> =
-                match (&role.partitions, opts.super_pod, &role.device) {
-                    (Some(p), _, _) => {
-                        super::domains::choose_hypernode(cl, &states, job, role, gate, end - start, p.network_topology)
-                    }
-                    (None, Some(rule), Some(_)) => {
-                        let id = (seen_device_pods + start) / block;
-                        match &block_pin {
-                            Some((b, pin)) if *b == id => Ok(pin.clone()),
-                            _ => {
-                                let whole = block.min(device_pods.saturating_sub(id * block)).max(end - start);
-                                let chosen =
-                                    super::domains::choose_super_pod(cl, &states, job, role, gate, whole, rule);
-                                if let Ok(pin) = &chosen {
-                                    block_pin = Some((id, pin.clone()));
-                                }
-                                chosen
+            let pinned: Result<Pin, String> = match (&role.partitions, opts.super_pod, &role.device) {
+                (Some(p), _, _) => {
+                    super::domains::choose_hypernode(cl, &states, job, role, gate, end - start, p.network_topology)
+                }
+                (None, Some(rule), Some(_)) => {
+                    let id = (seen_device_pods + start) / block;
+                    match &block_pin {
+                        Some((b, pin)) if *b == id => Ok(pin.clone()),
+                        _ => {
+                            let whole = block.min(device_pods.saturating_sub(id * block)).max(end - start);
+                            let chosen = super::domains::choose_super_pod(cl, &states, job, role, gate, whole, rule);
+                            if let Ok(pin) = &chosen {
+                                block_pin = Some((id, pin.clone()));
                             }
+                            chosen
                         }
                     }
-                    _ => Ok(None),
-                };
+                }
+                _ => Ok(None),
+            };
             let pinned = match pinned {
                 Ok(p) => p,
                 Err(why) => {
