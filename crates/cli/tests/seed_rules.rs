@@ -1,7 +1,10 @@
-//! Issue 25's rules of the seeds that live in the job controller and the
-//! platform, run under a real `ringleader up` as users meet them: a
-//! single-machine PyTorch training job (seed 003: a Master and no Worker)
-//! is accepted and runs as a world of one.
+//! Issue 25's rules of the seeds, run under a real `ringleader up` as users
+//! meet them: a single-machine PyTorch training job (seed 003: a Master and
+//! no Worker) runs as a world of one; `huawei.com/schedule_minAvailable`
+//! decides a seed AscendJob's gang over its run policy; an AscendJob
+//! without ports meets on 2222; static and dynamic vNPUs never run side by
+//! side; a logical SuperPoD block of a Master and Workers stays in one
+//! SuperPoD.
 
 mod common;
 
