@@ -386,6 +386,9 @@ pub struct RunPod {
     /// Host IP.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub host_ip: String,
+    /// The node it ran on (where its log is kept once it is gone).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub node: String,
     /// Start (RFC 3339).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub start_time: String,

@@ -164,6 +164,8 @@ pub fn pod_summary(pod: &Value) -> Value {
         "restarts": plan.map_or(0, |p| p.generation),
         "podIP": str_at(pod, &["status", "podIP"]),
         "hostIP": str_at(pod, &["status", "hostIP"]),
+        // Where its log stays once the pod is gone (a stopped run's).
+        "node": str_at(pod, &["spec", "nodeName"]),
         "startTime": start,
         "duration": duration,
         "log": annotation(pod, LOG_PATH).map(str::to_string)
