@@ -330,3 +330,48 @@ fn top_jobs_forgets_deleted_jobs() {
     wait(10, "the deleted job out of top jobs", || !listed("gone"), || plane.ctl(&["top", "jobs"]));
     assert!(listed("kept"), "{}", plane.ctl(&["top", "jobs"]));
 }
+
+#[test]
+fn ai_hub_settings_of_a_training_job_reach_its_pods() {
+    let plane = Plane::start(&common::cluster_yaml(226, &[("g1", "hgx-h100-8")]), &[]);
+    let (alice, _, _) = platform(&plane, "g1", 8);
+    // A value AI Hub does not have is refused at apply, naming the field.
+    let (applied, out) =
+        apply_as(&plane, Some(&alice), "bad.yaml", &training_job("bad", "  category: fun\n", "sleep 1", 1));
+    assert!(!applied && out.contains("spec.category") && out.contains("fun") && out.contains("debug"), "{out}");
+    let (applied, out) =
+        apply_as(&plane, Some(&alice), "bad.yaml", &training_job("bad", "  sharedMemoryGB: 0\n", "sleep 1", 1));
+    assert!(!applied && out.contains("spec.sharedMemoryGB"), "{out}");
+
+    let settings =
+        "  category: training\n  project: 视觉大模型\n  estimatedRunTimeSeconds: 5400\n  sharedMemoryGB: 2\n\
+                    \x20 imagePullPolicy: Always\n  ssh: true\n  ibNetwork: true\n  envVariant: aihub\n";
+    let command = "echo world $WORLD_SIZE if $NCCL_SOCKET_IFNAME ib $NCCL_IB_DISABLE; sleep 600";
+    apply(&plane, Some(&alice), "hub.yaml", &training_job("hub", settings, command, 2));
+    let wide = ok(&plane, Some(&alice), &["get", "trainingjobs", "-n", "ws-a", "-o", "wide"]);
+    assert!(wide.contains("training") && wide.contains("视觉大模型") && wide.contains("5400s"), "{wide}");
+    ok(&plane, Some(&alice), &["run", "hub", "-n", "ws-a"]);
+    let pod = "hub-r1-worker-0";
+    let log = || as_user(&plane, Some(&alice), &["logs", pod, "-n", "ws-a"]).1;
+    wait(60, "the pod's log", || log().contains("world"), log);
+    // AI Hub's env: WORLD_SIZE counts GPUs (2), not pods (1); NCCL on the IB network.
+    assert!(log().contains("world 2 if front1 ib 0"), "{}", log());
+    let p = get_json(&plane, Some(&alice), &["pod", pod, "-n", "ws-a"]);
+    let c = &p["spec"]["containers"][0];
+    assert_eq!(c["imagePullPolicy"], "Always", "{p}");
+    let shm = p["spec"]["volumes"].as_array().and_then(|v| v.iter().find(|v| v["name"] == "dshm")).cloned();
+    assert_eq!(
+        shm.map(|v| v["emptyDir"].clone()),
+        Some(serde_json::json!({"medium": "Memory", "sizeLimit": "2Gi"})),
+        "{p}"
+    );
+    let mounts = c["volumeMounts"].as_array().cloned().unwrap_or_default();
+    assert!(mounts.iter().any(|m| m["name"] == "dshm" && m["mountPath"] == "/dev/shm"), "{p}");
+    assert!(
+        c["ports"].as_array().is_some_and(|p| p.iter().any(|p| p["name"] == "ssh" && p["containerPort"] == 22)),
+        "{p}"
+    );
+    let run = get_json(&plane, Some(&alice), &["run", "hub-r1", "-n", "ws-a"]);
+    let ssh = run["status"]["pods"][0]["ssh"].as_str().unwrap_or_default().to_string();
+    assert!(ssh.starts_with("ssh -p 22 root@127.0.226."), "the run shows the pod's SSH login: {run}");
+}
