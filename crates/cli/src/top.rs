@@ -166,6 +166,15 @@ fn kind_of(resource: &str) -> String {
         .unwrap_or_else(|| resource.to_string())
 }
 
+/// The names of the jobs of a qualified resource in `ns` now; `None` when
+/// they cannot be listed (an unknown resource, a refusal), so the history
+/// alone decides.
+async fn existing(client: &Client, resource: &str, ns: &str) -> Option<std::collections::HashSet<String>> {
+    let rt = ringleader_server::RESOURCES.iter().find(|rt| rt.qualified() == resource)?;
+    let items = client.list(rt, Some(ns), None).await.ok()?.items;
+    Some(items.iter().filter_map(|j| j.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string)).collect())
+}
+
 fn jobs(args: TopArgs) -> Result<()> {
     let client = args.conn.client()?;
     let ns = args.namespace.clone();
@@ -175,6 +184,15 @@ fn jobs(args: TopArgs) -> Result<()> {
         for (name, values) in &history {
             if let Some((job, phase)) = job_of(name, &ns) {
                 jobs.entry(job).or_default().insert(phase, values);
+            }
+        }
+        // The history keeps a deleted job's points for its whole window:
+        // only jobs that still exist are listed.
+        let mut resources: Vec<&str> = jobs.keys().map(|(resource, _)| *resource).collect();
+        resources.dedup();
+        for resource in resources {
+            if let Some(names) = existing(&client, resource, &ns).await {
+                jobs.retain(|(r, job), _| *r != resource || names.contains(*job));
             }
         }
         let mut rows = Vec::new();

@@ -252,6 +252,28 @@ fn env_of_every_pod_per_kind_and_framework() {
     }
 }
 
+/// A job's own env convention and NCCL settings (its annotations, from a
+/// platform TrainingJob) give the env the same cluster-wide flags give.
+#[test]
+fn a_jobs_own_env_settings_override_the_clusters() {
+    let (job, extras) = example("pytorchjob.yaml");
+    let cluster = EnvOptions {
+        pytorch_flavor: PyTorchFlavor::AiHub,
+        nccl: Some(NcclNetwork::ai_hub(false)),
+        ..EnvOptions::default()
+    };
+    let flags = render(&job, &extras, gpu_placement().as_ref(), &cluster);
+    let mut own = job.clone();
+    own.annotations.insert(env::ENV_VARIANT_ANNOTATION.into(), "aihub".into());
+    own.annotations.insert(env::NCCL_AUTO_ANNOTATION.into(), "ethernet".into());
+    assert_eq!(render(&own, &extras, gpu_placement().as_ref(), &defaults()), flags);
+    assert!(flags.contains("NCCL_SOCKET_IFNAME=en"), "{flags}");
+    // `off` takes the cluster's NCCL settings away from this job.
+    own.annotations.insert(env::NCCL_AUTO_ANNOTATION.into(), "off".into());
+    let off = render(&own, &extras, gpu_placement().as_ref(), &cluster);
+    assert!(!off.contains("NCCL_SOCKET_IFNAME"), "{off}");
+}
+
 /// Pod names, labels, annotations and PodGroups per kind.
 #[test]
 fn pods_and_pod_groups_per_kind() {

@@ -348,6 +348,28 @@ fn vip_kill_clears_its_nodes_at_once_and_vip_wait_reserves_them() {
 }
 
 #[test]
+fn vip_kill_evicts_victims_that_hold_its_queues_whole_capability() {
+    // The victim holds all 8 chips the queue may use: the VIP job is
+    // admitted as if they were back, and evicts it.
+    let yaml = node("n1")
+        + &queue("team", "{weight: 1, capability: {huawei.com/Ascend910: 8}}", "Open")
+        + &workload("victim", "team", 0, false, &[("n1", &[0, 1, 2, 3, 4, 5, 6, 7])])
+        + &job("default", "vip", "team", "", 1, 8, "ringleader.io/vip: kill, ringleader.io/vip-nodes: n1");
+    let o = outcome(&yaml);
+    assert_eq!(evicted(&o), vec![("default/victim", "victim-worker-0", "default/vip")]);
+    assert_eq!(bound_jobs(&o), vec!["default/vip"]);
+    // An ordinary job of the same queue still waits for the quota.
+    let yaml = node("n1")
+        + &node("n2")
+        + &queue("team", "{weight: 1, capability: {huawei.com/Ascend910: 8}}", "Open")
+        + &workload("victim", "team", 0, false, &[("n1", &[0, 1, 2, 3, 4, 5, 6, 7])])
+        + &job("default", "plain", "team", "", 1, 8, "");
+    let o = outcome(&yaml);
+    assert!(o.evictions.is_empty() && o.bindings.is_empty(), "{:?}", o.bindings);
+    assert!(reason(&o, "default/plain").contains("over capability"), "{}", reason(&o, "default/plain"));
+}
+
+#[test]
 fn explanations_name_nodes_priority_classes_and_vip_errors() {
     let yaml = node("n1")
         + &gpu_node("g1")

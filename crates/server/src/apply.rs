@@ -176,6 +176,15 @@ pub async fn bulk(
     for (rt, object) in &objects {
         admission::pod_devices(state, rt, object, None).await?;
     }
+    for (rt, object) in &mut objects {
+        if crate::visibility::concerned(rt) {
+            let key = ObjectKey::of(object)?;
+            let existing = state.blocking(move |s| s.get(&key)).await?;
+            let verb = if existing.is_some() { "patch" } else { "create" };
+            let before = existing.as_ref().map(|e| &e.object);
+            crate::visibility::admit_write(state, identity, verb, rt, object, before).await?;
+        }
+    }
     for (rt, object) in &objects {
         crate::admission::protect::admit_applied(state, identity, rt, object).await?;
     }

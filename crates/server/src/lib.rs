@@ -55,6 +55,7 @@ mod state;
 mod storage;
 mod streams;
 pub mod table;
+pub mod visibility;
 mod watch;
 mod yaml_budget;
 

@@ -273,7 +273,10 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
     let key = pod_key(ns, name);
     let k = key.clone();
     let Some(pod) = state.blocking(move |s| s.get(&k)).await? else {
-        return Err(StoreError::NotFound(key).into());
+        return match kept(state, ns, name, opts).await? {
+            Some(answer) => Ok(answer),
+            None => Err(StoreError::NotFound(key).into()),
+        };
     };
     let pod = pod.object;
     let container = container_of(&pod, name, opts.container.as_deref())?;
@@ -317,6 +320,42 @@ pub async fn serve(state: &ServerState, ns: &str, name: &str, opts: LogOptions) 
         }
     };
     serve_file(path, &opts, done, closing).await
+}
+
+/// The node a platform Run's record (`status.pods[].node`) says the deleted
+/// pod `ns/name` ran on: a run's pods go when it is stopped or its job
+/// deleted, and the seeds keep the logs of finished and stopped runs.
+async fn kept_on(state: &ServerState, ns: &str, name: &str) -> Result<Option<String>, ApiError> {
+    let selector = ringleader_store::Selector::kind("platform.ringleader.io/v1alpha1", "Run").in_namespace(ns);
+    let (runs, _) = state.blocking(move |s| s.list(&selector)).await?;
+    let node = runs.iter().find_map(|r| {
+        let pods = r.object.pointer("/status/pods").and_then(Value::as_array)?;
+        let entry = pods.iter().find(|p| s(p, "/name") == name)?;
+        Some(s(entry, "/node").to_string()).filter(|n| !n.is_empty())
+    });
+    Ok(node)
+}
+
+/// The log of a deleted pod of a platform Run, as its agent kept it in the
+/// pod's sandbox (the agent caps a log's size as it writes it, so what is
+/// kept is bounded); `None` when no Run lists the pod or nothing was kept.
+/// Never followed: the pod has ended.
+async fn kept(state: &ServerState, ns: &str, name: &str, opts: LogOptions) -> Result<Option<Response>, ApiError> {
+    let Some(node) = kept_on(state, ns, name).await? else { return Ok(None) };
+    let opts = LogOptions { follow: false, previous: false, ..opts };
+    if let Some(dir) = state.data_dir() {
+        let Some(tail) = sandbox_tail(&node, ns, name) else { return Ok(None) };
+        let path = tail.iter().fold(dir.to_path_buf(), |p, part| p.join(part));
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let answer = serve_file(path, &opts, || async { Some(true) }, state.closing.clone()).await?;
+        return Ok(Some(answer));
+    }
+    match agent_endpoint(state, &node).await? {
+        Some(endpoint) => proxy(state, &endpoint, ns, name, &opts).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The log file of the run `opts` asks for, given the pod's current `log`.

@@ -49,5 +49,5 @@ pub(crate) async fn watch(
 ) -> Result<Response, ApiError> {
     let view =
         crate::watch::View { project: Some(project), shown_as: Some(&CORE_NODES), ..crate::watch::View::of(format) };
-    crate::watch::serve_as(state, NODES, None, selector, options, view).await
+    crate::watch::serve_as(state, NODES, None, selector, None, options, view).await
 }

@@ -185,12 +185,14 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
         Target::Collection { rt, ns } if m == Method::GET => {
             let selector = ObjectSelector::parse(req.param("labelSelector"), req.param("fieldSelector"))
                 .map_err(ApiError::bad_request)?;
+            let hidden = crate::visibility::hidden(state, req.identity.as_ref(), rt, ns.as_deref()).await?;
             if req.flag("watch") {
                 let options = watch::Options::parse(&req.query)?;
-                return watch::serve_as(state, rt, ns, selector, options, watch::View::of(req.format)).await;
+                let view = watch::View::of(req.format);
+                return watch::serve_as(state, rt, ns, selector, hidden, options, view).await;
             }
             let params = ListParams::parse(&req.query, rt.api_version, rt.kind)?;
-            list(state, rt, ns, &selector, params, req.format).await
+            list(state, rt, ns, &selector, hidden, params, req.format).await
         }
         Target::Collection { rt, .. } if m == Method::POST && rt == resources::REPLICA_SETS => {
             Err(crate::replica_sets::create_refused())
@@ -217,7 +219,10 @@ async fn handle(state: &ServerState, req: Req) -> Result<Response, ApiError> {
                 Method::GET => {
                     let k = key.clone();
                     match state.blocking(move |s| s.get(&k)).await? {
-                        Some(stored) => Ok(req.format.respond(StatusCode::OK, &stored.object)),
+                        Some(stored) => {
+                            crate::visibility::check(state, req.identity.as_ref(), "get", rt, &stored.object).await?;
+                            Ok(req.format.respond(StatusCode::OK, &stored.object))
+                        }
                         None => Err(StoreError::NotFound(key).into()),
                     }
                 }
@@ -346,11 +351,12 @@ async fn list(
     rt: &'static ResourceType,
     ns: Option<String>,
     selector: &ObjectSelector,
+    hidden: Option<crate::visibility::Hidden>,
     params: ListParams,
     format: OutputFormat,
 ) -> Result<Response, ApiError> {
     let sel = store_selector(rt, ns.as_deref());
-    let filter = selector.clone();
+    let filter = Filter { selector: selector.clone(), hidden };
     if format == OutputFormat::Json {
         return json_list(state, rt, sel, filter, params).await;
     }
@@ -366,6 +372,22 @@ async fn list(
         })
         .await??;
     Ok(encoded.into_response(StatusCode::OK))
+}
+
+/// What a list keeps: the request's selectors, less what is hidden from the caller.
+struct Filter {
+    selector: ObjectSelector,
+    hidden: Option<crate::visibility::Hidden>,
+}
+
+impl Filter {
+    fn is_empty(&self) -> bool {
+        self.selector.is_empty() && self.hidden.is_none()
+    }
+
+    fn matches(&self, o: &Value) -> bool {
+        self.selector.matches(o) && !self.hidden.as_ref().is_some_and(|h| h.hides(o))
+    }
 }
 
 /// The `…List` (or Table) of one page, encoded.
@@ -424,7 +446,7 @@ async fn json_list(
     state: &ServerState,
     rt: &'static ResourceType,
     sel: Selector,
-    filter: ObjectSelector,
+    filter: Filter,
     params: ListParams,
 ) -> Result<Response, ApiError> {
     // Small items share a chunk: one per item would be one TLS record and
@@ -705,6 +727,12 @@ async fn delete(
     if rt == NAMESPACES {
         return delete_namespace(state, key, req, dry).await;
     }
+    if crate::visibility::concerned(rt) {
+        let k = key.clone();
+        if let Some(current) = state.blocking(move |s| s.get(&k)).await? {
+            crate::visibility::check(state, req.identity.as_ref(), "delete", rt, &current.object).await?;
+        }
+    }
     // A guarded object is deleted only at the version found emptied.
     let mut guard_version = None;
     if admission::delete_guard::guarded(rt) {
@@ -712,9 +740,7 @@ async fn delete(
         let Some(current) = state.blocking(move |s| s.get(&k)).await? else {
             return Err(StoreError::NotFound(key).into());
         };
-        if let Some(refused) = admission::delete_guard::refusal(rt, &current.object) {
-            return Err(refused);
-        }
+        admission::delete_guard::check(state, rt, &current.object).await?;
         guard_version = Some(current.resource_version);
     }
     if dry {
@@ -758,11 +784,8 @@ async fn delete(
         // A pod already marked, deleted again with zero grace: its agent has
         // stopped it and removes it now (a kubelet's final delete).
         let version = pod.resource_version;
-        if let Some(refused) = Some(&pod.object)
-            .filter(|_| admission::delete_guard::guarded(rt))
-            .and_then(|o| admission::delete_guard::refusal(rt, o))
-        {
-            return Err(refused);
+        if admission::delete_guard::guarded(rt) {
+            admission::delete_guard::check(state, rt, &pod.object).await?;
         }
         let op = Op::Delete { key, expected: Some(version) };
         let stored = state.blocking(move |s| audit::write(s, op, record)).await?;

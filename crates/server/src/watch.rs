@@ -183,6 +183,9 @@ struct WatchStream {
     closing: tokio::sync::watch::Receiver<bool>,
     deadline: Option<Instant>,
     view: View,
+    /// What the caller may not see ([`crate::visibility`]): left out as a
+    /// selector leaves out what it does not match.
+    hidden: Option<crate::visibility::Hidden>,
 }
 
 impl WatchStream {
@@ -193,7 +196,8 @@ impl WatchStream {
             return Some(line(event.kind.as_str(), &event.object, &self.view));
         };
         let key = &event.object.key;
-        let now = self.view.matches(&self.selector, &event.object.object);
+        let object = &event.object.object;
+        let now = self.view.matches(&self.selector, object) && !self.hidden.as_ref().is_some_and(|h| h.hides(object));
         let was = matching.contains(key);
         let kind = match (event.kind, was, now) {
             (EventType::Deleted, true, _) | (EventType::Deleted, false, true) => {
@@ -299,6 +303,7 @@ pub async fn serve_as(
     rt: &'static ResourceType,
     ns: Option<String>,
     selector: ObjectSelector,
+    hidden: Option<crate::visibility::Hidden>,
     options: Options,
     mut view: View,
 ) -> Result<Response, ApiError> {
@@ -323,8 +328,10 @@ pub async fn serve_as(
         Err(e) if e.reason == "Expired" => return Ok(expired(&e, view.protobuf)),
         Err(e) => return Err(e),
     };
-    let initial: Vec<Stored> = initial.into_iter().filter(|s| view.matches(&selector, &s.object)).collect();
-    let matching = (!selector.is_empty()).then(|| initial.iter().map(|s| s.key.clone()).collect::<HashSet<_>>());
+    let shown = |o: &Value| view.matches(&selector, o) && !hidden.as_ref().is_some_and(|h| h.hides(o));
+    let initial: Vec<Stored> = initial.into_iter().filter(|s| shown(&s.object)).collect();
+    let matching = (!selector.is_empty() || hidden.is_some())
+        .then(|| initial.iter().map(|s| s.key.clone()).collect::<HashSet<_>>());
     let mut lines: VecDeque<Bytes> = initial.iter().map(|s| line(EventType::Added.as_str(), s, &view)).collect();
     if options.bookmarks && options.initial_events == Some(true) {
         lines.push_back(bookmark(view.shown_as.unwrap_or(rt), start, true, view.protobuf));
@@ -344,6 +351,7 @@ pub async fn serve_as(
         closing: state.closing.clone(),
         deadline: options.timeout.map(|t| Instant::now() + t),
         view,
+        hidden,
     };
     let body = futures_util::stream::unfold(stream, |mut s| async move {
         let next = s.next().await?;

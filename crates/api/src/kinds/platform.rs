@@ -32,6 +32,18 @@ pub const MEMBER_ROLES: &[&str] = &["admin", "member"];
 pub const FRAMEWORKS: &[&str] = &["PyTorchDDP", "PyTorchDeepSpeed", "TensorFlowPS", "MPI", "MindSpore"];
 /// Visibility of a training job or dataset.
 pub const VISIBILITIES: &[&str] = &["only-me", "workspace"];
+/// AI Hub's categories of a training job.
+pub const CATEGORIES: &[&str] = &["debug", "inference", "training", "special"];
+/// A container's image pull policies.
+pub const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
+/// Env conventions of PyTorch pods.
+pub const ENV_VARIANTS: &[&str] = &["kubeflow", "aihub"];
+/// Most shared memory a training job's pod may ask for, in GiB.
+pub const MAX_SHARED_MEMORY_GB: u64 = 1024;
+/// Longest estimated run time, in seconds (a year).
+pub const MAX_ESTIMATED_RUN_TIME_SECONDS: u64 = 366 * 24 * 3600;
+/// Longest project name.
+pub const MAX_PROJECT_CHARS: usize = 64;
 /// What a VIP job does on a busy node.
 pub const ON_BUSY: &[&str] = &["wait", "kill"];
 /// States of a run.
@@ -330,6 +342,33 @@ pub struct TrainingJobSpec {
     /// Runs it on chosen machines, never preempted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vip: Option<Vip>,
+    /// AI Hub's category: `debug`, `inference`, `training` or `special`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// The project the job belongs to (AI Hub), at most 64 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// How long a run is expected to take, in seconds (AI Hub: to the second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_run_time_seconds: Option<u64>,
+    /// Shared memory of each pod in GiB (AI Hub): an in-memory volume of that size at `/dev/shm`.
+    #[serde(default, rename = "sharedMemoryGB", skip_serializing_if = "Option::is_none")]
+    pub shared_memory_gb: Option<u64>,
+    /// The containers' `imagePullPolicy`: `Always` (AI Hub's "always pull"), `IfNotPresent` (the default) or `Never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_pull_policy: Option<String>,
+    /// SSH access (AI Hub): each container declares port 22 (`ssh`), and the run shows each pod's login.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh: Option<bool>,
+    /// The IB (RDMA) network (AI Hub): with NCCL auto-settings, `NCCL_IB_DISABLE=0` and the RDMA interface (`front1`); off, `NCCL_IB_DISABLE=1` and the Ethernet one (`en`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ib_network: Option<bool>,
+    /// NCCL auto-settings for this job's GPU pods (default: on when `ibNetwork` is set, else the cluster's `up --nccl-auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_auto: Option<bool>,
+    /// Env convention of PyTorch pods: `kubeflow` or `aihub` (`WORLD_SIZE` = total GPUs, `RANK` = node index); default: the cluster's `up --env-variant`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_variant: Option<String>,
 }
 
 /// `TrainingJob` status (controller-written).
@@ -396,6 +435,12 @@ pub struct RunPod {
     /// Host IP.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub host_ip: String,
+    /// The node it ran on (where its log is kept once it is gone).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub node: String,
+    /// How to log in to it, with the TrainingJob's `ssh: true` (`ssh -p 22 root@<pod IP>`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub ssh: String,
     /// Start (RFC 3339).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub start_time: String,

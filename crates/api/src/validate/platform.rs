@@ -298,6 +298,54 @@ fn training_job(s: &TrainingJobSpec, errs: &mut Errors) {
         object_names(&vip.nodes, "spec.vip.nodes", errs);
         one_of(&vip.on_busy, "spec.vip.onBusy", p::ON_BUSY, true, errs);
     }
+    ai_hub_settings(s, errs);
+}
+
+/// AI Hub's per-job settings (seed 003).
+fn ai_hub_settings(s: &TrainingJobSpec, errs: &mut Errors) {
+    if let Some(c) = &s.category {
+        one_of(c, "spec.category", p::CATEGORIES, true, errs);
+    }
+    if let Some(project) = &s.project {
+        let n = project.chars().count();
+        if n == 0 || n > p::MAX_PROJECT_CHARS || project.chars().any(char::is_control) {
+            errs.push(FieldError::new(
+                "spec.project",
+                quoted(&shorten(project)),
+                format!("a project name is 1 to {} characters, without control characters", p::MAX_PROJECT_CHARS),
+            ));
+        }
+    }
+    if let Some(t) = s.estimated_run_time_seconds {
+        if t == 0 || t > p::MAX_ESTIMATED_RUN_TIME_SECONDS {
+            errs.push(FieldError::new(
+                "spec.estimatedRunTimeSeconds",
+                t.to_string(),
+                format!("seconds from 1 to {} (a year)", p::MAX_ESTIMATED_RUN_TIME_SECONDS),
+            ));
+        }
+    }
+    if let Some(gb) = s.shared_memory_gb {
+        if gb == 0 || gb > p::MAX_SHARED_MEMORY_GB {
+            errs.push(FieldError::new(
+                "spec.sharedMemoryGB",
+                gb.to_string(),
+                format!("GiB of /dev/shm per pod, from 1 to {}", p::MAX_SHARED_MEMORY_GB),
+            ));
+        }
+    }
+    if let Some(policy) = &s.image_pull_policy {
+        one_of(policy, "spec.imagePullPolicy", p::PULL_POLICIES, true, errs);
+    }
+    if let Some(v) = &s.env_variant {
+        one_of(v, "spec.envVariant", p::ENV_VARIANTS, true, errs);
+    }
+    if s.nccl_auto == Some(true) && s.ib_network.is_none() {
+        errs.push(FieldError::missing(
+            "spec.ibNetwork",
+            "ncclAuto: true sets NCCL to the IB network or to Ethernet: say which with ibNetwork: true or false",
+        ));
+    }
 }
 
 fn roles(s: &TrainingJobSpec, framework_ok: bool, errs: &mut Errors) {
@@ -621,6 +669,21 @@ mod tests {
                 Some("spec.resourceGroup"),
             ),
             ("job ok", job(json!({})), None),
+            (
+                "job ai hub settings ok",
+                job(json!({"category": "training", "project": "视觉", "estimatedRunTimeSeconds": 3600,
+                           "sharedMemoryGB": 16, "imagePullPolicy": "Always", "ssh": true, "ibNetwork": true,
+                           "ncclAuto": true, "envVariant": "aihub"})),
+                None,
+            ),
+            ("job category", job(json!({"category": "fun"})), Some("spec.category")),
+            ("job shm zero", job(json!({"sharedMemoryGB": 0})), Some("spec.sharedMemoryGB")),
+            ("job shm huge", job(json!({"sharedMemoryGB": 4096})), Some("spec.sharedMemoryGB")),
+            ("job pull policy", job(json!({"imagePullPolicy": "Sometimes"})), Some("spec.imagePullPolicy")),
+            ("job env variant", job(json!({"envVariant": "horovod"})), Some("spec.envVariant")),
+            ("job run time", job(json!({"estimatedRunTimeSeconds": 0})), Some("spec.estimatedRunTimeSeconds")),
+            ("job project", job(json!({"project": "x".repeat(65)})), Some("spec.project")),
+            ("job nccl without ib", job(json!({"ncclAuto": true})), Some("spec.ibNetwork")),
             (
                 "job name 21",
                 object("TrainingJob", &"a".repeat(21), job(json!({}))["spec"].clone()),

@@ -126,12 +126,55 @@ pub struct EnvOptions {
     pub ssh: Option<SshKeys>,
 }
 
+/// Annotation of a job: its PyTorch env convention, `kubeflow` or `aihub`,
+/// over the cluster's (`up --env-variant`); a platform TrainingJob's
+/// `spec.envVariant` becomes it.
+pub const ENV_VARIANT_ANNOTATION: &str = "ringleader.io/env-variant";
+/// Annotation of a job: its NCCL auto-settings, `rdma`, `ethernet` or
+/// `off`, over the cluster's (`up --nccl-auto`); a platform TrainingJob's
+/// `spec.ibNetwork` / `spec.ncclAuto` become it.
+pub const NCCL_AUTO_ANNOTATION: &str = "ringleader.io/nccl-auto";
+
+/// The cluster's options with a job's own settings (its annotations
+/// [`ENV_VARIANT_ANNOTATION`] and [`NCCL_AUTO_ANNOTATION`]) over them; a
+/// value neither names is ignored (the API validates the platform's).
+pub fn per_job<'a>(job: &Job, opts: &'a EnvOptions) -> std::borrow::Cow<'a, EnvOptions> {
+    let variant = match job.annotations.get(ENV_VARIANT_ANNOTATION).map(String::as_str) {
+        Some("aihub") => Some(PyTorchFlavor::AiHub),
+        Some("kubeflow") => Some(PyTorchFlavor::Kubeflow),
+        _ => None,
+    };
+    let nccl = match job.annotations.get(NCCL_AUTO_ANNOTATION).map(String::as_str) {
+        Some(network @ ("rdma" | "ethernet")) => {
+            let rdma = network == "rdma";
+            Some(Some(match &opts.nccl {
+                Some(net) => NcclNetwork { rdma, ..net.clone() },
+                None => NcclNetwork::ai_hub(rdma),
+            }))
+        }
+        Some("off") => Some(None),
+        _ => None,
+    };
+    if variant.is_none() && nccl.is_none() {
+        return std::borrow::Cow::Borrowed(opts);
+    }
+    let mut own = opts.clone();
+    if let Some(v) = variant {
+        own.pytorch_flavor = v;
+    }
+    if let Some(n) = nccl {
+        own.nccl = n;
+    }
+    std::borrow::Cow::Owned(own)
+}
+
 /// Everything an env module reads.
 pub(crate) struct Ctx<'a> {
     pub job: &'a Job,
     pub extras: &'a JobExtras,
     pub pods: &'a [PodPlan],
-    pub opts: &'a EnvOptions,
+    /// The cluster's options with the job's own over them ([`per_job`]).
+    pub opts: std::borrow::Cow<'a, EnvOptions>,
     pub placement: Option<&'a Placement>,
     /// Pods with devices, counted once: every pod's env needs it, and
     /// counting per pod made a large job's env quadratic.
@@ -146,7 +189,7 @@ impl<'a> Ctx<'a> {
         opts: &'a EnvOptions,
         placement: Option<&'a Placement>,
     ) -> Ctx<'a> {
-        Ctx { job, extras, pods, opts, placement, device_pods: std::cell::OnceCell::new() }
+        Ctx { job, extras, pods, opts: per_job(job, opts), placement, device_pods: std::cell::OnceCell::new() }
     }
 
     /// How many pods of the job have devices.

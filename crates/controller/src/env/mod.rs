@@ -19,5 +19,8 @@ pub mod tf;
 pub mod volcano;
 
 pub(crate) use context::Ctx;
-pub use context::{EnvOptions, EnvVar, NcclNetwork, PodEnv, PyTorchFlavor, SshKeys};
+pub use context::{
+    per_job, EnvOptions, EnvVar, NcclNetwork, PodEnv, PyTorchFlavor, SshKeys, ENV_VARIANT_ANNOTATION,
+    NCCL_AUTO_ANNOTATION,
+};
 pub use pods::{inject, placed_env, pod_env, static_env};

@@ -29,6 +29,17 @@ pub struct Mount {
 const VIP_ANNOTATION: &str = "ringleader.io/vip";
 const VIP_NODES_ANNOTATION: &str = "ringleader.io/vip-nodes";
 
+/// Annotations of the framework job recording the TrainingJob's AI Hub
+/// settings that do not change its pods (seed 003), shown with the job.
+pub const CATEGORY_ANNOTATION: &str = "platform.ringleader.io/category";
+pub const PROJECT_ANNOTATION: &str = "platform.ringleader.io/project";
+pub const ESTIMATED_RUN_TIME_ANNOTATION: &str = "platform.ringleader.io/estimated-run-time-seconds";
+/// Where a pod's shared memory is mounted, and the volume's name.
+const SHM_PATH: &str = "/dev/shm";
+const SHM_VOLUME: &str = "dshm";
+/// The port SSH access opens (AI Hub: "do not change sshd's port 22").
+pub const SSH_PORT: u64 = 22;
+
 /// `NAME` of an env var from an object name (`mnist-v2` → `MNIST_V2`).
 pub fn env_name(prefix: &str, name: &str) -> String {
     let tail: String =
@@ -165,18 +176,25 @@ pub fn build(tj: &Value, run: &Value, ctx: &Context) -> Result<Value, String> {
             }
         }
     }
-    let volumes: Vec<Value> = ctx
+    let mut volumes: Vec<Value> = ctx
         .mounts
         .iter()
         .enumerate()
         .map(|(i, m)| json!({"name": format!("mount-{i}"), "hostPath": {"path": m.host_path}}))
         .collect();
-    let volume_mounts: Vec<Value> = ctx
+    let mut volume_mounts: Vec<Value> = ctx
         .mounts
         .iter()
         .enumerate()
         .map(|(i, m)| json!({"name": format!("mount-{i}"), "mountPath": m.mount_path}))
         .collect();
+    // AI Hub's shared memory: /dev/shm an in-memory volume of that size.
+    if let Some(gb) = at(tj, &["spec", "sharedMemoryGB"]).and_then(Value::as_u64) {
+        volumes.push(json!({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": format!("{gb}Gi")}}));
+        volume_mounts.push(json!({"name": SHM_VOLUME, "mountPath": SHM_PATH}));
+    }
+    let pull = str_at(tj, &["spec", "imagePullPolicy"]).unwrap_or("IfNotPresent");
+    let ssh = at(tj, &["spec", "ssh"]).and_then(Value::as_bool) == Some(true);
     let mut specs = Map::new();
     let mut total = 0u64;
     let mut slots = None;
@@ -202,13 +220,16 @@ pub fn build(tj: &Value, run: &Value, ctx: &Context) -> Result<Value, String> {
         let mut container = json!({
             "name": shape.container,
             "image": image,
-            "imagePullPolicy": "IfNotPresent",
+            "imagePullPolicy": pull,
             "command": cmd,
             "env": env,
             "resources": {"requests": res, "limits": res},
         });
         if !volume_mounts.is_empty() {
             container["volumeMounts"] = json!(volume_mounts);
+        }
+        if ssh {
+            container["ports"] = json!([{"name": "ssh", "containerPort": SSH_PORT, "protocol": "TCP"}]);
         }
         let mut pod_spec = json!({"containers": [container]});
         if !volumes.is_empty() {
@@ -254,12 +275,50 @@ pub fn build(tj: &Value, run: &Value, ctx: &Context) -> Result<Value, String> {
         }
         metadata["annotations"] = json!({ VIP_ANNOTATION: mode, VIP_NODES_ANNOTATION: nodes.join(",") });
     }
+    let annotations = settings_annotations(tj);
+    if !annotations.is_empty() {
+        let mut all = metadata["annotations"].as_object().cloned().unwrap_or_default();
+        all.extend(annotations);
+        metadata["annotations"] = Value::Object(all);
+    }
     Ok(json!({
         "apiVersion": shape.api_version,
         "kind": shape.kind,
         "metadata": metadata,
         "spec": spec,
     }))
+}
+
+/// The framework job's annotations of a TrainingJob's AI Hub settings: the
+/// env convention and NCCL auto-settings the job controller applies to its
+/// pods over the cluster's, and what is only recorded (category, project,
+/// estimated run time).
+fn settings_annotations(tj: &Value) -> Map<String, Value> {
+    use ringleader_controller::env::{ENV_VARIANT_ANNOTATION, NCCL_AUTO_ANNOTATION};
+    let mut out = Map::new();
+    if let Some(v) = str_at(tj, &["spec", "envVariant"]) {
+        out.insert(ENV_VARIANT_ANNOTATION.into(), json!(v));
+    }
+    let ib = at(tj, &["spec", "ibNetwork"]).and_then(Value::as_bool);
+    // The IB switch turns the NCCL auto-settings on unless the job turns them off.
+    match (at(tj, &["spec", "ncclAuto"]).and_then(Value::as_bool), ib) {
+        (Some(false), _) => {
+            out.insert(NCCL_AUTO_ANNOTATION.into(), json!("off"));
+        }
+        (_, Some(ib)) => {
+            out.insert(NCCL_AUTO_ANNOTATION.into(), json!(if ib { "rdma" } else { "ethernet" }));
+        }
+        _ => {}
+    }
+    for (field, key) in [("category", CATEGORY_ANNOTATION), ("project", PROJECT_ANNOTATION)] {
+        if let Some(v) = str_at(tj, &["spec", field]) {
+            out.insert(key.into(), json!(v));
+        }
+    }
+    if let Some(t) = at(tj, &["spec", "estimatedRunTimeSeconds"]).and_then(Value::as_u64) {
+        out.insert(ESTIMATED_RUN_TIME_ANNOTATION.into(), json!(t.to_string()));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -311,6 +370,44 @@ mod tests {
         let r = Resource::from_value(job).unwrap_or_else(|e| panic!("{e}: {job:#}"));
         let errs = validate(&r);
         assert!(errs.is_empty(), "{errs:?}\n{job:#}");
+    }
+
+    #[test]
+    fn ai_hub_settings_reach_the_pods_and_the_job() {
+        let mut t = tj("PyTorchDDP", json!([{"name": "Worker", "count": 2, "resources": {"gpu": 8}}]));
+        t["spec"]["sharedMemoryGB"] = json!(16);
+        t["spec"]["imagePullPolicy"] = json!("Always");
+        t["spec"]["ssh"] = json!(true);
+        t["spec"]["ibNetwork"] = json!(true);
+        t["spec"]["envVariant"] = json!("aihub");
+        t["spec"]["category"] = json!("training");
+        t["spec"]["estimatedRunTimeSeconds"] = json!(5400);
+        let job = build(&t, &run(), &ctx()).unwrap();
+        valid(&job);
+        let pod = &job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"];
+        assert_eq!(pod["volumes"][1], json!({"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}));
+        let c = &pod["containers"][0];
+        assert_eq!(c["volumeMounts"][1], json!({"name": "dshm", "mountPath": "/dev/shm"}));
+        assert_eq!(c["imagePullPolicy"], "Always");
+        assert_eq!(c["ports"][0]["containerPort"], 22);
+        let a = &job["metadata"]["annotations"];
+        assert_eq!(
+            (a["ringleader.io/nccl-auto"].as_str(), a["ringleader.io/env-variant"].as_str()),
+            (Some("rdma"), Some("aihub"))
+        );
+        assert_eq!(a[CATEGORY_ANNOTATION], "training");
+        assert_eq!(a[ESTIMATED_RUN_TIME_ANNOTATION], "5400");
+        // Off, the IB switch still sets NCCL (to Ethernet); ncclAuto: false sets nothing.
+        t["spec"]["ibNetwork"] = json!(false);
+        assert_eq!(
+            build(&t, &run(), &ctx()).unwrap()["metadata"]["annotations"]["ringleader.io/nccl-auto"],
+            "ethernet"
+        );
+        t["spec"]["ncclAuto"] = json!(false);
+        assert_eq!(build(&t, &run(), &ctx()).unwrap()["metadata"]["annotations"]["ringleader.io/nccl-auto"], "off");
+        // Without settings the job is as before.
+        let plain = build(&tj("PyTorchDDP", json!([{"name": "Worker", "count": 1}])), &run(), &ctx()).unwrap();
+        assert!(plain["metadata"]["annotations"].is_null(), "{plain}");
     }
 
     #[test]

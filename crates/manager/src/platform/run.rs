@@ -153,6 +153,17 @@ pub fn pod_summary(pod: &Value) -> Value {
         (PodPhase::Succeeded | PodPhase::Failed, Some(s)) => Some(((pods::phase_since(pod) - s).max(0.0)) as u64),
         _ => None,
     };
+    // SSH access (AI Hub): the login the run shows for the pod.
+    let ssh_port = at(pod, &["spec", "containers"]).and_then(Value::as_array).and_then(|cs| {
+        cs.iter().flat_map(|c| c.get("ports").and_then(Value::as_array).into_iter().flatten()).find_map(|p| {
+            (p.get("name").and_then(Value::as_str) == Some("ssh"))
+                .then(|| p.get("containerPort").and_then(Value::as_u64))?
+        })
+    });
+    let ssh = match (ssh_port, str_at(pod, &["status", "podIP"])) {
+        (Some(port), Some(ip)) => Some(format!("ssh -p {port} root@{ip}")),
+        _ => None,
+    };
     let role = plan
         .as_ref()
         .map(|p| p.role.clone())
@@ -164,6 +175,9 @@ pub fn pod_summary(pod: &Value) -> Value {
         "restarts": plan.map_or(0, |p| p.generation),
         "podIP": str_at(pod, &["status", "podIP"]),
         "hostIP": str_at(pod, &["status", "hostIP"]),
+        // Where its log stays once the pod is gone (a stopped run's).
+        "node": str_at(pod, &["spec", "nodeName"]),
+        "ssh": ssh,
         "startTime": start,
         "duration": duration,
         "log": annotation(pod, LOG_PATH).map(str::to_string)

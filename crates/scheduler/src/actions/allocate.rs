@@ -26,7 +26,10 @@ pub fn run(ss: &mut Session) {
     }) {
         seen[ss.jobs[j].order] = true;
         ss.jobs[j].tried = true;
-        if let Err(why) = admit(ss, j, &[], Amount::Full, &Resources::default()) {
+        // A `kill` VIP job's victims give back their share of the queue too:
+        // it must not wait behind the very jobs it evicts.
+        let victims = kill_victims(ss, j);
+        if let Err(why) = admit(ss, j, &victims, Amount::Full, &Resources::default()) {
             ss.jobs[j].reason = Some(why);
             continue;
         }
@@ -52,12 +55,14 @@ pub fn run(ss: &mut Session) {
     }
 }
 
-/// A VIP `kill` job: evict every non-VIP running job with a pod on its
-/// nodes, and place it there, in one statement.
-fn kill(ss: &mut Session, j: usize) {
+/// The jobs a `kill` VIP job `j` evicts: every non-VIP running job with a
+/// pod on its nodes (none for any other job).
+pub(crate) fn kill_victims(ss: &Session, j: usize) -> Vec<usize> {
+    if ss.jobs[j].vip.as_ref().map(|v| v.mode) != Some(VipMode::Kill) {
+        return Vec::new();
+    }
     let nodes = ss.gate(j).only_nodes();
-    let victims: Vec<usize> = ss
-        .jobs
+    ss.jobs
         .iter()
         .enumerate()
         .filter(|(_, v)| {
@@ -66,7 +71,13 @@ fn kill(ss: &mut Session, j: usize) {
                 && v.running.as_ref().is_some_and(|r| r.pods.iter().any(|p| nodes.contains(&p.node)))
         })
         .map(|(i, _)| i)
-        .collect();
+        .collect()
+}
+
+/// A VIP `kill` job: evict its victims ([`kill_victims`]) and place it on
+/// its nodes, in one statement.
+fn kill(ss: &mut Session, j: usize) {
+    let victims = kill_victims(ss, j);
     match ss.try_with(j, &victims) {
         Ok((st, placements)) => ss.commit(j, st, placements, "killed by VIP job"),
         Err(why) => ss.jobs[j].reason = Some(why),

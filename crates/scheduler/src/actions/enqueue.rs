@@ -26,7 +26,8 @@ pub fn run(ss: &mut Session) {
                 extra.add(r);
             }
         }
-        match admit(ss, j, &[], Amount::Minimum, &extra) {
+        let victims = super::allocate::kill_victims(ss, j);
+        match admit(ss, j, &victims, Amount::Minimum, &extra) {
             Ok(()) => {
                 ss.jobs[j].status = Status::Inqueue;
                 ss.jobs[j].reason = None;

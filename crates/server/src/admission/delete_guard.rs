@@ -1,17 +1,62 @@
 //! Objects that must be emptied before they go (spec/platform.md): a
 //! ResourceGroup while nodes still belong to it, a StorageMount while any
 //! node still has it mounted, a PlatformNode (seed 004 节点移除) that the
-//! platform made or that is still bound. Deleting one answers 409 naming
-//! the object and what to do first.
+//! platform made or that is still bound, a Volcano Queue while a Workspace
+//! lists it (its runs would otherwise fail later with `queue not found`).
+//! Deleting one answers 409 naming the object and what to do first.
 
+use crate::ServerState;
 use axum::http::StatusCode;
 use ringleader_registry::resources::{ResourceType, PLATFORM_NODES, RESOURCE_GROUPS, STORAGE_MOUNTS};
 use ringleader_registry::status::ApiError;
+use ringleader_store::Selector;
 use serde_json::Value;
+
+const WORKSPACE_API: &str = "platform.ringleader.io/v1alpha1";
+
+fn is_queue(rt: &ResourceType) -> bool {
+    rt.group == "scheduling.volcano.sh" && rt.kind == "Queue"
+}
 
 /// Whether deletes of `rt` are guarded.
 pub(crate) fn guarded(rt: &ResourceType) -> bool {
-    rt == RESOURCE_GROUPS || rt == STORAGE_MOUNTS || rt == PLATFORM_NODES
+    rt == RESOURCE_GROUPS || rt == STORAGE_MOUNTS || rt == PLATFORM_NODES || is_queue(rt)
+}
+
+/// Why `object` cannot be deleted now, by itself ([`refusal`]) or because
+/// other objects still use it (a Queue listed in a Workspace's `spec.queues`).
+pub(crate) async fn check(state: &ServerState, rt: &ResourceType, object: &Value) -> Result<(), ApiError> {
+    if let Some(refused) = refusal(rt, object) {
+        return Err(refused);
+    }
+    if !is_queue(rt) {
+        return Ok(());
+    }
+    let selector = Selector::kind(WORKSPACE_API, "Workspace");
+    let (workspaces, _) = state.blocking(move |s| s.list(&selector)).await?;
+    let workspaces: Vec<Value> = workspaces.into_iter().map(|w| w.object).collect();
+    match queue_refusal(rt, object, &workspaces) {
+        Some(refused) => Err(refused),
+        None => Ok(()),
+    }
+}
+
+/// A Queue named in the `spec.queues` of any of `workspaces` is in use.
+fn queue_refusal(rt: &ResourceType, queue: &Value, workspaces: &[Value]) -> Option<ApiError> {
+    let name = queue.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+    let users: Vec<&str> = workspaces
+        .iter()
+        .filter(|w| w.pointer("/spec/queues").and_then(Value::as_array).is_some_and(|q| q.iter().any(|q| q == name)))
+        .filter_map(|w| w.pointer("/metadata/name").and_then(Value::as_str))
+        .collect();
+    if users.is_empty() {
+        return None;
+    }
+    let message = format!(
+        "Queue {name:?} cannot be deleted: it is in use by workspace(s) {}; remove it from their spec.queues first",
+        names(&users)
+    );
+    Some(ApiError::new(StatusCode::CONFLICT, "Conflict", message).with_object(&rt.qualified(), name))
 }
 
 fn names(list: &[&str]) -> String {
@@ -113,5 +158,20 @@ mod tests {
         let e = refusal(PLATFORM_NODES, &pn("adopted", json!("rg"), "bound")).map(|e| e.message).unwrap_or_default();
         assert!(e.contains("unbind it first") && e.contains("\"rg\""), "{e}");
         assert!(refusal(PLATFORM_NODES, &pn("adopted", Value::Null, "unbound")).is_none());
+    }
+
+    #[test]
+    fn a_queue_a_workspace_lists_stays() -> Result<(), String> {
+        let queues = ringleader_registry::resources::find("queues").copied().ok_or("no queues row")?;
+        let q = json!({"metadata": {"name": "team-a"}});
+        let ws = |name: &str, queues: Value| json!({"metadata": {"name": name}, "spec": {"queues": queues}});
+        let e = queue_refusal(&queues, &q, &[ws("ws-b", json!(["other"])), ws("ws-a", json!(["team-a"]))]);
+        let e = e.map(|e| (e.code, e.message));
+        assert!(
+            matches!(&e, Some((StatusCode::CONFLICT, m)) if m.contains("\"team-a\"") && m.contains("ws-a") && !m.contains("ws-b")),
+            "{e:?}"
+        );
+        assert!(queue_refusal(&queues, &q, &[ws("ws-b", json!(["other"]))]).is_none());
+        Ok(())
     }
 }

@@ -72,6 +72,21 @@ pub(crate) async fn object(
         // 5b. ServiceAccount: a new pod runs as an account that exists.
         service_accounts::admit_create(w.state, w.rt, &mut object).await?;
     }
+    // 5c. Visibility: an only-me job, dataset or run is its creator's, who
+    //     is recorded by the server.
+    if crate::visibility::concerned(w.rt) {
+        let fetched;
+        let prior = match &before {
+            protect::Before::Absent => None,
+            protect::Before::Known(b) => *b,
+            protect::Before::Lookup => {
+                let key = ringleader_store::ObjectKey::of(&object).map_err(ApiError::from)?;
+                fetched = w.state.blocking(move |s| s.get(&key)).await?;
+                fetched.as_ref().map(|s| &s.object)
+            }
+        };
+        crate::visibility::admit_write(w.state, w.identity, w.verb, w.rt, &mut object, prior).await?;
+    }
     // 6. Protection: fields only the scheduler and controllers may set, and
     //    the platform's rules (quotas, workspaces, who may write where).
     protect::admit(w.state, w.identity, w.verb, w.rt, &object, before).await?;
@@ -91,6 +106,7 @@ pub(crate) async fn patched(
     validation::validate_patch(w.rt, before, patched)?;
     services::patched(w.rt, before, patched)?;
     objects::pod_devices(w.state, w.rt, patched, Some(before)).await?;
+    crate::visibility::admit_patch(w.state, w.identity, w.verb, w.rt, before, patched).await?;
     protect::admit(w.state, w.identity, w.verb, w.rt, patched, protect::Before::Known(Some(before))).await?;
     Ok(warnings)
 }

@@ -36,6 +36,9 @@ pub(super) fn columns(kind: &str) -> Option<Vec<Column>> {
             AGE,
             col("IMAGE", "string", "Container image.", 1),
             col("VISIBILITY", "string", "only-me or workspace.", 1),
+            col("CATEGORY", "string", "AI Hub's category: debug, inference, training or special.", 1),
+            col("PROJECT", "string", "The project it belongs to.", 1),
+            col("EST-RUN-TIME", "string", "How long a run is expected to take.", 1),
         ],
         "Run" => vec![
             NAME,
@@ -145,6 +148,15 @@ pub(super) fn cells(kind: &str, v: &Value, now: f64) -> Option<Vec<Value>> {
             age(v, now),
             json!(s(v, "/spec/image")),
             text_or(s(v, "/spec/visibility"), Some("only-me")),
+            text_or(s(v, "/spec/category"), None),
+            text_or(s(v, "/spec/project"), None),
+            text_or(
+                &at(v, "/spec/estimatedRunTimeSeconds")
+                    .and_then(Value::as_u64)
+                    .map(|t| format!("{t}s"))
+                    .unwrap_or_default(),
+                None,
+            ),
         ],
         "Run" => {
             let job = match (s(v, "/status/job/kind"), s(v, "/status/job/name")) {
