@@ -731,9 +731,11 @@ fn volumes_shared_memory_and_devices_are_the_pods_own() {
         let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_string();
         p.wait_for(30, "its three lines", |p| p.log(&name).lines().count() >= 3);
         let log = p.log(&name);
+        // The `ls` line: containerd copies stdout and stderr separately, so
+        // pod three's `cat` error (stderr) may come first in the log.
         let listed: Vec<String> = log
             .lines()
-            .next()
+            .find(|l| l.starts_with("nvidia"))
             .unwrap_or_default()
             .split_whitespace()
             .filter(|d| *d != "nvidiactl")
