@@ -18,7 +18,7 @@ pub struct Cache {
     /// Each Node as the passes see it, by name, with the version it was
     /// read from: decoding thousands of Nodes on every pass was a fifth of
     /// a busy manager's time, and most passes change none of them.
-    pub(crate) node_views: std::sync::Mutex<HashMap<String, (u64, Arc<crate::node_view::NodeView>)>>,
+    pub(crate) node_views: std::sync::Mutex<HashMap<String, (u64, Arc<crate::node_model::NodeView>)>>,
     /// Why each Node cannot be a scheduler node (`None`: it can), by name,
     /// with the version it was judged at, for the same reason.
     pub(crate) node_problems: std::sync::Mutex<HashMap<String, (u64, Option<String>)>>,

@@ -22,6 +22,7 @@ mod job_services;
 pub mod jobs;
 pub mod mindie;
 pub mod namespaces;
+pub mod node_model;
 pub mod node_view;
 pub mod nodes;
 pub mod placement;

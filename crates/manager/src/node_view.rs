@@ -4,30 +4,7 @@ use crate::cache::Cache;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// A node as the job controller and scheduler see it.
-#[derive(Debug, Clone)]
-pub struct NodeView {
-    /// Name.
-    pub name: String,
-    /// Its address (pods on the node's network get it too).
-    pub address: String,
-    /// Pods not on the node's network get addresses of their own.
-    pub pod_network: bool,
-    /// SuperPoD, if any.
-    pub super_pod: Option<String>,
-    /// Heartbeating.
-    pub ready: bool,
-    /// Cordoned: no new pods (its own stay).
-    pub unschedulable: bool,
-    /// Device IDs of its profile.
-    pub devices: Vec<u32>,
-    /// Broken devices.
-    pub unhealthy: BTreeSet<u32>,
-    /// Network-broken devices.
-    pub network_unhealthy: BTreeSet<u32>,
-    /// `status.lastHeartbeat` (seconds since the epoch).
-    pub last_heartbeat: Option<f64>,
-}
+pub use crate::node_model::NodeView;
 
 /// Nodes from the cache.
 pub fn node_views(cache: &Cache) -> Vec<NodeView> {
