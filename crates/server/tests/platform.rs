@@ -100,7 +100,22 @@ async fn a_training_job_round_trips_and_every_write_is_audited_with_its_user() -
     let headers: Vec<&str> = table["columnDefinitions"]
         .as_array()
         .map_or(Vec::new(), |c| c.iter().filter_map(|c| c["name"].as_str()).collect());
-    assert_eq!(headers, ["Name", "FRAMEWORK", "QUEUE", "RUNS", "LAST-RUN", "AGE", "IMAGE", "VISIBILITY"]);
+    assert_eq!(
+        headers,
+        [
+            "Name",
+            "FRAMEWORK",
+            "QUEUE",
+            "RUNS",
+            "LAST-RUN",
+            "AGE",
+            "IMAGE",
+            "VISIBILITY",
+            "CATEGORY",
+            "PROJECT",
+            "EST-RUN-TIME"
+        ]
+    );
     assert_eq!(table["rows"][0]["cells"][1], "PyTorchDDP");
 
     assert_eq!(call(&s, &alice, Method::DELETE, &format!("{}/gpt", jobs("ws-a")), None).await.0, 200);
