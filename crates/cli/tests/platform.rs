@@ -17,20 +17,8 @@ use std::time::{Duration, Instant};
 
 const BLOCK: u8 = 77;
 
-/// `ringleader ARGS` as `who` (a kubeconfig, or the admin's data dir): (success, stdout+stderr).
-fn as_user(plane: &Plane, who: Option<&Path>, args: &[&str]) -> (bool, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringleader"));
-    cmd.args(args).env_remove("KUBECONFIG");
-    match who {
-        Some(k) => cmd.arg("--kubeconfig").arg(k),
-        None => cmd.arg("--data-dir").arg(plane.data_dir()),
-    };
-    let out = cmd.output().expect("ringleader");
-    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
-}
-
 fn ok(plane: &Plane, who: Option<&Path>, args: &[&str]) -> String {
-    let (success, out) = as_user(plane, who, args);
+    let (success, out) = plane.ringleader_as(who, args);
     assert!(success, "ringleader {args:?} failed:\n{out}");
     out
 }
@@ -107,7 +95,7 @@ fn seed_004_s_chapters_run_as_an_admin_and_two_members() {
             let nodes = rg["status"]["nodes"].as_array().map_or(0, Vec::len);
             rg["status"]["state"] == "running"
                 && nodes == 2
-                && as_user(&plane, Some(&alice), &["get", "trainingjobs", "-n", "ws-a"]).0
+                && plane.ringleader_as(Some(&alice), &["get", "trainingjobs", "-n", "ws-a"]).0
         },
         || format!("{}", get_json(&plane, None, &["resourcegroups", "rg-gpu"])),
     );
@@ -162,7 +150,7 @@ fn seed_004_s_chapters_run_as_an_admin_and_two_members() {
         for pod in r["status"]["pods"].as_array().into_iter().flatten() {
             let name = pod["name"].as_str().unwrap_or_default();
             assert!(!pod["hostIP"].as_str().unwrap_or("").is_empty() && pod["role"].is_string(), "{pod}");
-            let log_of = || as_user(&plane, Some(&alice), &["logs", name, "-n", "ws-a"]).1;
+            let log_of = || plane.ringleader_as(Some(&alice), &["logs", name, "-n", "ws-a"]).1;
             wait(20, &format!("{name}'s log"), || log_of().contains("rank"), log_of);
             let log = log_of();
             assert!(
@@ -227,7 +215,7 @@ fn seed_004_s_chapters_run_as_an_admin_and_two_members() {
     let (refused, out) = {
         let file = plane.dir.path().join("framework.yaml");
         std::fs::write(&file, job.replace("framework: PyTorchDDP", "framework: PyTorchDeepSpeed")).expect("write");
-        as_user(&plane, Some(&alice), &["apply", "-f", &file.to_string_lossy()])
+        plane.ringleader_as(Some(&alice), &["apply", "-f", &file.to_string_lossy()])
     };
     assert!(!refused && out.contains("spec.framework") && out.contains("immutable"), "{out}");
 
@@ -278,7 +266,7 @@ fn seed_004_s_chapters_run_as_an_admin_and_two_members() {
         vec!["clone", "mnist-ddp", "stolen", "-n", "ws-a"],
         vec!["logs", "mnist-ddp-r2-master-0", "-n", "ws-a"],
     ] {
-        let (success, out) = as_user(&plane, Some(&bob), &args);
+        let (success, out) = plane.ringleader_as(Some(&bob), &args);
         assert!(!success && out.contains("forbidden"), "bob: ringleader {args:?} must be forbidden:\n{out}");
     }
 

@@ -19,27 +19,15 @@ use std::process::Command;
 
 const BLOCK: u8 = 247;
 
-/// `ringleader ARGS` as `who` (a kubeconfig, or the admin's data dir): (success, stdout+stderr).
-fn as_user(plane: &Plane, who: Option<&Path>, args: &[&str]) -> (bool, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringleader"));
-    cmd.args(args).env_remove("KUBECONFIG");
-    match who {
-        Some(k) => cmd.arg("--kubeconfig").arg(k),
-        None => cmd.arg("--data-dir").arg(plane.data_dir()),
-    };
-    let out = cmd.output().expect("ringleader");
-    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
-}
-
 fn ok(plane: &Plane, args: &[&str]) -> String {
-    let (success, out) = as_user(plane, None, args);
+    let (success, out) = plane.ringleader_as(None, args);
     assert!(success, "ringleader {args:?} failed:\n{out}");
     out
 }
 
 /// The output of a command that must be refused.
 fn refused(plane: &Plane, who: Option<&Path>, args: &[&str]) -> String {
-    let (success, out) = as_user(plane, who, args);
+    let (success, out) = plane.ringleader_as(who, args);
     assert!(!success, "ringleader {args:?} should have been refused:\n{out}");
     out
 }
@@ -47,7 +35,7 @@ fn refused(plane: &Plane, who: Option<&Path>, args: &[&str]) -> String {
 fn apply(plane: &Plane, name: &str, yaml: &str) -> (bool, String) {
     let file = plane.dir.path().join(name);
     std::fs::write(&file, yaml).expect("write");
-    as_user(plane, None, &["apply", "-f", &file.to_string_lossy()])
+    plane.ringleader_as(None, &["apply", "-f", &file.to_string_lossy()])
 }
 
 fn token(plane: &Plane, user: &str) -> PathBuf {

@@ -12,30 +12,17 @@ mod common;
 use common::Plane;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// `ringleader ARGS` as `who` (a kubeconfig, or the admin's data dir): (success, stdout+stderr).
-fn as_user(plane: &Plane, who: Option<&Path>, args: &[&str]) -> (bool, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringleader"));
-    cmd.args(args).env_remove("KUBECONFIG");
-    match who {
-        Some(k) => cmd.arg("--kubeconfig").arg(k),
-        None => cmd.arg("--data-dir").arg(plane.data_dir()),
-    };
-    let out = cmd.output().expect("ringleader");
-    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
-}
-
 fn ok(plane: &Plane, who: Option<&Path>, args: &[&str]) -> String {
-    let (success, out) = as_user(plane, who, args);
+    let (success, out) = plane.ringleader_as(who, args);
     assert!(success, "ringleader {args:?} failed:\n{out}");
     out
 }
 
 /// The command must be refused with a 403 worded as kube-apiserver's.
 fn forbidden(plane: &Plane, who: Option<&Path>, args: &[&str]) -> String {
-    let (success, out) = as_user(plane, who, args);
+    let (success, out) = plane.ringleader_as(who, args);
     assert!(!success && out.contains("is forbidden: User"), "ringleader {args:?} must be forbidden:\n{out}");
     out
 }
@@ -49,7 +36,7 @@ fn token(plane: &Plane, user: &str) -> PathBuf {
 fn apply_as(plane: &Plane, who: Option<&Path>, name: &str, yaml: &str) -> (bool, String) {
     let file = plane.dir.path().join(name);
     std::fs::write(&file, yaml).expect("write");
-    as_user(plane, who, &["apply", "-f", &file.to_string_lossy()])
+    plane.ringleader_as(who, &["apply", "-f", &file.to_string_lossy()])
 }
 
 fn apply(plane: &Plane, who: Option<&Path>, name: &str, yaml: &str) {
@@ -61,7 +48,7 @@ fn get_json(plane: &Plane, who: Option<&Path>, args: &[&str]) -> Value {
     let mut all = vec!["get"];
     all.extend_from_slice(args);
     all.extend(["-o", "json"]);
-    serde_json::from_str(&as_user(plane, who, &all).1).unwrap_or(Value::Null)
+    serde_json::from_str(&plane.ringleader_as(who, &all).1).unwrap_or(Value::Null)
 }
 
 fn names(list: &Value) -> Vec<String> {
@@ -111,8 +98,8 @@ fn platform(plane: &Plane, nodes: &str, gpus: u32) -> (PathBuf, PathBuf, PathBuf
         || {
             let rg = get_json(plane, None, &["resourcegroups", "rg-gpu"]);
             rg["status"]["state"] == "running"
-                && as_user(plane, Some(&alice), &["get", "trainingjobs", "-n", "ws-a"]).0
-                && as_user(plane, Some(&dave), &["get", "trainingjobs", "-n", "ws-a"]).0
+                && plane.ringleader_as(Some(&alice), &["get", "trainingjobs", "-n", "ws-a"]).0
+                && plane.ringleader_as(Some(&dave), &["get", "trainingjobs", "-n", "ws-a"]).0
         },
         || format!("{}", get_json(plane, None, &["resourcegroups", "rg-gpu"])),
     );
@@ -185,8 +172,7 @@ fn only_me_jobs_and_datasets_are_their_creators_and_the_admins() {
     });
     assert!(watched.contains("\"shared\"") && !watched.contains("\"secret\""), "carol's watch: {watched}");
     // Nor may she take it over by rewriting who made it.
-    let (_, out) = as_user(
-        &plane,
+    let (_, out) = plane.ringleader_as(
         Some(&carol),
         &["annotate", "trainingjob", "shared", "-n", "ws-a", "--overwrite", &format!("{CREATOR}=carol")],
     );
@@ -278,7 +264,7 @@ fn a_vip_kill_run_evicts_victims_holding_the_quota_and_keeps_its_machine_across_
 fn a_queue_a_workspace_uses_cannot_be_deleted() {
     let plane = Plane::start(&common::cluster_yaml(223, &[("g1", "hgx-h100-8")]), &[]);
     platform(&plane, "g1", 8);
-    let (deleted, out) = as_user(&plane, None, &["delete", "queue", "team-a"]);
+    let (deleted, out) = plane.ringleader_as(None, &["delete", "queue", "team-a"]);
     assert!(!deleted && out.contains("ws-a") && out.contains("team-a"), "refused, naming the workspace:\n{out}");
     assert!(get_json(&plane, None, &["queues", "team-a"])["metadata"]["name"] == "team-a", "the queue is kept");
     // Taken off the workspace, it goes.
@@ -299,19 +285,22 @@ fn a_stopped_runs_pods_keep_their_logs() {
     apply(&plane, Some(&alice), "job.yaml", &training_job("talk", "", "echo hello from rank $RANK; sleep 600", 1));
     ok(&plane, Some(&alice), &["run", "talk", "-n", "ws-a"]);
     let pod = "talk-r1-worker-0";
-    let log = || as_user(&plane, Some(&alice), &["logs", pod, "-n", "ws-a"]).1;
+    let log = || plane.ringleader_as(Some(&alice), &["logs", pod, "-n", "ws-a"]).1;
     wait(60, "the pod's log", || log().contains("hello from rank"), log);
     ok(&plane, Some(&alice), &["stop", "talk-r1", "-n", "ws-a"]);
     wait(
         30,
         "talk-r1 stopped, its pod gone",
-        || run_state(&plane, "talk-r1") == "stopped" && !as_user(&plane, None, &["get", "pod", pod, "-n", "ws-a"]).0,
+        || {
+            run_state(&plane, "talk-r1") == "stopped"
+                && !plane.ringleader_as(None, &["get", "pod", pod, "-n", "ws-a"]).0
+        },
         || format!("{}", get_json(&plane, None, &["runs", "talk-r1", "-n", "ws-a"])),
     );
     let kept = ok(&plane, Some(&alice), &["logs", pod, "-n", "ws-a"]);
     assert!(kept.contains("hello from rank"), "the stopped run's log is kept:\n{kept}");
     // A pod that never was has none.
-    let (found, out) = as_user(&plane, Some(&alice), &["logs", "talk-r7-worker-0", "-n", "ws-a"]);
+    let (found, out) = plane.ringleader_as(Some(&alice), &["logs", "talk-r7-worker-0", "-n", "ws-a"]);
     assert!(!found && out.contains("not found"), "{out}");
 }
 
@@ -352,7 +341,7 @@ fn ai_hub_settings_of_a_training_job_reach_its_pods() {
     assert!(wide.contains("training") && wide.contains("视觉大模型") && wide.contains("5400s"), "{wide}");
     ok(&plane, Some(&alice), &["run", "hub", "-n", "ws-a"]);
     let pod = "hub-r1-worker-0";
-    let log = || as_user(&plane, Some(&alice), &["logs", pod, "-n", "ws-a"]).1;
+    let log = || plane.ringleader_as(Some(&alice), &["logs", pod, "-n", "ws-a"]).1;
     wait(60, "the pod's log", || log().contains("world"), log);
     // AI Hub's env: WORLD_SIZE counts GPUs (2), not pods (1); NCCL on the IB network.
     assert!(log().contains("world 2 if front1 ib 0"), "{}", log());

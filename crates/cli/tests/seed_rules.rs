@@ -10,34 +10,15 @@ mod common;
 
 use common::Plane;
 use serde_json::Value;
-use std::process::Command;
-
-/// `ringleader ARGS` as the admin (the plane's data dir): (success, output).
-fn admin(plane: &Plane, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ringleader"))
-        .args(args)
-        .env_remove("KUBECONFIG")
-        .arg("--data-dir")
-        .arg(plane.data_dir())
-        .output()
-        .expect("ringleader");
-    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
-}
-
-fn ok(plane: &Plane, args: &[&str]) -> String {
-    let (success, out) = admin(plane, args);
-    assert!(success, "ringleader {args:?} failed:\n{out}");
-    out
-}
 
 fn apply_file(plane: &Plane, name: &str, yaml: &str) -> (bool, String) {
     let file = plane.dir.path().join(name);
     std::fs::write(&file, yaml).expect("write");
-    admin(plane, &["apply", "-f", &file.to_string_lossy()])
+    plane.ringleader_as(None, &["apply", "-f", &file.to_string_lossy()])
 }
 
 fn run_of(plane: &Plane, ns: &str, run: &str) -> Value {
-    serde_json::from_str(&ok(plane, &["get", "runs", run, "-n", ns, "-o", "json"])).unwrap_or(Value::Null)
+    serde_json::from_str(&plane.ctl(&["get", "runs", run, "-n", ns, "-o", "json"])).unwrap_or(Value::Null)
 }
 
 /// Seed 003's single-machine training: a PyTorchDDP TrainingJob of one
@@ -60,13 +41,13 @@ fn a_master_only_pytorch_training_job_runs_as_a_world_of_one() {
          \x20 roles:\n  - {name: Master, count: 1, resources: {gpu: 8}}\n",
     );
     assert!(applied, "a Master-only training job is accepted:\n{out}");
-    ok(&plane, &["run", "single", "-n", "ws-one"]);
+    plane.ctl(&["run", "single", "-n", "ws-one"]);
     plane.wait_for(60, "the run succeeded", |p| run_of(p, "ws-one", "single-r1")["status"]["state"] == "succeeded");
     let run = run_of(&plane, "ws-one", "single-r1");
     let pods = run["status"]["pods"].as_array().cloned().unwrap_or_default();
     assert_eq!(pods.len(), 1, "{run}");
     let pod = pods[0]["name"].as_str().unwrap_or_default().to_string();
-    let log = ok(&plane, &["logs", &pod, "-n", "ws-one"]);
+    let log = plane.ctl(&["logs", &pod, "-n", "ws-one"]);
     let line = log.lines().find(|l| l.starts_with("world ")).unwrap_or_default().to_string();
     let words: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(words.get(1..4), Some(&["1", "rank", "0"][..]), "{log}");
@@ -115,7 +96,7 @@ fn schedule_min_available_decides_the_gang_of_a_seed_ascend_job() {
     assert_eq!(group["spec"]["minMember"], 1, "{group}");
 
     // The same job without the annotation: a gang of two, which one server cannot hold.
-    ok(&plane, &["delete", "ascendjob", "default-test-pytorch"]);
+    plane.ctl(&["delete", "ascendjob", "default-test-pytorch"]);
     plane.wait_for(30, "the first job's pods gone", |p| {
         p.list("pods")
             .iter()
@@ -215,7 +196,7 @@ fn static_and_dynamic_vnpus_never_run_side_by_side() {
         })
     });
     assert_ne!(phase(&plane, "flexible-w-0").as_deref(), Some("Running"));
-    ok(&plane, &["delete", "job", "fixed"]);
+    plane.ctl(&["delete", "job", "fixed"]);
     plane.wait_for(30, "the dynamic vNPU running once the static one is gone", |p| {
         phase(p, "flexible-w-0").as_deref() == Some("Running")
     });
@@ -258,7 +239,7 @@ fn a_superpod_block_of_master_and_workers_stays_in_one_superpod() {
         + "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1}\n";
     let plane = Plane::start(&cluster, &[]);
     // SuperPoD 0's third server is powered off: two free servers in each SuperPoD.
-    ok(&plane, &["node", "stop", "a3"]);
+    plane.ctl(&["node", "stop", "a3"]);
     plane.apply(&superpod_job("sp-split")).expect("apply");
     plane.wait_for(30, "a FailedScheduling naming the logical block", |p| {
         p.list("events").iter().any(|e| {
@@ -272,8 +253,8 @@ fn a_superpod_block_of_master_and_workers_stays_in_one_superpod() {
         .filter_map(|p| p["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()).map(str::to_string))
         .collect();
     assert!(bound.is_empty(), "nothing bound across SuperPoDs: {bound:?}");
-    ok(&plane, &["delete", "ascendjob", "sp-split"]);
-    ok(&plane, &["node", "start", "a3"]);
+    plane.ctl(&["delete", "ascendjob", "sp-split"]);
+    plane.ctl(&["node", "start", "a3"]);
     plane.apply(&superpod_job("sp-whole")).expect("apply");
     plane.wait_for(30, "all three pods running in SuperPoD 0", |p| {
         let pods: Vec<Value> = p

@@ -228,6 +228,20 @@ impl Plane {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// `ringleader ARGS` as `who` (a kubeconfig, or the admin's data dir
+    /// when `None`), refused or not: (success, stdout then stderr).
+    pub fn ringleader_as(&self, who: Option<&Path>, args: &[&str]) -> (bool, String) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringleader"));
+        cmd.args(args).env_remove("KUBECONFIG");
+        match who {
+            Some(k) => cmd.arg("--kubeconfig").arg(k),
+            None => cmd.arg("--data-dir").arg(self.data_dir()),
+        };
+        let out = cmd.output().expect("ringleader");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.success(), text)
+    }
+
     pub fn log(&self, pod: &str) -> String {
         use futures_util::StreamExt;
         self.rt.block_on(async {
