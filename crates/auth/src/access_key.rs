@@ -135,14 +135,7 @@ fn random_text(alphabet: &[u8], n: usize) -> String {
 /// Makes a key pair for `user` in `groups`, records it and answers
 /// `(access key id, secret key)`: the secret is not shown again.
 pub fn create(data_dir: &Path, user: &str, groups: &[String], created_at: &str) -> Result<(String, String), String> {
-    if let Some(problem) = name_problem("--user", user) {
-        return Err(problem);
-    }
-    for g in groups {
-        if let Some(problem) = name_problem("--group", g) {
-            return Err(problem);
-        }
-    }
+    crate::identity::check_names(user, groups)?;
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     // Alphabets of 32 (no I, O, 0, 1) and 64 symbols: sizes that divide 256 keep the draw uniform.
     let ak = format!("{AK_PREFIX}{}", random_text(b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789", 16));

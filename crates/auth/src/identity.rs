@@ -144,6 +144,15 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
+/// A user and its groups as `--user`/`--group` name them: the first
+/// refused name's reason.
+pub(crate) fn check_names(user: &str, groups: &[String]) -> Result<(), String> {
+    if let Some(problem) = name_problem("--user", user) {
+        return Err(problem);
+    }
+    groups.iter().find_map(|g| name_problem("--group", g)).map_or(Ok(()), Err)
+}
+
 /// Why a user or group name is refused (`None`: accepted).
 pub fn name_problem(what: &str, name: &str) -> Option<String> {
     if name.is_empty() {
@@ -182,14 +191,7 @@ pub fn read_tokens(path: &Path) -> Result<TokenFile, String> {
 /// `<data_dir>/tokens.yaml` (created 0600) and returns the token.
 /// `created_at` is the RFC 3339 time to record.
 pub fn issue(data_dir: &Path, user: &str, groups: &[String], created_at: &str) -> Result<String, String> {
-    if let Some(problem) = name_problem("--user", user) {
-        return Err(problem);
-    }
-    for g in groups {
-        if let Some(problem) = name_problem("--group", g) {
-            return Err(problem);
-        }
-    }
+    check_names(user, groups)?;
     std::fs::create_dir_all(data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
     let path = tokens_path(data_dir);
     let mut file = read_tokens(&path)?;
