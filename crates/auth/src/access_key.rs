@@ -25,7 +25,7 @@
 //! [`WINDOW_SECONDS`] from the server's clock is refused; a request
 //! replayed within the window is accepted (as SigV4 without a nonce).
 
-use crate::identity::{name_problem, Identity};
+use crate::identity::Identity;
 use rand::RngCore;
 use ringleader_store::ObjectKey;
 use ringleader_store::Sealer;
