@@ -56,6 +56,26 @@ fn a_master_only_pytorch_training_job_runs_as_a_world_of_one() {
     assert!(!master.starts_with(':') && !master.ends_with(':'), "MASTER_ADDR and MASTER_PORT set: {log}");
 }
 
+/// The seed's PyTorch AscendJob (examples/ascendjob-pytorch.yaml) with the
+/// lines `keep` accepts, its training script (which the test has no copy
+/// of) replaced by `sleep 600`.
+fn seed_pytorch_job(mut keep: impl FnMut(&str) -> bool) -> String {
+    let job: String = common::example("examples/ascendjob-pytorch.yaml")
+        .lines()
+        .filter(|l| keep(l))
+        .map(|l| {
+            if l.trim_start().starts_with("args: [\"cd /job/code/scripts;") {
+                "            args: [\"sleep 600\"]"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(job.contains("args: [\"sleep 600\"]"), "the example's training command moved");
+    job
+}
+
 /// Seed 000: `huawei.com/schedule_minAvailable` is the least number of
 /// replicas the job is scheduled with, and the seeds' AscendJobs also carry
 /// `runPolicy.schedulingPolicy.minAvailable` (the total). The seed's own
@@ -66,18 +86,8 @@ fn schedule_min_available_decides_the_gang_of_a_seed_ascend_job() {
     let cluster = common::cluster_yaml(250, &[("m1", "atlas-800-910")])
         .replace("{host-arch: huawei-arm}", "{host-arch: huawei-arm, accelerator-type: module}");
     let plane = Plane::start(&cluster, &[]);
-    let example: String = common::example("examples/ascendjob-pytorch.yaml")
-        .lines()
-        .map(|l| {
-            if l.trim_start().starts_with("args: [\"cd /job/code/scripts;") {
-                "            args: [\"sleep 600\"]"
-            } else {
-                l
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert!(example.contains("args: [\"sleep 600\"]") && example.contains("minAvailable: 2"), "the example moved");
+    let example = seed_pytorch_job(|_| true);
+    assert!(example.contains("minAvailable: 2"), "the example moved");
     let told = example.replacen(
         "  name: default-test-pytorch\n",
         "  name: default-test-pytorch\n  annotations: {huawei.com/schedule_minAvailable: \"1\"}\n",
@@ -118,30 +128,20 @@ fn an_ascend_job_without_ports_meets_on_2222() {
     let cluster = common::cluster_yaml(251, &[("p1", "atlas-800-910"), ("p2", "atlas-800-910")])
         .replace("{host-arch: huawei-arm}", "{host-arch: huawei-arm, accelerator-type: module}");
     let plane = Plane::start(&cluster, &[]);
+    // Each `ports:` and the two lines of its one entry go.
     let mut skip = 0;
-    let example: String = common::example("examples/ascendjob-pytorch.yaml")
-        .lines()
-        .filter(|l| {
-            if l.trim_start().starts_with("ports:") {
-                skip = 2;
-                return false;
-            }
-            if skip > 0 {
-                skip -= 1;
-                return false;
-            }
-            true
-        })
-        .map(|l| {
-            if l.trim_start().starts_with("args: [\"cd /job/code/scripts;") {
-                "            args: [\"sleep 600\"]"
-            } else {
-                l
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert!(!example.contains("containerPort") && example.contains("sleep 600"), "the example moved");
+    let example = seed_pytorch_job(|l| {
+        if l.trim_start().starts_with("ports:") {
+            skip = 2;
+            return false;
+        }
+        if skip > 0 {
+            skip -= 1;
+            return false;
+        }
+        true
+    });
+    assert!(!example.contains("containerPort"), "the example moved");
     plane.apply(&example).expect("apply");
     let env_of = |pod: &Value, name: &str| -> Option<String> {
         pod["spec"]["containers"][0]["env"]
