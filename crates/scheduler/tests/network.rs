@@ -161,8 +161,21 @@ fn superpod_affinity_hard_waits_and_soft_spreads() {
 fn superpod_blocks_span_roles() {
     let yaml = nodes("p0", 2, "atlas-900-a3-superpod", "{superPod: sp-0}", "{}")
         + &nodes("p1", 2, "atlas-900-a3-superpod", "{superPod: sp-1}", "{}");
+    let role = |name: &str, replicas: u32| {
+        format!(
+            r#"    {name}:
+      replicas: {replicas}
+      template:
+        metadata: {{labels: {{ring-controller.atlas: ascend-910b}}}}
+        spec:
+          nodeSelector: {{accelerator-type: module-a3-16-super-pod}}
+          containers:
+          - {{name: ascend, image: train:1, resources: {{requests: {{huawei.com/Ascend910: 16}}, limits: {{huawei.com/Ascend910: 16}}}}}}
+"#
+        )
+    };
     let with_master = |name: &str| {
-        let text = format!(
+        job(&format!(
             r#"apiVersion: mindxdl.gitee.com/v1
 kind: AscendJob
 metadata:
@@ -171,25 +184,10 @@ metadata:
   annotations: {{sp-block: "48"}}
 spec:
   replicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        metadata: {{labels: {{ring-controller.atlas: ascend-910b}}}}
-        spec:
-          nodeSelector: {{accelerator-type: module-a3-16-super-pod}}
-          containers:
-          - {{name: ascend, image: train:1, resources: {{requests: {{huawei.com/Ascend910: 16}}, limits: {{huawei.com/Ascend910: 16}}}}}}
-    Worker:
-      replicas: 2
-      template:
-        metadata: {{labels: {{ring-controller.atlas: ascend-910b}}}}
-        spec:
-          nodeSelector: {{accelerator-type: module-a3-16-super-pod}}
-          containers:
-          - {{name: ascend, image: train:1, resources: {{requests: {{huawei.com/Ascend910: 16}}, limits: {{huawei.com/Ascend910: 16}}}}}}
-"#
-        );
-        job(&text)
+{}{}"#,
+            role("Master", 1),
+            role("Worker", 2)
+        ))
     };
     let mut c = cluster(&yaml);
     let err = place_job(&mut c, &with_master("split"), 0).unwrap_err();
