@@ -913,7 +913,9 @@ impl Agent {
                 } else {
                     let address = self.address_of(node);
                     let at = ended.at.unwrap_or_else(time::now);
-                    let patch = status::terminated(&self.containers(obj), &address, started, at, &ended.exit);
+                    let containers = self.containers(obj);
+                    let exit = termination_message(&self.cfg.data_dir, node, &info.key, &containers, ended.exit);
+                    let patch = status::terminated(&containers, &address, started, at, &exit);
                     self.write_pod(&info.key, &info.uid, patch);
                     self.track(info, obj, node, started, PodState::Finished { delete_sent: false });
                 }
@@ -1391,7 +1393,9 @@ impl Agent {
                 process::signal_group(p, libc::SIGKILL);
                 let (end, at) = match exit.status {
                     Ok(ended) => {
-                        (limits::exit_with_oom(ended.exit, exit.oom_killed), ended.at.unwrap_or_else(time::now))
+                        let end = limits::exit_with_oom(ended.exit, exit.oom_killed);
+                        let end = with_termination_message(&self.cfg.data_dir, &exit.key, e, end);
+                        (end, ended.at.unwrap_or_else(time::now))
                     }
                     Err(err) => {
                         (Exit::agent(128, "Unknown", format!("waiting for the process failed: {err}")), time::now())
@@ -1534,5 +1538,61 @@ fn kill_leftover(info: &PodInfo, obj: &Value) {
     if process::is_pod_group(pgid, ns, &info.key.name) {
         tracing::info!(pod = %info.key, pgid, "killing the process group a previous agent left behind");
         process::signal_group(pgid, libc::SIGKILL);
+    }
+}
+
+/// [`termination_message`] of a tracked pod.
+fn with_termination_message(data_dir: &Path, key: &ObjectKey, e: &PodEntry, exit: Exit) -> Exit {
+    termination_message(data_dir, &e.node, key, &e.container, exit)
+}
+
+/// The exit with the message the kubelet would report: the file at the
+/// container's `terminationMessagePath`, which a process pod has no `/dev`
+/// of its own for, so the path is taken in its sandbox (as its files are),
+/// else with `FallbackToLogsOnError` the tail of a failed pod's log.
+fn termination_message(
+    data_dir: &Path,
+    node: &str,
+    key: &ObjectKey,
+    containers: &status::Containers,
+    exit: Exit,
+) -> Exit {
+    let Ok(dir) = sandbox::sandbox_dir(data_dir, node, &key.namespace, &key.name) else { return exit };
+    let Ok(file) = sandbox::in_sandbox(&dir, &containers.termination_path) else { return exit };
+    let log = dir.join(sandbox::LOG_FILE);
+    match crate::runtime::cri::termination_message(&file, &log, exit.code != 0, containers.fallback_to_logs) {
+        Some(message) => Exit { message: Some(message), ..exit },
+        None => exit,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn containers(path: &str, fallback: bool) -> status::Containers {
+        let pod = serde_json::json!({"spec": {"containers": [{"name": "c", "terminationMessagePath": path,
+            "terminationMessagePolicy": if fallback { "FallbackToLogsOnError" } else { "File" }}]}});
+        status::Containers::of(&pod, "process")
+    }
+
+    #[test]
+    fn a_process_pods_termination_message_comes_from_its_sandbox_or_its_log() {
+        let data = tempfile::tempdir().unwrap();
+        let key = ObjectKey::new("v1", "Pod", "default", "p");
+        let dir = sandbox::sandbox_dir(data.path(), "n1", "default", "p").unwrap();
+        std::fs::create_dir_all(dir.join("dev")).unwrap();
+        std::fs::write(dir.join(sandbox::LOG_FILE), "step 1\nboom\n").unwrap();
+        let failed = || Exit::from_wait(Some(3), None);
+
+        let plain = termination_message(data.path(), "n1", &key, &containers("/dev/termination-log", false), failed());
+        assert_eq!(plain.message, None, "no file and no fallback asked");
+        let tail = termination_message(data.path(), "n1", &key, &containers("/dev/termination-log", true), failed());
+        assert_eq!(tail.message.as_deref(), Some("step 1\nboom"));
+        assert_eq!((tail.code, tail.reason.as_str()), (3, "Error"));
+
+        std::fs::write(dir.join("dev/termination-log"), "disk full").unwrap();
+        let file = termination_message(data.path(), "n1", &key, &containers("/dev/termination-log", true), failed());
+        assert_eq!(file.message.as_deref(), Some("disk full"), "the file wins over the log");
     }
 }

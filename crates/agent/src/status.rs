@@ -75,6 +75,11 @@ pub struct Containers {
     pub scheduled_at: Option<String>,
     /// `status.qosClass`.
     pub qos: &'static str,
+    /// The first container's `terminationMessagePath` (Kubernetes' default
+    /// when unset).
+    pub termination_path: String,
+    /// Its `terminationMessagePolicy` is `FallbackToLogsOnError`.
+    pub fallback_to_logs: bool,
 }
 
 /// Annotation the manager writes when it binds a pod.
@@ -101,7 +106,16 @@ impl Containers {
             .pointer(&format!("/metadata/annotations/{}", SCHEDULED_AT.replace('/', "~1")))
             .and_then(Value::as_str)
             .map(str::to_string);
-        Containers { containers, runtime, scheduled_at, qos: qos_class(&specs) }
+        let first = specs.first();
+        let termination_path = first
+            .and_then(|c| c.get("terminationMessagePath")?.as_str())
+            .filter(|p| !p.is_empty())
+            .unwrap_or(crate::runtime::cri::DEFAULT_TERMINATION_MESSAGE_PATH)
+            .to_string();
+        let fallback_to_logs = first
+            .and_then(|c| c.get("terminationMessagePolicy")?.as_str())
+            .is_some_and(|p| p == "FallbackToLogsOnError");
+        Containers { containers, runtime, scheduled_at, qos: qos_class(&specs), termination_path, fallback_to_logs }
     }
 
     /// The first container's name (the one the agent runs).

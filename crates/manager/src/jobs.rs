@@ -154,10 +154,10 @@ pub fn reconcile_job(
                 ops.push(Op::Delete { key: job.stored.key.clone(), expected: None });
             }
             Action::RequeueAfter(secs) => requeue = Some(now + secs as f64),
-            Action::BackOff { pod, delay, .. } => {
+            Action::BackOff { pod, delay, restarts, .. } => {
                 let key = ObjectKey::new("v1", "Pod", &job.state.job.namespace, &pod);
                 if let Some(pod) = cache.get(&key) {
-                    let shown = pods::crash_loop_back_off(&pod.object, delay);
+                    let shown = pods::crash_loop_back_off(&pod.object, delay, restarts);
                     let patch = shown.patch.clone();
                     ops.push(Op::Patch { key: key.clone(), patch, expected: Some(pod.resource_version) });
                     events::back_off(&mut recorded, pod, &shown);

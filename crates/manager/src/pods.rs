@@ -71,9 +71,10 @@ pub struct BackOffShown {
 
 /// The status patch showing a failed pod as the kubelet shows a container
 /// in back-off (its container waiting with reason `CrashLoopBackOff`, the
-/// failure kept as `lastState`) with the kubelet's waiting message:
+/// failure kept as `lastState`, `restartCount` the slot's restarts after
+/// failures) with the kubelet's waiting message:
 /// `back-off 20s restarting failed container=pytorch pod=pt-worker-0_default(<uid>)`.
-pub fn crash_loop_back_off(pod: &Value, delay: u64) -> BackOffShown {
+pub fn crash_loop_back_off(pod: &Value, delay: u64, restarts: u32) -> BackOffShown {
     let name = str_at(pod, &["metadata", "name"]).unwrap_or_default();
     let namespace = str_at(pod, &["metadata", "namespace"]).unwrap_or_default();
     let uid = str_at(pod, &["metadata", "uid"]).unwrap_or_default();
@@ -95,6 +96,7 @@ pub fn crash_loop_back_off(pod: &Value, delay: u64) -> BackOffShown {
             obj.insert("state".into(), json!({"waiting": {"reason": CRASH_LOOP_BACK_OFF, "message": message}}));
             obj.insert("ready".into(), json!(false));
             obj.insert("started".into(), json!(false));
+            obj.insert("restartCount".into(), json!(restarts));
         }
     }
     BackOffShown { patch: json!({"status": {"containerStatuses": statuses}}), message, container, pod: who }
@@ -330,12 +332,14 @@ mod tests {
                  "state": {"terminated": {"exitCode": 3, "finishedAt": "2026-11-23T10:01:00Z"}}},
                 {"name": "sidecar", "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "NotRunByAgent"}}}]}
         });
-        let shown = crash_loop_back_off(&pod, 20);
+        let shown = crash_loop_back_off(&pod, 20, 2);
         assert_eq!(shown.message, "back-off 20s restarting failed container=pytorch pod=pt-worker-0_default(u-1)");
         assert_eq!((shown.container.as_str(), shown.pod.as_str()), ("pytorch", "pt-worker-0_default(u-1)"));
         let statuses = &shown.patch["status"]["containerStatuses"];
         assert_eq!(statuses[0]["state"]["waiting"]["reason"], CRASH_LOOP_BACK_OFF);
         assert_eq!(statuses[0]["lastState"]["terminated"]["exitCode"], 3);
+        assert_eq!(statuses[0]["restartCount"], 2, "the slot's restarts, as the kubelet counts them");
+        assert_eq!(statuses[1]["restartCount"], 0);
         assert_eq!(statuses[1]["state"]["waiting"]["reason"], "NotRunByAgent", "other containers untouched");
         pod["status"]["containerStatuses"] = statuses.clone();
         let o = observe(&pod).expect("observed");

@@ -565,7 +565,7 @@ fn back_off(run: &mut Run<'_>, p: &ObservedPod) -> bool {
     }
     let Some(b) = run.state.config.backoff.next(run.st.backoff.get(&p.slot), run.now) else { return false };
     run.st.backoff.insert(p.slot.clone(), b);
-    run.actions.push(Action::BackOff { pod: p.name.clone(), delay: b.delay, until: b.until });
+    run.actions.push(Action::BackOff { pod: p.name.clone(), delay: b.delay, until: b.until, restarts: b.restarts });
     run.requeue_at(b.until);
     true
 }

@@ -387,6 +387,9 @@ pub enum Action {
         delay: u64,
         /// When the replacement may be created.
         until: u64,
+        /// Restarts of the slot after failures in this back-off run (the
+        /// pod's `restartCount`, as the kubelet counts a crash-looping container's).
+        restarts: u32,
     },
     /// The pod's node has been NotReady beyond the toleration: mark the pod
     /// Failed with reason `NodeLost` (its agent can no longer say anything).
