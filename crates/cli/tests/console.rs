@@ -522,3 +522,98 @@ fn page_times_with_5000_pods() {
         let _ = c.close().await;
     });
 }
+
+/// Signs `token` in on a fresh page of the console at `url`.
+async fn sign_in(c: &Client, url: &str, token: &str) {
+    c.goto(url).await.expect("open console");
+    find(c, "#token").await.send_keys(&format!("{token}\u{E007}")).await.expect("type token and Enter");
+    wait_text(c, "#nav", "the navigation", |t| t.contains("Jobs")).await;
+}
+
+/// A PyTorchJob whose only container fails with exit 3 after printing
+/// `boom`, restarted on failure: the kubelet's CrashLoopBackOff.
+const CRASHING: &str = "apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: crashy
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      restartPolicy: OnFailure
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: pytorch:2.3
+            terminationMessagePolicy: FallbackToLogsOnError
+            command: [sh, -c, 'echo boom; exit 3']
+            resources: {limits: {nvidia.com/gpu: 1}}
+";
+
+#[test]
+fn a_crash_looping_job_is_diagnosed_on_its_pod_page() {
+    if !available() {
+        return;
+    }
+    let cluster = cluster_yaml(73, &[("gpu-1", "hgx-h100-8")]);
+    let plane = Plane::start(&cluster, &[]);
+    let url = std::fs::read_to_string(plane.data_dir().join("server")).expect("server url").trim().to_string();
+    let token = std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string();
+    plane.apply(CRASHING).expect("crashing job");
+    let t0 = Instant::now();
+    // The API first: the failed pod waits in back-off with its failure kept.
+    plane.wait_for(60, "the pod in CrashLoopBackOff", |p| {
+        p.list("Pod").iter().any(|pod| {
+            let c = &pod["status"]["containerStatuses"][0];
+            c["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+                && c["lastState"]["terminated"]["exitCode"] == 3
+                && c["lastState"]["terminated"]["message"] == "boom"
+                && c["restartCount"].as_u64().is_some_and(|n| n >= 1)
+        })
+    });
+    println!("crash-looping pod shown after {:.1} s", t0.elapsed().as_secs_f64());
+    let driver = start_driver();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let c = browser(&driver).await;
+        sign_in(&c, &url, &token).await;
+        // The list says why the job does not run, not `Pending`.
+        c.goto(&format!("{url}/#/jobs?kind=1&ns=default")).await.expect("jobs");
+        let state =
+            wait_text(&c, ".job-state[data-job=crashy]", "the job's state", |t| t.contains("CrashLoopBackOff")).await;
+        assert!(state.contains("boom"), "the first cause is shown: {state}");
+        // The detail too, and its pods link to the pod page.
+        c.goto(&format!("{url}/#/jobs/1/default/crashy")).await.expect("job");
+        let phase = wait_text(&c, "#job-phase", "the job's state", |t| t.contains("CrashLoopBackOff")).await;
+        assert!(phase.contains("boom"), "{phase}");
+        click(&c, "[role=tabpanel] a[href='#/pods/default/crashy-master-0']").await;
+        let containers =
+            wait_text(&c, "#pod-containers", "the container's state", |t| t.contains("CrashLoopBackOff")).await;
+        // Exit code, termination message and restarts of the failure kept as last state.
+        assert!(containers.contains("Exit code 3 (Error): boom"), "{containers}");
+        let restarts: u32 = find(&c, "#pod-containers tbody td:nth-child(6)")
+            .await
+            .text()
+            .await
+            .expect("text")
+            .trim()
+            .parse()
+            .expect("restarts");
+        assert!(restarts >= 1, "{containers}");
+        let summary = wait_text(&c, "#pod-summary", "node and devices", |t| t.contains("gpu-1")).await;
+        assert!(summary.contains("crashy"), "the job is linked: {summary}");
+        wait_text(&c, "#pod-events", "the back-off event", |t| t.contains("BackOff")).await;
+        wait_text(&c, "#log", "the log", |t| t.contains("boom")).await;
+        assert!(find(&c, "#log-download").await.is_displayed().await.expect("shown"));
+        assert!(find(&c, "#log-download-previous").await.is_displayed().await.expect("shown"));
+        shoot(&c, "pod").await;
+        // After the back-off the replacement fails too: the earlier run's log is the previous one.
+        let restarted = Instant::now();
+        wait_text(&c, "#pod-containers tbody td:nth-child(6)", "a second restart", |t| t.trim() == "2").await;
+        println!("restarted and failed again after {:.1} s", restarted.elapsed().as_secs_f64());
+        click(&c, "#log-previous").await;
+        wait_text(&c, "#log", "the previous run's log", |t| t.contains("boom")).await;
+        let _ = c.close().await;
+    });
+}

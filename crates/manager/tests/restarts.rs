@@ -94,6 +94,7 @@ fn restart_delays_grow_ten_twenty_forty_and_show_as_crash_loop_back_off() {
                     );
                     assert_eq!(state["state"]["waiting"]["message"], message.as_str());
                     assert_eq!(state["lastState"]["terminated"]["exitCode"], 1, "the failure stays visible");
+                    assert_eq!(state["restartCount"], round + 1, "round {round}: the slot's restarts");
                 }
                 None => {}
             }

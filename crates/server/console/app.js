@@ -192,7 +192,7 @@ export function age(ts) {
 const PHASE_CLASS = {
   Running: 'ok', Succeeded: 'ok', Completed: 'ok', Ready: 'ok', Open: 'ok', Healthy: 'ok', True: 'ok', Pass: 'ok',
   Pending: 'warn', Closed: 'warn', Closing: 'warn', Saved: 'warn', Creating: 'warn', Queued: 'warn', Inqueue: 'warn', Stopping: 'warn', Restarting: 'warn', Terminating: 'warn',
-  Failed: 'bad', Aborted: 'bad', Unhealthy: 'bad', NotReady: 'bad', Abnormal: 'bad', False: 'bad', Fail: 'bad',
+  Failed: 'bad', CrashLoopBackOff: 'bad', ImagePullBackOff: 'bad', ErrImagePull: 'bad', CreateContainerConfigError: 'bad', Aborted: 'bad', Unhealthy: 'bad', NotReady: 'bad', Abnormal: 'bad', False: 'bad', Fail: 'bad',
 };
 
 /** A phase as a coloured badge (colour is never the only cue: the text is there). */
@@ -220,12 +220,14 @@ export function table(columns, rows, { caption, empty } = {}) {
 export function pagedList(container, { path, params = {}, columns, limit = 50, signal, caption, filter }) {
   const stack = [''];
   let rows = [];
+  let shownPage = null;
   const view = h('div', { class: 'paged' });
   container.appendChild(view);
   const status = h('p', { class: 'muted', role: 'status', 'aria-live': 'polite' });
   let watchAbort = null;
 
   const render = (cont, more) => {
+    shownPage = [cont, more];
     const shown = filter ? rows.filter(filter) : rows;
     view.replaceChildren(
       table(columns, shown, { caption }),
@@ -261,6 +263,8 @@ export function pagedList(container, { path, params = {}, columns, limit = 50, s
     }
   };
   load('');
+  // Lets the caller redraw the shown page when what its columns read changed.
+  return { rerender: () => { if (shownPage) render(...shownPage); } };
 }
 
 /** An error as an alert the screen reader announces. */

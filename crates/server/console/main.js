@@ -2,6 +2,7 @@
 import { start } from './app.js';
 import './pages/overview.js';
 import './pages/jobs.js';
+import './pages/pod.js';
 import './pages/submit.js';
 import './pages/nodes.js';
 import './pages/queues.js';

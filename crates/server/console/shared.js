@@ -223,3 +223,41 @@ export function deviceList(m) {
   const entries = m ? [...m.entries()].filter(([, v]) => v) : [];
   return entries.length ? entries.map(([k, v]) => `${k}: ${v}`).join(', ') : '0';
 }
+
+/** Waiting reasons that mean a container cannot run as it is (the kubelet's words). */
+const STUCK = ['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'StartError'];
+
+/**
+ * What is wrong with a pod's containers, from their states: `trouble` is
+ * the waiting reason of one that cannot run (CrashLoopBackOff,
+ * ImagePullBackOff …) or `Failed` for a failed pod, '' when nothing is;
+ * `cause` is the first cause: the last termination's message or exit code,
+ * else the waiting message.
+ */
+export function containerState(pod) {
+  const statuses = get(pod, 'status.containerStatuses', []);
+  const said = (term) => (term ? (term.message ? String(term.message).trim() : `exit code ${term.exitCode}${term.reason ? ` (${term.reason})` : ''}`) : '');
+  for (const c of Array.isArray(statuses) ? statuses : []) {
+    const reason = get(c, 'state.waiting.reason');
+    if (STUCK.includes(reason)) {
+      return { trouble: reason, cause: said(get(c, 'lastState.terminated', null)) || get(c, 'state.waiting.message'), restarts: c.restartCount || 0 };
+    }
+  }
+  if (get(pod, 'status.phase') === 'Failed') {
+    const term = (Array.isArray(statuses) ? statuses : []).map((c) => get(c, 'state.terminated', null)).find((x) => x && x.exitCode);
+    return { trouble: 'Failed', cause: said(term) || get(pod, 'status.message') || get(pod, 'status.reason'), restarts: 0 };
+  }
+  return { trouble: '', cause: '', restarts: 0 };
+}
+
+/** The first trouble of a job's pods (one that cannot run before a plain failure), with the pod it is in; null when none. */
+export function podsTrouble(pods) {
+  let failed = null;
+  for (const p of pods) {
+    const s = containerState(p);
+    if (!s.trouble) continue;
+    if (s.trouble !== 'Failed') return { ...s, pod: get(p, 'metadata.name') };
+    if (!failed) failed = { ...s, pod: get(p, 'metadata.name') };
+  }
+  return failed;
+}

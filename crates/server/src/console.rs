@@ -18,6 +18,7 @@ const ASSETS: &[(&str, &[u8])] = &[
     ("shared.js", include_bytes!("../console/shared.js")),
     ("pages/overview.js", include_bytes!("../console/pages/overview.js")),
     ("pages/jobs.js", include_bytes!("../console/pages/jobs.js")),
+    ("pages/pod.js", include_bytes!("../console/pages/pod.js")),
     ("pages/submit.js", include_bytes!("../console/pages/submit.js")),
     ("pages/nodes.js", include_bytes!("../console/pages/nodes.js")),
     ("pages/queues.js", include_bytes!("../console/pages/queues.js")),

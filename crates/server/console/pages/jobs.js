@@ -6,6 +6,7 @@ import {
   JOB_KINDS, collection, jobPhase, session,
 } from '../app.js';
 import { t, strings } from '../i18n.js';
+import { containerState, podsTrouble, coalesce } from '../shared.js';
 
 strings({
   en: {
@@ -17,6 +18,7 @@ strings({
     newName: 'Name of the copy', follow: 'Following the log live', logEnded: 'The log ended.', choosePod: 'Pod',
     notPending: 'Nothing is pending: every pod of this job is placed.', deleted: 'Deleted.',
     runCreated: 'Run created: ', stopped: 'Stop requested.', killedBy: 'Killed by',
+    cause: 'Cause', inTrouble: 'Nothing waits to be placed, but these pods cannot run:',
   },
   zh: {
     jobs: '作业', kindFilter: '作业类型', labelSelector: '标签选择器', phaseFilter: '状态（本页）', apply: '应用',
@@ -27,6 +29,7 @@ strings({
     newName: '副本名称', follow: '正在实时查看日志', logEnded: '日志已结束。', choosePod: '容器组',
     notPending: '没有等待：该作业的容器组均已调度。', deleted: '已删除。',
     runCreated: '已创建运行：', stopped: '已请求停止。', killedBy: '被抢占者',
+    cause: '原因', inTrouble: '没有等待调度的容器组，但以下容器组无法运行：',
   },
 });
 
@@ -47,6 +50,56 @@ export function podSelector(k, job) {
     }
     default: return `training.kubeflow.org/job-name=${name}`;
   }
+}
+
+/** The job a pod belongs to, by the labels job controllers set or its owner. */
+function podJob(p) {
+  const l = get(p, 'metadata.labels', {});
+  const owners = get(p, 'metadata.ownerReferences', []);
+  const owner = (Array.isArray(owners) ? owners : []).find((o) => o.controller) || owners[0] || {};
+  return l['platform.ringleader.io/training-job'] || l['training.kubeflow.org/job-name'] || l['volcano.sh/job-name']
+    || l['batch.kubernetes.io/job-name'] || owner.name || '';
+}
+
+const FINISHED = ['Succeeded', 'Completed', 'Complete'];
+
+/**
+ * A job's state as shown: the controller's phase, unless its pods cannot
+ * run (CrashLoopBackOff, ImagePullBackOff …) or failed: then that, with the
+ * first cause (the container's termination message or exit code).
+ */
+export function jobState(o, trouble) {
+  const p = jobPhase(o);
+  if (!trouble || FINISHED.some((f) => p.startsWith(f))) return [badge(p)];
+  const state = p === 'Failed' ? 'Failed' : trouble.trouble;
+  return [badge(state), trouble.cause ? h('span', { class: 'cause' }, ` ${trouble.cause}`) : null];
+}
+
+/**
+ * Troubled pods of a namespace by job: a crash-looping pod is a failed pod
+ * shown in back-off, so the failed pods hold them (few, unlike pending
+ * ones), listed once and kept live.
+ */
+async function liveTroubles(ns, signal, onChange) {
+  const path = collection('v1', 'pods', ns);
+  const params = { fieldSelector: 'status.phase=Failed' };
+  const first = await list(path, { ...params, limit: 500 }, signal);
+  const pods = new Map(first.items.map((p) => [`${get(p, 'metadata.namespace')}/${get(p, 'metadata.name')}`, p]));
+  const emit = () => {
+    const byJob = new Map();
+    for (const p of pods.values()) {
+      const k = `${get(p, 'metadata.namespace')}/${podJob(p)}`;
+      byJob.set(k, [...(byJob.get(k) || []), p]);
+    }
+    onChange(new Map([...byJob].map(([k, ps]) => [k, podsTrouble(ps)]).filter(([, tr]) => tr)));
+  };
+  emit();
+  const later = coalesce(emit, 300);
+  watch(path, first.resourceVersion, (type, p) => {
+    const k = `${get(p, 'metadata.namespace')}/${get(p, 'metadata.name')}`;
+    if (type === 'DELETED' || get(p, 'status.phase') !== 'Failed') pods.delete(k); else pods.set(k, p);
+    later();
+  }, signal, () => liveTroubles(ns, signal, onChange), params);
 }
 
 // ---- list ----
@@ -74,17 +127,22 @@ page('jobs', async (main, args, params, signal) => {
     go(`#/jobs${qs({ kind: kindSel.value, ns: nsIn.value.trim(), labelSelector: selIn.value.trim(), phase: phaseIn.value.trim() })}`);
   });
   main.append(h('h1', {}, t('jobs')), form);
-  pagedList(main, {
+  let troubles = new Map();
+  const troubleOf = (o) => troubles.get(`${get(o, 'metadata.namespace')}/${get(o, 'metadata.name')}`);
+  const shownPhase = (o) => { const tr = troubleOf(o); return tr && jobPhase(o) !== 'Failed' ? tr.trouble : jobPhase(o); };
+  const paged = pagedList(main, {
     path: collection(k.group, k.plural, ns), params: { labelSelector: sel }, signal, caption: kindLabel(k),
-    filter: phase ? (o) => jobPhase(o).toLowerCase() === phase.toLowerCase() : null,
+    filter: phase ? (o) => shownPhase(o).toLowerCase() === phase.toLowerCase() : null,
     columns: [
       [t('name'), (o) => h('a', { href: `#/jobs/${kindIdx}/${encodeURIComponent(get(o, 'metadata.namespace'))}/${encodeURIComponent(get(o, 'metadata.name'))}` }, get(o, 'metadata.name'))],
       [t('namespace'), (o) => get(o, 'metadata.namespace')],
-      [t('phase'), (o) => badge(jobPhase(o))],
+      [t('phase'), (o) => h('span', { class: 'job-state', 'data-job': get(o, 'metadata.name') }, jobState(o, troubleOf(o)))],
       [t('queue'), (o) => get(o, 'spec.runPolicy.schedulingPolicy.queue') || get(o, 'spec.queue') || get(o, 'metadata.labels.volcano\u002esh/queue-name', '')],
       [t('age'), (o) => age(get(o, 'metadata.creationTimestamp'))],
     ],
   });
+  // Without the pods' states the list still shows the controller's phases.
+  liveTroubles(ns, signal, (m) => { troubles = m; paged.rerender(); }).catch(() => {});
 }, true);
 
 // ---- detail ----
@@ -93,7 +151,10 @@ async function detail(main, [kindIdx, ns, name], signal) {
   const k = JOB_KINDS[Number(kindIdx)] || JOB_KINDS[0];
   const path = objectPath(k, ns, name);
   const job = await api(path, { signal });
-  const phaseSlot = h('span', { id: 'job-phase' }, badge(jobPhase(job)));
+  let current = job;
+  let trouble = null;
+  const phaseSlot = h('span', { id: 'job-phase' }, jobState(job, null));
+  const showState = () => phaseSlot.replaceChildren(...jobState(current, trouble).filter(Boolean));
   const note = h('p', { role: 'status', class: 'muted' });
   const actions = h('div', { class: 'toolbar' });
   main.append(h('h1', {}, `${kindLabel(k)} ${ns}/${name} `, phaseSlot), actions, note);
@@ -101,8 +162,14 @@ async function detail(main, [kindIdx, ns, name], signal) {
   // Keep the phase live.
   watch(collection(k.group, k.plural, ns), get(job, 'metadata.resourceVersion'), (type, o) => {
     if (get(o, 'metadata.name') !== name) return;
-    phaseSlot.replaceChildren(type === 'DELETED' ? badge(t('deleted')) : badge(jobPhase(o)));
+    if (type === 'DELETED') { phaseSlot.replaceChildren(badge(t('deleted'))); return; }
+    current = o;
+    showState();
   }, signal, null, { fieldSelector: `metadata.name=${name}` });
+  if (k.kind !== 'TrainingJob') {
+    livePods(ns, podSelector(k, job), signal, (pods) => { trouble = podsTrouble(pods); showState(); })
+      .catch(() => {});
+  }
 
   actions.append(h('button', {
     type: 'button', class: 'danger', id: 'delete-job', onclick: async () => {
@@ -129,10 +196,11 @@ async function detail(main, [kindIdx, ns, name], signal) {
 }
 
 const POD_COLUMNS = () => [
-    [t('name'), (p) => get(p, 'metadata.name')],
-    [t('phase'), (p) => badge(get(p, 'metadata.deletionTimestamp') ? 'Terminating' : get(p, 'status.phase'))],
+    [t('name'), (p) => h('a', { href: `#/pods/${encodeURIComponent(get(p, 'metadata.namespace'))}/${encodeURIComponent(get(p, 'metadata.name'))}` }, get(p, 'metadata.name'))],
+    [t('phase'), (p) => badge(get(p, 'metadata.deletionTimestamp') ? 'Terminating' : (containerState(p).trouble || get(p, 'status.phase')))],
+    [t('cause'), (p) => containerState(p).cause],
     [t('node'), (p) => get(p, 'spec.nodeName')],
-    [t('restarts'), (p) => (get(p, 'status.containerStatuses', [])[0] || {}).restartCount || 0],
+    [t('restarts'), (p) => String(Math.max(0, ...get(p, 'status.containerStatuses', []).map((c) => c.restartCount || 0)))],
     [t('podIP'), (p) => get(p, 'status.podIP')],
     [t('hostIP'), (p) => get(p, 'status.hostIP')],
     [t('age'), (p) => age(get(p, 'metadata.creationTimestamp'))],
@@ -246,9 +314,20 @@ async function whyTab(panel, ns, k, job, signal) {
       if (c.type === 'Unschedulable' && c.status === 'True') rows.push({ name: `podgroup/${get(g, 'metadata.name')}`, reason: c.reason || c.type, message: c.message || '' });
     }
   }
-  panel.replaceChildren(rows.length ? table([
-    [t('name'), (r) => r.name], [t('reason'), (r) => r.reason], [t('message'), (r) => r.message],
-  ], rows, { caption: t('why') }) : h('p', { id: 'why' }, t('notPending')));
+  const troubled = pods.map((p) => ({ name: get(p, 'metadata.name'), ns: get(p, 'metadata.namespace'), ...containerState(p) })).filter((r) => r.trouble);
+  const podLink = (r) => h('a', { href: `#/pods/${encodeURIComponent(r.ns)}/${encodeURIComponent(r.name)}` }, r.name);
+  if (rows.length) {
+    panel.replaceChildren(table([
+      [t('name'), (r) => r.name], [t('reason'), (r) => r.reason], [t('message'), (r) => r.message],
+    ], rows, { caption: t('why') }));
+  } else if (troubled.length) {
+    // "Nothing is pending" would hide a job that cannot run: say why instead.
+    panel.replaceChildren(h('p', { id: 'why' }, t('inTrouble')), table([
+      [t('name'), podLink], [t('state'), (r) => badge(r.trouble)], [t('cause'), (r) => r.cause], [t('restarts'), (r) => String(r.restarts)],
+    ], troubled, { caption: t('why') }));
+  } else {
+    panel.replaceChildren(h('p', { id: 'why' }, t('notPending')));
+  }
 }
 
 // ---- TrainingJob runs ----
