@@ -162,6 +162,8 @@ async fn click(c: &Client, css: &str) {
 
 /// Replaces a textarea's text (typing thousands of characters key by key is slow).
 async fn set_value(c: &Client, css: &str, text: &str) {
+    // The page may still be rendering (the first one waits for discovery).
+    find(c, css).await;
     c.execute("document.querySelector(arguments[0]).value = arguments[1]; document.querySelector(arguments[0]).dispatchEvent(new Event('input'));", vec![json!(css), json!(text)])
         .await
         .expect("set value");
@@ -614,6 +616,61 @@ fn a_crash_looping_job_is_diagnosed_on_its_pod_page() {
         println!("restarted and failed again after {:.1} s", restarted.elapsed().as_secs_f64());
         click(&c, "#log-previous").await;
         wait_text(&c, "#log", "the previous run's log", |t| t.contains("boom")).await;
+        let _ = c.close().await;
+    });
+}
+
+#[test]
+fn every_job_kind_is_listed_together_at_the_version_the_api_serves() {
+    if !available() {
+        return;
+    }
+    let cluster = cluster_yaml(74, &[("gpu-1", "hgx-h100-8")]);
+    let plane = Plane::start(&cluster, &[]);
+    let url = std::fs::read_to_string(plane.data_dir().join("server")).expect("server url").trim().to_string();
+    let token = std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string();
+    // The demo's MPIJob is served at kubeflow.org/v2beta1 only (it waits here: no rtx4090 node).
+    plane.apply(include_str!("../../../examples/demo/mpijob.yaml")).expect("the demo MPIJob");
+    plane.apply(JOB).expect("a PyTorchJob");
+    plane
+        .apply("apiVersion: batch/v1\nkind: Job\nmetadata: {name: plain}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - {name: c, image: x, command: [sleep, '30']}\n")
+        .expect("a batch Job");
+    let driver = start_driver();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let c = browser(&driver).await;
+        sign_in(&c, &url, &token).await;
+        // No kind chosen: the kinds together, each named.
+        c.goto(&format!("{url}/#/jobs?ns=default")).await.expect("jobs");
+        let list = wait_text(&c, "#all-jobs table", "every kind", |t| {
+            t.contains("demo-mpi") && t.contains("console-ddp") && t.contains("plain")
+        })
+        .await;
+        for kind in ["MPIJob", "PyTorchJob", "batch Job"] {
+            assert!(list.contains(kind), "{kind} is named: {list}");
+        }
+        assert!(c.find(Locator::Css("main [role=alert]")).await.is_err(), "no kind failed");
+        let options = find(&c, "#kind").await.text().await.expect("kinds");
+        assert!(options.contains("All job kinds") && options.contains("MPIJob"), "{options}");
+        shoot(&c, "jobs-all-kinds").await;
+        // The MPIJob's detail opens: asked at v2beta1, no 404.
+        click(&c, "#all-jobs a[href$='/default/demo-mpi']").await;
+        wait_text(&c, "h1", "the MPIJob's page", |t| t.contains("MPIJob default/demo-mpi")).await;
+        wait_text(&c, "#job-phase", "its phase", |t| !t.trim().is_empty()).await;
+        assert!(c.find(Locator::Css("main [role=alert]")).await.is_err(), "the detail opened");
+        let asked = c
+            .execute(
+                "return performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/mpijobs'))",
+                vec![],
+            )
+            .await
+            .expect("requests");
+        let asked: Vec<String> = serde_json::from_value(asked).expect("names");
+        assert!(!asked.is_empty() && asked.iter().all(|u| u.contains("/kubeflow.org/v2beta1/")), "{asked:?}");
+        // A kind chosen: that kind alone.
+        c.goto(&format!("{url}/#/jobs?kind=2&ns=default")).await.expect("MPIJobs");
+        let only = wait_text(&c, "main table", "the MPIJobs", |t| t.contains("demo-mpi")).await;
+        assert!(!only.contains("console-ddp"), "{only}");
         let _ = c.close().await;
     });
 }

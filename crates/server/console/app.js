@@ -303,17 +303,62 @@ export function tabs(container, items, signal) {
 
 // ---- kinds the console lists as "jobs" ----
 
-/** Every job kind, with its collection path (namespaced) and label. */
+/**
+ * Every job kind, with its collection path (namespaced) and label. `group`
+ * is the API version, as first guessed: [`discover`] replaces it with the
+ * version the server serves the kind at (MPIJob is `kubeflow.org/v2beta1`
+ * while its siblings are `v1`). The order is fixed: links name kinds by index.
+ */
 export const JOB_KINDS = [
   { kind: 'AscendJob', group: 'mindxdl.gitee.com/v1', plural: 'ascendjobs' },
   { kind: 'PyTorchJob', group: 'kubeflow.org/v1', plural: 'pytorchjobs' },
-  { kind: 'MPIJob', group: 'kubeflow.org/v1', plural: 'mpijobs' },
+  { kind: 'MPIJob', group: 'kubeflow.org/v2beta1', plural: 'mpijobs' },
   { kind: 'TFJob', group: 'kubeflow.org/v1', plural: 'tfjobs' },
   { kind: 'Job', group: 'batch.volcano.sh/v1alpha1', plural: 'jobs', label: 'Volcano Job' },
   { kind: 'Deployment', group: 'apps/v1', plural: 'deployments' },
   { kind: 'Job', group: 'batch/v1', plural: 'jobs', label: 'batch Job' },
   { kind: 'TrainingJob', group: 'platform.ringleader.io/v1alpha1', plural: 'trainingjobs' },
 ];
+
+let discovered = null;
+
+/** Whether two API versions are of one group (`kubeflow.org/v1`, `kubeflow.org/v2beta1`): an owner may name another version than the one served. */
+export function sameGroup(a, b) {
+  const g = (v) => (String(v || '').includes('/') ? String(v).split('/')[0] : '');
+  return g(a) === g(b);
+}
+
+/**
+ * Finds the version each job kind is served at from the API's discovery
+ * (`/apis`, then `/apis/<group>/<version>`'s resources, preferred version
+ * first), once per sign-in. A kind the server does not serve is marked
+ * `absent`; when discovery itself fails the guesses stay.
+ */
+export function discover() {
+  if (!discovered) {
+    // No page's signal: the answer is shared, and a page left mid-way must not cut it short.
+    discovered = (async () => {
+      const groups = ((await api('/apis')) || {}).groups || [];
+      const served = new Map();
+      // A resource list that cannot be read is `null`: the guess stays rather than the kind vanishing.
+      const resources = (gv) => {
+        if (!served.has(gv)) served.set(gv, api(`/apis/${gv}`).then((b) => new Set(((b && b.resources) || []).map((r) => r.name))).catch(() => null));
+        return served.get(gv);
+      };
+      for (const k of JOB_KINDS) {
+        const name = k.group.includes('/') ? k.group.split('/')[0] : '';
+        if (!name) continue;
+        const g = groups.find((x) => x.name === name);
+        if (!g) { k.absent = true; continue; }
+        const versions = [get(g, 'preferredVersion.groupVersion'), ...(g.versions || []).map((v) => v.groupVersion)].filter(Boolean);
+        const lists = await Promise.all([...new Set(versions)].map(async (gv) => [gv, await resources(gv)]));
+        const found = lists.find(([, names]) => names && names.has(k.plural));
+        if (found) { k.group = found[0]; k.absent = false; } else if (lists.every(([, names]) => names)) k.absent = true;
+      }
+    })().catch((e) => { discovered = null; throw e; });
+  }
+  return discovered;
+}
 
 /** The collection path of a kind in a namespace (all namespaces when empty). */
 export function collection(group, plural, ns) {
@@ -366,6 +411,8 @@ async function show() {
   current = new AbortController();
   const [name, args, params] = parse(location.hash);
   const render = pages.get(name) || pages.get('overview');
+  // Kinds at the versions the server serves before any page asks for them.
+  try { await discover(); } catch (_) { /* the guesses stay */ }
   document.querySelectorAll('#nav a').forEach((a) => a.setAttribute('aria-current', a.dataset.page === name ? 'page' : 'false'));
   main.replaceChildren();
   try {
@@ -378,6 +425,7 @@ async function show() {
 
 function logout() {
   session.token = '';
+  discovered = null;
   if (current) current.abort();
   renderLogin();
 }

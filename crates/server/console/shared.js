@@ -1,7 +1,7 @@
 // What the operator pages (overview, nodes, queues, workspaces, data) share:
 // bounded listing, live collections, device and resource figures, job
 // links, and the allocation figures read from the embedded history.
-import { h, api, list, watch, get, errorBox, collection, JOB_KINDS } from './app.js';
+import { h, api, list, watch, get, errorBox, collection, JOB_KINDS, sameGroup } from './app.js';
 
 /** Cluster-scoped objects by name, namespaced ones by namespace/name. */
 export function keyOf(o) {
@@ -134,7 +134,7 @@ export function jobHref(pod) {
   const owners = get(pod, 'metadata.ownerReferences', []);
   const owner = (Array.isArray(owners) ? owners : []).find((o) => o.controller) || owners[0];
   if (!owner) return '';
-  let i = JOB_KINDS.findIndex((k) => k.kind === owner.kind && k.group === owner.apiVersion);
+  let i = JOB_KINDS.findIndex((k) => k.kind === owner.kind && sameGroup(k.group, owner.apiVersion));
   let name = owner.name || '';
   if (i < 0 && owner.kind === 'ReplicaSet') {
     // A Deployment's ReplicaSet is `<deployment>-<hash>`.

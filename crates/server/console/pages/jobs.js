@@ -18,6 +18,7 @@ strings({
     newName: 'Name of the copy', follow: 'Following the log live', logEnded: 'The log ended.', choosePod: 'Pod',
     notPending: 'Nothing is pending: every pod of this job is placed.', deleted: 'Deleted.',
     runCreated: 'Run created: ', stopped: 'Stop requested.', killedBy: 'Killed by',
+    allKinds: 'All job kinds', kindsRefused: 'Not shown (you may not list them):',
     cause: 'Cause', inTrouble: 'Nothing waits to be placed, but these pods cannot run:',
   },
   zh: {
@@ -29,6 +30,7 @@ strings({
     newName: '副本名称', follow: '正在实时查看日志', logEnded: '日志已结束。', choosePod: '容器组',
     notPending: '没有等待：该作业的容器组均已调度。', deleted: '已删除。',
     runCreated: '已创建运行：', stopped: '已请求停止。', killedBy: '被抢占者',
+    allKinds: '全部作业类型', kindsRefused: '未显示（您无权查看）：',
     cause: '原因', inTrouble: '没有等待调度的容器组，但以下容器组无法运行：',
   },
 });
@@ -106,13 +108,16 @@ async function liveTroubles(ns, signal, onChange) {
 
 page('jobs', async (main, args, params, signal) => {
   if (args.length >= 3) return detail(main, args, signal);
-  const kindIdx = Math.min(Number(params.kind || 0) || 0, JOB_KINDS.length - 1);
-  const k = JOB_KINDS[kindIdx];
+  // No kind chosen: every kind the server serves, together.
+  const all = params.kind === undefined || params.kind === '';
+  const kindIdx = all ? -1 : Math.min(Math.max(Number(params.kind) || 0, 0), JOB_KINDS.length - 1);
   const ns = params.ns ?? session.namespace;
   session.namespace = ns;
   const sel = params.labelSelector || '';
   const phase = params.phase || '';
-  const kindSel = h('select', { id: 'kind', name: 'kind' }, JOB_KINDS.map((j, i) => h('option', { value: i, selected: i === kindIdx }, kindLabel(j))));
+  const kindSel = h('select', { id: 'kind', name: 'kind' },
+    h('option', { value: '', selected: all }, t('allKinds')),
+    JOB_KINDS.map((j, i) => (j.absent ? null : h('option', { value: i, selected: i === kindIdx }, kindLabel(j)))));
   const nsIn = h('input', { id: 'ns', name: 'ns', value: ns, placeholder: t('allNamespaces') });
   const selIn = h('input', { id: 'selector', name: 'selector', value: sel, placeholder: 'team=nlp' });
   const phaseIn = h('input', { id: 'phase', name: 'phase', value: phase, placeholder: 'Running' });
@@ -130,20 +135,87 @@ page('jobs', async (main, args, params, signal) => {
   let troubles = new Map();
   const troubleOf = (o) => troubles.get(`${get(o, 'metadata.namespace')}/${get(o, 'metadata.name')}`);
   const shownPhase = (o) => { const tr = troubleOf(o); return tr && jobPhase(o) !== 'Failed' ? tr.trouble : jobPhase(o); };
-  const paged = pagedList(main, {
-    path: collection(k.group, k.plural, ns), params: { labelSelector: sel }, signal, caption: kindLabel(k),
-    filter: phase ? (o) => shownPhase(o).toLowerCase() === phase.toLowerCase() : null,
-    columns: [
-      [t('name'), (o) => h('a', { href: `#/jobs/${kindIdx}/${encodeURIComponent(get(o, 'metadata.namespace'))}/${encodeURIComponent(get(o, 'metadata.name'))}` }, get(o, 'metadata.name'))],
-      [t('namespace'), (o) => get(o, 'metadata.namespace')],
-      [t('phase'), (o) => h('span', { class: 'job-state', 'data-job': get(o, 'metadata.name') }, jobState(o, troubleOf(o)))],
-      [t('queue'), (o) => get(o, 'spec.runPolicy.schedulingPolicy.queue') || get(o, 'spec.queue') || get(o, 'metadata.labels.volcano\u002esh/queue-name', '')],
-      [t('age'), (o) => age(get(o, 'metadata.creationTimestamp'))],
-    ],
-  });
+  const filter = phase ? (o) => shownPhase(o).toLowerCase() === phase.toLowerCase() : null;
+  const columns = (kindOf) => [
+    [t('name'), (o) => h('a', { href: `#/jobs/${kindOf(o)}/${encodeURIComponent(get(o, 'metadata.namespace'))}/${encodeURIComponent(get(o, 'metadata.name'))}` }, get(o, 'metadata.name'))],
+    [t('kind'), (o) => kindLabel(JOB_KINDS[kindOf(o)])],
+    [t('namespace'), (o) => get(o, 'metadata.namespace')],
+    [t('phase'), (o) => h('span', { class: 'job-state', 'data-job': get(o, 'metadata.name') }, jobState(o, troubleOf(o)))],
+    [t('queue'), (o) => get(o, 'spec.runPolicy.schedulingPolicy.queue') || get(o, 'spec.queue') || get(o, 'metadata.labels.volcano\u002esh/queue-name', '')],
+    [t('age'), (o) => age(get(o, 'metadata.creationTimestamp'))],
+  ];
+  let paged;
+  if (all) {
+    paged = everyKind(main, { ns, sel, signal, filter, columns });
+  } else {
+    const k = JOB_KINDS[kindIdx];
+    paged = pagedList(main, {
+      path: collection(k.group, k.plural, ns), params: { labelSelector: sel }, signal, caption: kindLabel(k), filter, columns: columns(() => kindIdx),
+    });
+  }
   // Without the pods' states the list still shows the controller's phases.
   liveTroubles(ns, signal, (m) => { troubles = m; paged.rerender(); }).catch(() => {});
 }, true);
+
+/**
+ * Every served job kind in one table, newest first: a page is up to
+ * `limit` objects of each kind (the API pages each collection on its own;
+ * "next" moves on the kinds that have more). Changes re-list the shown
+ * page. A kind this user may not list is named under the table, not shown
+ * as an error: the others are still worth seeing.
+ */
+function everyKind(container, { ns, sel, signal, filter, columns, limit = 50 }) {
+  const kinds = JOB_KINDS.map((k, i) => ({ k, i })).filter(({ k }) => !k.absent);
+  const view = h('div', { class: 'paged', id: 'all-jobs' });
+  container.appendChild(view);
+  const stack = [new Map(kinds.map(({ i }) => [i, '']))];
+  let rows = [];
+  let next = new Map();
+  let refused = [];
+  const kindOf = new WeakMap();
+  const render = () => {
+    const shown = (filter ? rows.filter(filter) : rows);
+    view.replaceChildren(
+      table(columns((o) => kindOf.get(o)), shown, { caption: t('allKinds') }),
+      h('div', { class: 'pager' },
+        h('button', { type: 'button', disabled: stack.length <= 1, onclick: () => { stack.pop(); load(); } }, t('previous')),
+        h('span', {}, `${t('page')} ${stack.length}`),
+        h('button', { type: 'button', disabled: !next.size, onclick: () => { stack.push(next); load(); } }, t('next'))),
+      refused.length ? h('p', { class: 'muted', id: 'kinds-refused' }, `${t('kindsRefused')} ${refused.join(', ')}`) : '');
+  };
+  let watches = null;
+  const load = async () => {
+    if (watches) watches.abort();
+    watches = new AbortController();
+    signal.addEventListener('abort', () => watches.abort(), { once: true });
+    const conts = stack[stack.length - 1];
+    const pages = await Promise.all([...conts].map(async ([i, cont]) => {
+      const k = JOB_KINDS[i];
+      try {
+        return { i, page: await list(collection(k.group, k.plural, ns), { labelSelector: sel, limit, continue: cont }, signal) };
+      } catch (e) {
+        return { i, error: e };
+      }
+    }));
+    if (signal.aborted) return;
+    rows = [];
+    next = new Map();
+    refused = [];
+    const again = coalesce(load, 500);
+    for (const { i, page: p, error } of pages) {
+      if (error) { refused.push(kindLabel(JOB_KINDS[i])); continue; }
+      for (const o of p.items) { kindOf.set(o, i); rows.push(o); }
+      if (p.continue) next.set(i, p.continue);
+      const k = JOB_KINDS[i];
+      watch(collection(k.group, k.plural, ns), p.resourceVersion, () => again(), watches.signal, again, { labelSelector: sel });
+    }
+    rows.sort((a, b) => get(b, 'metadata.creationTimestamp').localeCompare(get(a, 'metadata.creationTimestamp'))
+      || get(a, 'metadata.name').localeCompare(get(b, 'metadata.name')));
+    render();
+  };
+  load().catch((e) => { if (!signal.aborted) view.replaceChildren(errorBox(e)); });
+  return { rerender: render };
+}
 
 // ---- detail ----
 

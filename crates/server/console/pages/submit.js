@@ -1,6 +1,6 @@
 // Submit: YAML (one or many documents, any kind the API serves) applied as
 // `ringleader apply` does; a refusal shows each error beside its line.
-import { page, h, api, qs, JOB_KINDS } from '../app.js';
+import { page, h, api, qs, JOB_KINDS, sameGroup } from '../app.js';
 import { t, strings } from '../i18n.js';
 
 strings({
@@ -140,7 +140,7 @@ page('submit', (main) => {
         { method: 'POST', body: area.value, type: 'application/yaml' });
       const items = (body && body.items) || (Array.isArray(body) ? body : []);
       result.replaceChildren(h('h2', {}, t('applied')), h('ul', { id: 'applied' }, items.map((r) => {
-        const i = JOB_KINDS.findIndex((k) => k.kind === r.kind && k.group === r.apiVersion);
+        const i = JOB_KINDS.findIndex((k) => k.kind === r.kind && sameGroup(k.group, r.apiVersion));
         const label = `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} ${r.action || ''}`;
         return h('li', {}, i >= 0 ? h('a', { href: `#/jobs/${i}/${encodeURIComponent(r.namespace || 'default')}/${encodeURIComponent(r.name)}` }, label) : label);
       })));
