@@ -118,6 +118,8 @@ struct JobShare {
     group: String,
     phase: String,
     started: bool,
+    /// The queue it names (its pods are counted there).
+    queue: Option<String>,
 }
 
 /// Every store-derived figure, and what each object contributed to it.
@@ -164,13 +166,24 @@ fn sub<K: Ord>(map: &mut BTreeMap<K, u64>, key: K, n: u64) {
     }
 }
 
-fn queue_of(object: &Value) -> String {
+/// The queue an object names itself: Volcano's label or annotation, or
+/// `spec.queue`; `None` when it names none.
+fn named_queue(object: &Value) -> Option<String> {
     str_at(object, &format!("/metadata/labels/{}", QUEUE_KEY.replace('/', "~1")))
         .or_else(|| str_at(object, &format!("/metadata/annotations/{}", QUEUE_KEY.replace('/', "~1"))))
         .or_else(|| str_at(object, "/spec/queue"))
         .filter(|q| !q.is_empty())
-        .unwrap_or(DEFAULT_QUEUE)
-        .to_string()
+        .map(str::to_string)
+}
+
+/// A job's queue: as [`named_queue`], else the training operators'
+/// `spec.runPolicy.schedulingPolicy.queue` or the annotation the Volcano
+/// plugin reads (the pods of such jobs carry no queue of their own).
+fn job_queue(job: &Value) -> Option<String> {
+    named_queue(job)
+        .or_else(|| str_at(job, "/spec/runPolicy/schedulingPolicy/queue").map(str::to_string))
+        .or_else(|| str_at(job, "/metadata/annotations/scheduling.volcano.sh~1queue-name").map(str::to_string))
+        .filter(|q| !q.is_empty())
 }
 
 /// The extended resource (a name with a `/`) a pod's containers ask for.
@@ -185,7 +198,8 @@ fn pod_resource(pod: &Value) -> Option<String> {
     })
 }
 
-fn pod_share(pod: &Value, nodes: &BTreeMap<String, NodeShare>) -> PodShare {
+/// A pod's share; its queue is its own, else its job's (`jobs`), else `default`.
+fn pod_share(pod: &Value, nodes: &BTreeMap<String, NodeShare>, jobs: &HashMap<ObjectKey, JobShare>) -> PodShare {
     let phase = str_at(pod, "/status/phase").unwrap_or("Pending").to_string();
     let node = str_at(pod, "/spec/nodeName").unwrap_or_default().to_string();
     let deleting = pod.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null());
@@ -217,13 +231,17 @@ fn pod_share(pod: &Value, nodes: &BTreeMap<String, NodeShare>) -> PodShare {
         .or_else(|| nodes.get(&node).map(|n| n.resource.clone()).filter(|r| !r.is_empty()))
         .unwrap_or_else(|| UNKNOWN.to_string());
     let namespace = str_at(pod, "/metadata/namespace").unwrap_or("default").to_string();
+    let owner = owner_of(pod, &namespace);
+    let queue = named_queue(pod)
+        .or_else(|| owner.as_ref().and_then(|o| jobs.get(o)?.queue.clone()))
+        .unwrap_or_else(|| DEFAULT_QUEUE.to_string());
     PodShare {
-        owner: owner_of(pod, &namespace),
+        owner,
         usage: crate::resource_metrics::pod_usage(pod),
         namespace,
         phase,
         pending,
-        queue: queue_of(pod),
+        queue,
         node,
         devices,
         resource,
@@ -339,6 +357,7 @@ fn job_share(key: &ObjectKey, job: &Value) -> Option<JobShare> {
         group: rt.group.to_string(),
         phase: status.and_then(|s| s.get("phase")).and_then(Value::as_str).unwrap_or("Pending").to_string(),
         started: status.and_then(|s| s.get("start_time")).is_some_and(|t| !t.is_null()),
+        queue: job_queue(job),
     })
 }
 
@@ -354,10 +373,13 @@ impl Aggregate {
     pub fn load<'a>(&mut self, objects: impl IntoIterator<Item = (&'a ObjectKey, &'a Value)>) {
         *self = Aggregate::default();
         let objects: Vec<_> = objects.into_iter().collect();
-        // Nodes first: a pod's resource falls back to its node's.
+        // Nodes first: a pod's resource falls back to its node's; pods
+        // last: one without a queue of its own counts in its job's.
         let (nodes, rest): (Vec<_>, Vec<_>) =
             objects.into_iter().partition(|(k, _)| (k.api_version.as_str(), k.kind.as_str()) == NODE);
-        for (key, object) in nodes.into_iter().chain(rest) {
+        let (pods, rest): (Vec<_>, Vec<_>) =
+            rest.into_iter().partition(|(k, _)| (k.api_version.as_str(), k.kind.as_str()) == POD);
+        for (key, object) in nodes.into_iter().chain(rest).chain(pods) {
             self.apply(EventType::Added, key, object);
         }
         self.loaded = true;
@@ -379,7 +401,7 @@ impl Aggregate {
                     self.pod_delta(&old, false);
                 }
                 if !deleted {
-                    let share = pod_share(object, &self.nodes);
+                    let share = pod_share(object, &self.nodes, &self.jobs);
                     self.pod_delta(&share, true);
                     self.pods.insert(key.clone(), share);
                 }
@@ -706,6 +728,42 @@ mod tests {
             .iter()
             .find(|(l, _)| labels.iter().all(|(k, v)| l.iter().any(|(lk, lv)| lk == k && lv == v)))
             .map(|(_, v)| *v)
+    }
+
+    #[test]
+    fn a_pod_without_a_queue_counts_in_its_jobs_queue() {
+        let job = json!({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": "tj-r1", "namespace": "ns", "uid": "u1"},
+            "spec": {"runPolicy": {"schedulingPolicy": {"queue": "train-a2"}}}});
+        let queue =
+            json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "train-a2"}});
+        let (key, mut p) = pod("tj-r1-master-0", "n1", "0,1", "Running", None);
+        p["metadata"]["ownerReferences"] = json!([{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "tj-r1", "uid": "u1", "controller": true}]);
+        let (stray_key, stray) = pod("stray", "n1", "2", "Running", None);
+        // Listed before its job: the load still finds the job's queue.
+        let objects = [
+            (key.clone(), p.clone()),
+            (stray_key, stray),
+            (ObjectKey::of(&job).expect("key"), job.clone()),
+            (ObjectKey::of(&queue).expect("key"), queue),
+        ];
+        let mut agg = Aggregate::default();
+        agg.load(objects.iter().map(|(k, v)| (k, v)));
+        let gpu = "nvidia.com/gpu";
+        let f = agg.families();
+        let allocated =
+            |q: &str| find(&f, "volcano_queue_allocated_scalar_resources", &[("queue_name", q), ("resource", gpu)]);
+        assert_eq!((allocated("train-a2"), allocated("default")), (Some(2.0), Some(1.0)));
+        let history = agg.history_figures();
+        assert!(history.contains(&("queue/train-a2/devices-allocated/nvidia.com/gpu".to_string(), 2.0)), "{history:?}");
+
+        // Live: the pod leaves, and its devices leave the job's queue.
+        agg.apply(EventType::Deleted, &key, &p);
+        let f = agg.families();
+        assert_eq!(
+            find(&f, "volcano_queue_allocated_scalar_resources", &[("queue_name", "train-a2"), ("resource", gpu)]),
+            None
+        );
     }
 
     #[test]
