@@ -495,6 +495,8 @@ fn page_times_with_5000_pods() {
         let pages = [
             ("overview", "#/overview", "#ov-families .card"),
             ("jobs (Volcano Jobs)", "#/jobs?kind=4", "main table tbody tr td a"),
+            ("jobs (every kind)", "#/jobs", "#all-jobs table tbody tr td a"),
+            ("overview pending summary", "#/overview", "#ov-pending-total"),
             ("job pods (1,000), page 1", "#/jobs/4/default/big-0", "[role=tabpanel] table tbody tr:nth-child(50) td"),
             ("nodes", "#/nodes", ".node-used[data-node=gpu-2] [role=meter]"),
             ("node device map", "#/nodes/gpu-1", "#device-map #device-7"),
@@ -671,6 +673,76 @@ fn every_job_kind_is_listed_together_at_the_version_the_api_serves() {
         c.goto(&format!("{url}/#/jobs?kind=2&ns=default")).await.expect("MPIJobs");
         let only = wait_text(&c, "main table", "the MPIJobs", |t| t.contains("demo-mpi")).await;
         assert!(!only.contains("console-ddp"), "{only}");
+        let _ = c.close().await;
+    });
+}
+
+#[test]
+fn the_overview_sums_up_jobs_pending_pods_and_queues() {
+    if !available() {
+        return;
+    }
+    let cluster = cluster_yaml(75, &[("gpu-1", "hgx-h100-8")]);
+    let plane = Plane::start(&cluster, &["--history-interval", "1"]);
+    let url = std::fs::read_to_string(plane.data_dir().join("server")).expect("server url").trim().to_string();
+    let token = std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string();
+    // Three 100-pod gangs that cannot fit (8 GPUs each, one 8-GPU node): 300 pods wait.
+    for i in 0..3 {
+        plane
+            .apply(&format!(
+                "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: wait-{i}}}\nspec:\n  minAvailable: 100\n  \
+                 schedulerName: volcano\n  tasks:\n  - name: w\n    replicas: 100\n    template:\n      spec:\n        containers:\n        \
+                 - {{name: c, image: x, command: [sleep, '1'], resources: {{limits: {{nvidia.com/gpu: 8}}}}}}\n"
+            ))
+            .expect("waiting gang");
+    }
+    // A job on queue train-a2 that runs: its 4 GPUs count under train-a2.
+    plane
+        .apply("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: train-a2}\nspec: {weight: 1, capability: {nvidia.com/gpu: 8}, deserved: {nvidia.com/gpu: 4}}\n")
+        .expect("queue");
+    let on_queue = JOB.replace(
+        "  pytorchReplicaSpecs:",
+        "  runPolicy: {schedulingPolicy: {queue: train-a2}}\n  pytorchReplicaSpecs:",
+    );
+    plane.apply(&on_queue).expect("job on train-a2");
+    plane.wait_for(120, "300 waiting pods and the job running", |p| {
+        let pods = p.list("Pod");
+        pods.len() >= 302 && pods.iter().filter(|x| x["status"]["phase"] == "Running").count() == 2
+    });
+    let pending = plane.list("Pod").iter().filter(|p| p["status"]["phase"] == "Pending").count();
+    assert_eq!(pending, 300);
+    let driver = start_driver();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let c = browser(&driver).await;
+        sign_in(&c, &url, &token).await;
+        c.goto(&format!("{url}/#/overview")).await.expect("overview");
+        let t0 = Instant::now();
+        // Totals equal the API's: 300 pods in 3 jobs, 100 each, with the scheduler's reason.
+        let total = wait_text(&c, "#ov-pending-total", "the pending total", |t| t.starts_with("300 ")).await;
+        println!("pending summary shown after {:.2} s", t0.elapsed().as_secs_f64());
+        assert!(total.contains(" 3 jobs"), "{total}");
+        for i in 0..3 {
+            let n =
+                wait_text(&c, &format!(".pending-count[data-job=wait-{i}]"), "a job's count", |t| !t.is_empty()).await;
+            assert_eq!(n, "100");
+        }
+        let rows = find(&c, "#ov-pending tbody").await.text().await.expect("rows");
+        assert_eq!(rows.lines().count(), 3, "one row a job, not one a pod: {rows}");
+        // Jobs by kind and phase.
+        let volcano =
+            wait_text(&c, "#ov-jobs [data-kind='Volcano Job'][data-phase='']", "the Volcano total", |t| t == "3").await;
+        assert_eq!(volcano, "3");
+        wait_text(&c, "#ov-jobs [data-kind=PyTorchJob][data-phase=Running]", "the running PyTorchJob", |t| t == "1")
+            .await;
+        // The queue's devices under its own name, with deserved and capability.
+        wait_text(&c, "[data-queue-allocated=train-a2]", "train-a2's devices", |t| t == "nvidia.com/gpu: 4").await;
+        let default_alloc = find(&c, "[data-queue-allocated=default]").await.text().await.expect("default's");
+        assert!(!default_alloc.contains("nvidia.com/gpu: 4"), "train-a2's devices are not default's: {default_alloc}");
+        let a2 = find(&c, "#ov-queues tbody").await.text().await.expect("rows");
+        let a2 = a2.lines().find(|l| l.starts_with("train-a2")).unwrap_or_default().to_string();
+        assert!(a2.contains("nvidia.com/gpu: 8"), "capability shown: {a2}");
+        shoot(&c, "overview-summary").await;
         let _ = c.close().await;
     });
 }

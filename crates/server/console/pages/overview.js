@@ -3,9 +3,9 @@
 // pods: capacity comes from the Node objects, allocation from the queues'
 // status (or the embedded history's per-queue figures), pending pods are one
 // page of a field-selected list.
-import { page, h, list, watch, get, age, badge, table, errorBox, collection } from '../app.js';
+import { page, h, list, watch, get, age, badge, table, errorBox, collection, JOB_KINDS, jobPhase } from '../app.js';
 import { t, strings } from '../i18n.js';
-import { keyOf, coalesce, liveCollection, fill, labelled, wrap, section, accelerators, resources, nodeReady, meter, jobHref, QUEUES, RESOURCE_GROUPS, RL_NODES, queueAllocation, nodeAllocation, deviceList } from '../shared.js';
+import { keyOf, coalesce, liveCollection, listAll, fill, labelled, wrap, section, accelerators, resources, nodeReady, meter, jobHref, QUEUES, RESOURCE_GROUPS, RL_NODES, queueAllocation, nodeAllocation, deviceList } from '../shared.js';
 
 strings({
   en: {
@@ -22,6 +22,10 @@ strings({
     'ov.starting': 'Scheduled; starting', 'ov.onNode': 'on node', 'ov.allHealthy': 'Every device and node is healthy.',
     'ov.noPending': 'No pod is pending.', 'ov.notReady': 'Node not Ready', 'ov.ofDevices': 'devices allocated',
     'ov.truncated': 'The cluster holds more objects than one page shows; figures cover the first 10,000.',
+    'ov.jobs': 'Jobs by kind and phase', 'ov.total': 'Total', 'ov.deserved': 'Deserved', 'ov.waiting': 'Pods waiting',
+    'ov.reasons': 'Why they wait', 'ov.oldest': 'Oldest', 'ov.pendingTotal': 'pods pending, in', 'ov.pendingJobs': 'jobs',
+    'ov.moreJobs': 'More jobs have pending pods than are shown; the totals above count them all.',
+    'ov.noJob': '(no job)', 'ov.noJobs': 'No jobs yet.',
   },
   zh: {
     'ov.title': '总览', 'ov.families': '加速卡', 'ov.queues': '队列', 'ov.groups': '资源组',
@@ -37,6 +41,10 @@ strings({
     'ov.starting': '已调度，正在启动', 'ov.onNode': '节点', 'ov.allHealthy': '所有设备与节点均正常。',
     'ov.noPending': '没有等待中的容器组。', 'ov.notReady': '节点未就绪', 'ov.ofDevices': '个设备已分配',
     'ov.truncated': '对象数量超过可一次列出的范围；数据仅覆盖前 10,000 个。',
+    'ov.jobs': '作业（按类型与状态）', 'ov.total': '合计', 'ov.deserved': '应得', 'ov.waiting': '等待中的容器组',
+    'ov.reasons': '等待原因', 'ov.oldest': '最久', 'ov.pendingTotal': '个容器组等待中，分属', 'ov.pendingJobs': '个作业',
+    'ov.moreJobs': '有等待容器组的作业多于所列；上方合计包含全部。',
+    'ov.noJob': '（无作业）', 'ov.noJobs': '暂无作业。',
   },
 });
 
@@ -48,10 +56,11 @@ page('overview', async (main, args, params, signal) => {
   const groups = section('ov-resourcegroups', t('ov.groups'));
   const unhealthy = section('ov-unhealthy', t('ov.unhealthy'));
   const pending = section('ov-pending', t('ov.pending'));
+  const jobs = section('ov-jobs', t('ov.jobs'));
   const note = h('p', { class: 'muted', role: 'status', id: 'ov-note' });
   const refresh = h('button', { type: 'button', id: 'ov-refresh' }, t('ov.refresh'));
   main.append(h('h1', {}, t('ov.title')), h('div', { class: 'toolbar' }, refresh), note,
-    families.el, queues.el, groups.el, unhealthy.el, pending.el);
+    families.el, jobs.el, pending.el, queues.el, groups.el, unhealthy.el);
 
   const state = { nodes: null, nodesComplete: true, rlNodes: null, queues: null, groups: null, alloc: undefined, nodeAlloc: undefined };
   // A section whose list failed keeps its error; later renders of the others leave it alone.
@@ -103,7 +112,8 @@ page('overview', async (main, args, params, signal) => {
       [t('queue'), (q) => h('a', { href: '#/queues' }, get(q, 'metadata.name'))],
       [t('ov.state'), (q) => badge(get(q, 'status.state') || 'Open')],
       [t('ov.weight'), (q) => String(get(q, 'spec.weight', ''))],
-      [t('ov.allocated'), (q) => allocText(get(q, 'metadata.name'))],
+      [t('ov.allocated'), (q) => h('span', { 'data-queue-allocated': get(q, 'metadata.name') }, allocText(get(q, 'metadata.name')))],
+      [t('ov.deserved'), (q) => resources(get(q, 'spec.deserved', {}))],
       [t('ov.capability'), (q) => resources(get(q, 'spec.capability', {}))],
       [t('ov.group'), (q) => get(q, 'spec.resourceGroup')],
       [t('ov.workspace'), (q) => get(q, 'spec.workspace')],
@@ -196,43 +206,103 @@ page('overview', async (main, args, params, signal) => {
       .catch(failWith(groups, 'groups')),
   ];
   pendingPods(pending, signal, allocLater);
+  jobsByPhase(jobs, signal);
   await Promise.all(starts);
   if (!signal.aborted) await loadAlloc();
 }, true);
 
-/** The first 50 pending pods, live, with the scheduler's reason for each. */
+/** The job a pod belongs to: its link (when the console can tell) and its name. */
+function podJob(p) {
+  const href = jobHref(p);
+  const l = get(p, 'metadata.labels', {});
+  const name = href ? decodeURIComponent(href.split('/').pop())
+    : l['volcano.sh/job-name'] || l['training.kubeflow.org/job-name'] || l['batch.kubernetes.io/job-name'] || '';
+  return { href, name, ns: get(p, 'metadata.namespace') };
+}
+
+/**
+ * Every pending pod (listed in pages, bounded), kept live, shown grouped
+ * by job: how many wait, why (each reason with its count) and since when.
+ * Only what the groups need is kept of each pod, so thousands cost little.
+ */
 async function pendingPods(sec, signal, onChange) {
   const path = collection('v1', 'pods');
   const params = { fieldSelector: 'status.phase=Pending' };
-  const LIMIT = 50;
+  const SHOWN = 50;
   try {
-    const first = await list(path, { ...params, limit: LIMIT }, signal);
-    const pods = new Map(first.items.map((p) => [keyOf(p), p]));
-    let more = !!first.continue;
+    const first = await listAll(path, params, signal);
+    const brief = (p) => ({ ...podJob(p), reason: pendingReason(p).reason, created: get(p, 'metadata.creationTimestamp') });
+    const pods = new Map(first.items.map((p) => [keyOf(p), brief(p)]));
     const render = () => {
-      const rows = [...pods.values()].sort((a, b) => get(a, 'metadata.creationTimestamp').localeCompare(get(b, 'metadata.creationTimestamp')));
-      fill(sec.body, labelled(table([
-        [t('ov.pod'), (p) => `${get(p, 'metadata.namespace')}/${get(p, 'metadata.name')}`],
-        [t('ov.job'), (p) => { const href = jobHref(p); return href ? h('a', { href }, decodeURIComponent(href.split('/').pop())) : ''; }],
-        [t('ov.reason'), (p) => pendingReason(p).reason],
-        [t('ov.message'), (p) => pendingReason(p).message],
-        [t('age'), (p) => age(get(p, 'metadata.creationTimestamp'))],
-      ], rows, { empty: t('ov.noPending') }), 'ov-pending-title'),
-      more ? h('p', { class: 'muted' }, t('ov.firstPending')) : null);
+      const groups = new Map();
+      for (const p of pods.values()) {
+        const k = `${p.ns}/${p.name}`;
+        const g = groups.get(k) || { ...p, count: 0, reasons: new Map(), oldest: p.created };
+        g.count += 1;
+        g.reasons.set(p.reason, (g.reasons.get(p.reason) || 0) + 1);
+        if (p.created && p.created < g.oldest) g.oldest = p.created;
+        groups.set(k, g);
+      }
+      const rows = [...groups.values()].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
+      fill(sec.body,
+        h('p', { id: 'ov-pending-total' }, h('strong', { 'data-count': pods.size }, String(pods.size)), ` ${t('ov.pendingTotal')} `,
+          h('strong', { 'data-count': groups.size }, String(groups.size)), ` ${t('ov.pendingJobs')}`),
+        labelled(table([
+          [t('ov.job'), (g) => (g.href ? h('a', { href: g.href }, g.name) : (g.name || t('ov.noJob')))],
+          [t('namespace'), (g) => g.ns],
+          [t('ov.waiting'), (g) => h('span', { class: 'pending-count', 'data-job': g.name }, String(g.count))],
+          [t('ov.reasons'), (g) => [...g.reasons].map(([r, n]) => `${r}: ${n}`).join(', ')],
+          [t('ov.oldest'), (g) => age(g.oldest)],
+        ], rows.slice(0, SHOWN), { empty: t('ov.noPending') }), 'ov-pending-title'),
+        rows.length > SHOWN ? h('p', { class: 'muted' }, t('ov.moreJobs')) : null,
+        first.complete ? null : h('p', { class: 'muted' }, t('ov.truncated')));
     };
-    const later = coalesce(render);
+    const later = coalesce(render, 500);
     render();
     watch(path, first.resourceVersion, (type, p) => {
       const k = keyOf(p);
-      if (type === 'DELETED') pods.delete(k);
-      else if (pods.has(k) || pods.size < LIMIT) pods.set(k, p);
-      else more = true;
+      // A pod that stops matching the selector may come as a change rather than a delete.
+      if (type === 'DELETED' || get(p, 'status.phase') !== 'Pending') pods.delete(k); else pods.set(k, brief(p));
       later();
       onChange();
     }, signal, () => pendingPods(sec, signal, onChange), params);
   } catch (e) {
     if (!signal.aborted) sec.fail(e);
   }
+}
+
+/**
+ * Jobs of every served kind counted by phase (as the job list shows it),
+ * each kind listed (bounded) and kept live; a kind this user may not read
+ * is left out rather than shown as an error.
+ */
+function jobsByPhase(sec, signal) {
+  const counts = new Map(); // kind index → Map(phase → n)
+  const render = () => {
+    const phases = [...new Set([...counts.values()].flatMap((m) => [...m.keys()]))].sort();
+    const rows = [...counts].filter(([, m]) => m.size).map(([i, m]) => ({ i, m, total: [...m.values()].reduce((a, b) => a + b, 0) }));
+    const kindName = (i) => JOB_KINDS[i].label || JOB_KINDS[i].kind;
+    fill(sec.body, labelled(table([
+      [t('kind'), (r) => kindName(r.i)],
+      [t('ov.total'), (r) => h('span', { 'data-kind': kindName(r.i), 'data-phase': '' }, String(r.total))],
+      ...phases.map((ph) => [ph || t('unknown'), (r) => h('span', { 'data-kind': kindName(r.i), 'data-phase': ph }, String(r.m.get(ph) || 0))]),
+    ], rows, { empty: t('ov.noJobs') }), 'ov-jobs-title'));
+  };
+  const later = coalesce(render, 300);
+  JOB_KINDS.forEach((k, i) => {
+    if (k.absent) return;
+    liveCollection(collection(k.group, k.plural), {}, signal, (items) => {
+      const m = new Map();
+      for (const o of items) {
+        // A TrainingJob's phase is its last run's (jobPhase adds the run count, which would split the column).
+        const ph = k.kind === 'TrainingJob' ? (get(o, 'status.lastRun') || 'Saved') : (jobPhase(o) || 'Pending');
+        m.set(ph, (m.get(ph) || 0) + 1);
+      }
+      counts.set(i, m);
+      later();
+    }).catch(() => {});
+  });
+  render();
 }
 
 /** Why a pending pod waits: its PodScheduled condition, or that it is starting. */
