@@ -622,6 +622,20 @@ fn a_crash_looping_job_is_diagnosed_on_its_pod_page() {
     });
 }
 
+/// Waits (bounded) until `css` is shown (or hidden) as `shown` says.
+async fn wait_until_shown(c: &Client, css: &str, shown: bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(e) = c.find(Locator::Css(css)).await {
+            if e.is_displayed().await.is_ok_and(|d| d == shown) {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "{css} never became {}", if shown { "shown" } else { "hidden" });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[test]
 fn every_job_kind_is_listed_together_at_the_version_the_api_serves() {
     if !available() {
@@ -637,6 +651,14 @@ fn every_job_kind_is_listed_together_at_the_version_the_api_serves() {
     plane
         .apply("apiVersion: batch/v1\nkind: Job\nmetadata: {name: plain}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - {name: c, image: x, command: [sleep, '30']}\n")
         .expect("a batch Job");
+    let viewer = plane.ctl(&["token", "create", "--user", "viewer"]).trim().to_string();
+    plane
+        .apply(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: viewer, namespace: default}\n\
+             roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n\
+             subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: viewer}]\n",
+        )
+        .expect("the viewer's binding");
     let driver = start_driver();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
@@ -673,6 +695,28 @@ fn every_job_kind_is_listed_together_at_the_version_the_api_serves() {
         c.goto(&format!("{url}/#/jobs?kind=2&ns=default")).await.expect("MPIJobs");
         let only = wait_text(&c, "main table", "the MPIJobs", |t| t.contains("demo-mpi")).await;
         assert!(!only.contains("console-ddp"), "{only}");
+        // The admin is offered what it may do.
+        c.goto(&format!("{url}/#/jobs/1/default/console-ddp")).await.expect("job");
+        wait_text(&c, "#job-phase", "the job", |t| !t.trim().is_empty()).await;
+        wait_until_shown(&c, "#delete-job", true).await;
+        assert!(find(&c, "#nav a[data-page=submit]").await.is_displayed().await.expect("shown"));
+
+        // A viewer of namespace default: one sentence on the overview, no
+        // refusals, and neither Delete nor Submit offered.
+        click(&c, "#logout").await;
+        find(&c, "#token").await.send_keys(&format!("{viewer}\u{E007}")).await.expect("viewer signs in");
+        wait_text(&c, "#nav", "the navigation", |t| t.contains("Jobs")).await;
+        c.goto(&format!("{url}/#/overview")).await.expect("overview");
+        let sentence = wait_text(&c, "#ov-nothing", "the one sentence", |t| !t.is_empty()).await;
+        assert!(sentence.contains("may not read"), "{sentence}");
+        assert!(c.find(Locator::Css("main [role=alert]")).await.is_err(), "no refusal boxes");
+        assert!(!find(&c, "#nav a[data-page=submit]").await.is_displayed().await.expect("nav"), "Submit not offered");
+        shoot(&c, "overview-viewer").await;
+        c.goto(&format!("{url}/#/jobs/1/default/console-ddp")).await.expect("job");
+        wait_text(&c, "#job-phase", "the job", |t| !t.trim().is_empty()).await;
+        // The review is answered after the page shows: give it a moment to stay hidden for good.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        wait_until_shown(&c, "#delete-job", false).await;
         let _ = c.close().await;
     });
 }

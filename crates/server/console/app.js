@@ -321,6 +321,26 @@ export const JOB_KINDS = [
 ];
 
 let discovered = null;
+const allowed = new Map();
+
+/**
+ * Whether this identity may `verb` the `resource` of `apiVersion` (its
+ * group) in `namespace` ('' = every namespace / cluster-scoped), asked with
+ * a SelfSubjectAccessReview and kept for the session. An unanswerable
+ * review counts as allowed: the API still refuses what it must, and a
+ * hidden action would be worse than an error.
+ */
+export function can(verb, apiVersion, resource, namespace = '') {
+  const group = String(apiVersion).includes('/') ? String(apiVersion).split('/')[0] : '';
+  const key = `${verb} ${group} ${resource} ${namespace}`;
+  if (!allowed.has(key)) {
+    allowed.set(key, api('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+      method: 'POST',
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, group, resource, namespace } } },
+    }).then((r) => get(r, 'status.allowed', false) === true).catch(() => true));
+  }
+  return allowed.get(key);
+}
 
 /** Whether two API versions are of one group (`kubeflow.org/v1`, `kubeflow.org/v2beta1`): an owner may name another version than the one served. */
 export function sameGroup(a, b) {
@@ -426,6 +446,7 @@ async function show() {
 function logout() {
   session.token = '';
   discovered = null;
+  allowed.clear();
   if (current) current.abort();
   renderLogin();
 }
@@ -462,10 +483,19 @@ function langButton() {
   return h('button', { type: 'button', id: 'lang', 'aria-label': t('language'), onclick: () => { setLang(lang() === 'zh' ? 'en' : 'zh'); show(); } }, lang() === 'zh' ? 'English' : '中文');
 }
 
+const navGuards = new Map();
+
+/** Shows page `name` in the side bar only when `check()` resolves true (a SelfSubjectAccessReview). */
+export function navGuard(name, check) { navGuards.set(name, check); }
+
 function renderChrome() {
   document.documentElement.lang = lang() === 'zh' ? 'zh-CN' : 'en';
-  document.getElementById('nav').replaceChildren(h('ul', {}, nav.map((name) =>
-    h('li', {}, h('a', { href: `#/${name}`, 'data-page': name }, t(`nav.${name}`))))));
+  document.getElementById('nav').replaceChildren(h('ul', {}, nav.map((name) => {
+    const li = h('li', {}, h('a', { href: `#/${name}`, 'data-page': name }, t(`nav.${name}`)));
+    const guard = navGuards.get(name);
+    if (guard) guard().then((ok) => { li.hidden = !ok; }).catch(() => {});
+    return li;
+  })));
   document.getElementById('user').replaceChildren(langButton(),
     h('button', { type: 'button', id: 'logout', onclick: logout }, t('logout')));
 }

@@ -3,7 +3,7 @@
 // why-pending explanation and the actions (stop, re-run, clone, delete).
 import {
   page, h, api, list, qs, lines, watch, get, age, badge, table, tabs, pagedList, errorBox, go,
-  JOB_KINDS, collection, jobPhase, session,
+  JOB_KINDS, collection, jobPhase, session, can,
 } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { containerState, podsTrouble, coalesce } from '../shared.js';
@@ -250,11 +250,18 @@ async function detail(main, [kindIdx, ns, name], signal) {
     },
   }, t('delete')));
 
+  // Actions this identity may not take are not offered.
+  const offer = (button, verb, apiVersion, plural) => {
+    button.hidden = true;
+    can(verb, apiVersion, plural, ns).then((ok) => { button.hidden = !ok; });
+    return button;
+  };
+  offer(actions.querySelector('#delete-job'), 'delete', k.group, k.plural);
   const items = [];
   if (k.kind === 'TrainingJob') {
     actions.prepend(
-      h('button', { type: 'button', id: 'rerun', onclick: () => newRun(job, note, signal) }, t('rerun')),
-      h('button', { type: 'button', id: 'clone', onclick: () => cloneJob(job, note, signal) }, t('clone')));
+      offer(h('button', { type: 'button', id: 'rerun', onclick: () => newRun(job, note, signal) }, t('rerun')), 'create', RUNS.group, RUNS.plural),
+      offer(h('button', { type: 'button', id: 'clone', onclick: () => cloneJob(job, note, signal) }, t('clone')), 'create', k.group, k.plural));
     items.push([t('runs'), (panel, s) => runsTab(panel, job, note, s)]);
   } else {
     items.push([t('pods'), (panel, s) => podsTab(panel, ns, podSelector(k, job), s)]);

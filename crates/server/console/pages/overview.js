@@ -3,7 +3,7 @@
 // pods: capacity comes from the Node objects, allocation from the queues'
 // status (or the embedded history's per-queue figures), pending pods are one
 // page of a field-selected list.
-import { page, h, list, watch, get, age, badge, table, errorBox, collection, JOB_KINDS, jobPhase } from '../app.js';
+import { page, h, list, watch, get, age, badge, table, errorBox, collection, JOB_KINDS, jobPhase, can } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { keyOf, coalesce, liveCollection, listAll, fill, labelled, wrap, section, accelerators, resources, nodeReady, meter, jobHref, QUEUES, RESOURCE_GROUPS, RL_NODES, queueAllocation, nodeAllocation, deviceList } from '../shared.js';
 
@@ -26,6 +26,7 @@ strings({
     'ov.reasons': 'Why they wait', 'ov.oldest': 'Oldest', 'ov.pendingTotal': 'pods pending, in', 'ov.pendingJobs': 'jobs',
     'ov.moreJobs': 'More jobs have pending pods than are shown; the totals above count them all.',
     'ov.noJob': '(no job)', 'ov.noJobs': 'No jobs yet.',
+    'ov.nothing': 'Your identity may not read any of the cluster-wide figures this page shows. Open Jobs to see your namespace\u2019s jobs, or ask an administrator for a role.',
   },
   zh: {
     'ov.title': '总览', 'ov.families': '加速卡', 'ov.queues': '队列', 'ov.groups': '资源组',
@@ -45,6 +46,7 @@ strings({
     'ov.reasons': '等待原因', 'ov.oldest': '最久', 'ov.pendingTotal': '个容器组等待中，分属', 'ov.pendingJobs': '个作业',
     'ov.moreJobs': '有等待容器组的作业多于所列；上方合计包含全部。',
     'ov.noJob': '（无作业）', 'ov.noJobs': '暂无作业。',
+    'ov.nothing': '您的身份无权查看本页显示的任何集群级数据。请打开“作业”查看您所在命名空间的作业，或向管理员申请角色。',
   },
 });
 
@@ -57,10 +59,24 @@ page('overview', async (main, args, params, signal) => {
   const unhealthy = section('ov-unhealthy', t('ov.unhealthy'));
   const pending = section('ov-pending', t('ov.pending'));
   const jobs = section('ov-jobs', t('ov.jobs'));
+  // Only what this identity may list is shown (asked first, rather than
+  // answered with a refusal in every section).
+  const kinds = JOB_KINDS.map((k, i) => ({ k, i })).filter(({ k }) => !k.absent);
+  const [mayNodes, mayRl, mayQueues, mayGroups, mayPods, ...mayKinds] = await Promise.all([
+    can('list', 'v1', 'nodes'), can('list', 'ringleader.io/v1alpha1', 'nodes'),
+    can('list', 'scheduling.volcano.sh/v1beta1', 'queues'), can('list', 'platform.ringleader.io/v1alpha1', 'resourcegroups'),
+    can('list', 'v1', 'pods'), ...kinds.map(({ k }) => can('list', k.group, k.plural))]);
+  const listable = new Set(kinds.filter((_, j) => mayKinds[j]).map(({ i }) => i));
+  if (signal.aborted) return;
+  if (!mayNodes && !mayRl && !mayQueues && !mayGroups && !mayPods && !listable.size) {
+    main.append(h('h1', {}, t('ov.title')), h('p', { id: 'ov-nothing' }, t('ov.nothing')));
+    return;
+  }
   const note = h('p', { class: 'muted', role: 'status', id: 'ov-note' });
   const refresh = h('button', { type: 'button', id: 'ov-refresh' }, t('ov.refresh'));
-  main.append(h('h1', {}, t('ov.title')), h('div', { class: 'toolbar' }, refresh), note,
-    families.el, jobs.el, pending.el, queues.el, groups.el, unhealthy.el);
+  main.append(...[h('h1', {}, t('ov.title')), h('div', { class: 'toolbar' }, refresh), note,
+    mayNodes && families.el, listable.size && jobs.el, mayPods && pending.el,
+    mayQueues && queues.el, mayGroups && groups.el, (mayNodes || mayRl) && unhealthy.el].filter(Boolean));
 
   const state = { nodes: null, nodesComplete: true, rlNodes: null, queues: null, groups: null, alloc: undefined, nodeAlloc: undefined };
   // A section whose list failed keeps its error; later renders of the others leave it alone.
@@ -192,21 +208,21 @@ page('overview', async (main, args, params, signal) => {
   refresh.addEventListener('click', loadAlloc);
 
   const starts = [
-    liveCollection(collection('v1', 'nodes'), {}, signal, (items, complete) => { state.nodes = items; state.nodesComplete = complete; renderAll(); }, failWith(families, 'families'))
+    mayNodes && liveCollection(collection('v1', 'nodes'), {}, signal, (items, complete) => { state.nodes = items; state.nodesComplete = complete; renderAll(); }, failWith(families, 'families'))
       .catch(failWith(families, 'families')),
-    liveCollection(RL_NODES, {}, signal, (items) => { state.rlNodes = items; renderFamilies(); renderUnhealthy(); }, failWith(unhealthy, 'unhealthy'))
+    mayRl && liveCollection(RL_NODES, {}, signal, (items) => { state.rlNodes = items; renderFamilies(); renderUnhealthy(); }, failWith(unhealthy, 'unhealthy'))
       .catch(failWith(unhealthy, 'unhealthy')),
-    liveCollection(QUEUES, {}, signal, (items) => {
+    mayQueues && liveCollection(QUEUES, {}, signal, (items) => {
       const first = state.queues === null;
       state.queues = items;
       renderQueues(); renderGroups();
       if (!first) allocLater();
     }, failWith(queues, 'queues')).catch(failWith(queues, 'queues')),
-    liveCollection(RESOURCE_GROUPS, {}, signal, (items) => { state.groups = items; renderGroups(); }, failWith(groups, 'groups'))
+    mayGroups && liveCollection(RESOURCE_GROUPS, {}, signal, (items) => { state.groups = items; renderGroups(); }, failWith(groups, 'groups'))
       .catch(failWith(groups, 'groups')),
-  ];
-  pendingPods(pending, signal, allocLater);
-  jobsByPhase(jobs, signal);
+  ].filter(Boolean);
+  if (mayPods) pendingPods(pending, signal, allocLater);
+  if (listable.size) jobsByPhase(jobs, signal, listable);
   await Promise.all(starts);
   if (!signal.aborted) await loadAlloc();
 }, true);
@@ -276,7 +292,7 @@ async function pendingPods(sec, signal, onChange) {
  * each kind listed (bounded) and kept live; a kind this user may not read
  * is left out rather than shown as an error.
  */
-function jobsByPhase(sec, signal) {
+function jobsByPhase(sec, signal, listable) {
   const counts = new Map(); // kind index → Map(phase → n)
   const render = () => {
     const phases = [...new Set([...counts.values()].flatMap((m) => [...m.keys()]))].sort();
@@ -290,7 +306,7 @@ function jobsByPhase(sec, signal) {
   };
   const later = coalesce(render, 300);
   JOB_KINDS.forEach((k, i) => {
-    if (k.absent) return;
+    if (k.absent || !listable.has(i)) return;
     liveCollection(collection(k.group, k.plural), {}, signal, (items) => {
       const m = new Map();
       for (const o of items) {

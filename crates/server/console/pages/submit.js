@@ -1,6 +1,6 @@
 // Submit: YAML (one or many documents, any kind the API serves) applied as
 // `ringleader apply` does; a refusal shows each error beside its line.
-import { page, h, api, qs, JOB_KINDS, sameGroup } from '../app.js';
+import { page, h, api, qs, JOB_KINDS, sameGroup, can, navGuard, session } from '../app.js';
 import { t, strings } from '../i18n.js';
 
 strings({
@@ -164,3 +164,10 @@ page('submit', (main) => {
   main.append(h('h1', {}, t('submitTitle')), form);
   renderGutter();
 }, true);
+
+// Offered only to an identity that may create some kind of job in its namespace.
+navGuard('submit', async () => {
+  const ns = session.namespace || 'default';
+  const answers = await Promise.all(JOB_KINDS.filter((k) => !k.absent).map((k) => can('create', k.group, k.plural, ns)));
+  return answers.some(Boolean);
+});
