@@ -10,7 +10,7 @@ strings({
   en: {
     'pod.title': 'Pod', 'pod.summary': 'Summary', 'pod.containers': 'Containers', 'pod.events': 'Events', 'pod.log': 'Log',
     'pod.devices': 'Devices', 'pod.job': 'Job', 'pod.started': 'Started', 'pod.container': 'Container',
-    'pod.exitCode': 'Exit code', 'pod.termination': 'Termination message', 'pod.lastState': 'Last termination',
+    'pod.exitCode': 'Exit code', 'pod.lastState': 'Last termination (exit code: termination message)',
     'pod.previous': 'Previous run\u2019s log', 'pod.download': 'Download this run\u2019s log',
     'pod.downloadPrevious': 'Download the previous run\u2019s log', 'pod.noLog': 'The log is empty.',
     'pod.noPrevious': 'There is no previous run\u2019s log.', 'pod.gone': 'The pod was deleted.',
@@ -19,7 +19,7 @@ strings({
   zh: {
     'pod.title': '容器组', 'pod.summary': '概要', 'pod.containers': '容器', 'pod.events': '事件', 'pod.log': '日志',
     'pod.devices': '设备', 'pod.job': '作业', 'pod.started': '启动时间', 'pod.container': '容器',
-    'pod.exitCode': '退出码', 'pod.termination': '终止信息', 'pod.lastState': '上次终止',
+    'pod.exitCode': '退出码', 'pod.lastState': '上次终止（退出码：终止信息）',
     'pod.previous': '上一次运行的日志', 'pod.download': '下载本次运行的日志',
     'pod.downloadPrevious': '下载上一次运行的日志', 'pod.noLog': '日志为空。',
     'pod.noPrevious': '没有上一次运行的日志。', 'pod.gone': '该容器组已被删除。',
@@ -74,7 +74,7 @@ page('pods', async (main, [ns, name], params, signal) => {
       [t('state'), (c) => badge(Object.keys(c.state || {})[0] || t('unknown'))],
       [t('reason'), (c) => get(c, 'state.waiting.reason') || get(c, 'state.terminated.reason')],
       [t('pod.exitCode'), (c) => String(get(c, 'state.terminated.exitCode', ''))],
-      [t('pod.termination'), (c) => get(c, 'state.terminated.message') || get(c, 'state.waiting.message')],
+      [t('message'), (c) => get(c, 'state.terminated.message') || get(c, 'state.waiting.message')],
       [t('restarts'), (c) => String(c.restartCount || 0)],
       [t('pod.lastState'), (c) => ended(get(c, 'lastState.terminated', null))],
     ], rows, { caption: t('pod.containers') }));
