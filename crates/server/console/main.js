@@ -3,6 +3,7 @@ import { start } from './app.js';
 import './pages/overview.js';
 import './pages/jobs.js';
 import './pages/submit.js';
+import './pages/create.js';
 import './pages/nodes.js';
 import './pages/queues.js';
 import './pages/workspaces.js';
