@@ -497,11 +497,22 @@ fn fault_policy(
     };
     FaultPolicy {
         backoff_limit,
-        fault_scheduling: labels.get(keys::FAULT_SCHEDULING).and_then(|v| match v.as_str() {
-            "grace" => Some(FaultScheduling::Grace),
-            "force" => Some(FaultScheduling::Force),
-            _ => None,
-        }),
+        // Seed 000 puts the switch on the job, or (its inference
+        // Deployments) in the pod template's labels.
+        fault_scheduling: labels
+            .get(keys::FAULT_SCHEDULING)
+            .cloned()
+            .or_else(|| {
+                resource
+                    .roles()
+                    .iter()
+                    .find_map(|r| r.template.metadata.as_ref()?.labels.as_ref()?.get(keys::FAULT_SCHEDULING).cloned())
+            })
+            .and_then(|v| match v.as_str() {
+                "grace" => Some(FaultScheduling::Grace),
+                "force" => Some(FaultScheduling::Force),
+                _ => None,
+            }),
         pod_level_recovery: annotations.get(keys::RECOVER_POLICY_PATH).map(String::as_str) == Some("pod"),
         elastic,
         active_deadline_seconds,

@@ -457,6 +457,137 @@ async fn get(plane: &Plane, kind: &str, name: &str) -> Option<Value> {
     plane.client.get(t, if t.namespaced { "default" } else { "" }, name).await.ok()
 }
 
+/// Sets a form control's value as typing would: the form hears it (the
+/// event bubbles) and rewrites its YAML.
+async fn type_in(c: &Client, css: &str, text: &str) {
+    find(c, css).await;
+    c.execute(
+        "const e = document.querySelector(arguments[0]); e.value = arguments[1]; e.dispatchEvent(new Event('input', {bubbles: true}));",
+        vec![json!(css), json!(text)],
+    )
+    .await
+    .expect("type");
+}
+
+/// Chooses these options of a (multiple) select.
+async fn choose(c: &Client, css: &str, values: &[&str]) {
+    find(c, css).await;
+    c.execute(
+        "const s = document.querySelector(arguments[0]); for (const o of s.options) o.selected = arguments[1].includes(o.value); s.dispatchEvent(new Event('change', {bubbles: true}));",
+        vec![json!(css), json!(values)],
+    )
+    .await
+    .expect("choose");
+}
+
+async fn create_by_form(c: &Client, url: &str, kind_and_ns: &str, fill: &[(&str, &str)], pick: &[(&str, &[&str])]) {
+    c.goto(&format!("{url}/#/create/{kind_and_ns}")).await.expect("form");
+    find(c, "#cr-name").await;
+    for (css, values) in pick {
+        choose(c, css, values).await;
+    }
+    for (css, text) in fill {
+        type_in(c, css, text).await;
+    }
+    click(c, "#create").await;
+    wait_text(c, "#create-result", "the result", |t| !t.is_empty()).await;
+    let out = find(c, "#create-result").await.text().await.unwrap_or_default();
+    assert!(out.contains("created"), "{kind_and_ns}: {out}");
+}
+
+/// Issue 26: seed 004's chapters through the forms only, never pasting
+/// YAML. The admin makes a resource group, a queue with a quota and a
+/// workspace with a member; a bad field is refused with its input marked;
+/// the member makes a dataset and a training job by form and runs it.
+#[test]
+fn the_platform_is_built_through_forms_only() {
+    if !available() {
+        return;
+    }
+    let plane = Plane::start(&cluster_yaml(72, &[("f1", "hgx-h100-8"), ("f2", "hgx-h100-8")]), &[]);
+    let url = std::fs::read_to_string(plane.data_dir().join("server")).expect("server url").trim().to_string();
+    let token = std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string();
+    let carol = plane.ctl(&["token", "create", "--user", "carol"]).trim().to_string();
+    let driver = start_driver();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let c = browser(&driver).await;
+        c.goto(&url).await.expect("open console");
+        find(&c, "#token").await.send_keys(&format!("{token}\u{E007}")).await.expect("sign in");
+        wait_text(&c, "#nav", "the navigation", |t| t.contains("Create")).await;
+        create_by_form(&c, &url, "ResourceGroup", &[("#cr-name", "rg-form")], &[("#cr-nodes", &["f1", "f2"])]).await;
+        shoot(&c, "form-resource-group").await;
+        create_by_form(
+            &c,
+            &url,
+            "Queue",
+            &[("#cr-name", "q-form"), ("#cr-count", "1"), ("#cr-gpu", "8")],
+            &[("#cr-group", &["rg-form"])],
+        )
+        .await;
+        create_by_form(
+            &c,
+            &url,
+            "Workspace",
+            &[("#cr-name", "ws-form"), ("#cr-members", "carol member")],
+            &[("#cr-group", &["rg-form"]), ("#cr-queues", &["q-form"])],
+        )
+        .await;
+        let yaml = find(&c, "#cr-yaml").await.prop("value").await.expect("yaml").unwrap_or_default();
+        assert!(yaml.contains("members:") && yaml.contains("user: carol"), "the form's YAML: {yaml}");
+
+        // The member: a dataset and a training job, by form.
+        click(&c, "#logout").await;
+        find(&c, "#token").await.send_keys(&format!("{carol}\u{E007}")).await.expect("carol signs in");
+        wait_text(&c, "#nav", "the navigation", |t| t.contains("Create")).await;
+        let files = tempfile::tempdir().expect("dataset dir");
+        let path = files.path().to_string_lossy().into_owned();
+        create_by_form(&c, &url, "Dataset?ns=ws-form", &[("#cr-name", "ds-form"), ("#cr-path", &path)], &[]).await;
+        // A command without a launcher is refused by the API: the input is marked.
+        c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
+        find(&c, "#cr-name").await;
+        // A member may not list the cluster's queues: the name is typed.
+        type_in(&c, "#cr-queue", "q-form").await;
+        type_in(&c, "#cr-name", "tj-form").await;
+        type_in(&c, "#cr-image", "pytorch:2.3").await;
+        type_in(&c, "#cr-command", "echo trained").await;
+        type_in(&c, "#cr-roles input[name=role-gpu]", "8").await;
+        choose(&c, "#cr-datasets", &["ds-form"]).await;
+        click(&c, "#create").await;
+        let refused = wait_text(&c, "#create-errors", "the refusal", |t| t.contains("spec.command")).await;
+        assert!(refused.contains("launcher"), "{refused}");
+        let invalid = c
+            .execute("return document.querySelector('#cr-command').getAttribute('aria-invalid')", vec![])
+            .await
+            .expect("aria-invalid");
+        assert_eq!(invalid, json!("true"), "the command input is marked");
+        shoot(&c, "form-training-job-refused").await;
+        type_in(&c, "#cr-command", "/bin/sh -c 'echo trained on $DATA_PATH'").await;
+        click(&c, "#create").await;
+        wait_text(&c, "#create-result", "created", |t| t.contains("TrainingJob ws-form/tj-form")).await;
+        // Its page runs it.
+        click(&c, "#created a").await;
+        click(&c, "#rerun").await;
+        let (mut state, mut runs) = (String::new(), Value::Null);
+        for _ in 0..120 {
+            let run = plane.ctl(&["get", "runs", "-n", "ws-form", "-o", "json"]);
+            runs = serde_json::from_str(&run).unwrap_or(Value::Null);
+            state = runs["items"][0]["status"]["state"].as_str().unwrap_or_default().to_string();
+            if state == "succeeded" || state == "failed" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        let pods = plane.ctl(&["get", "pods", "-n", "ws-form", "-o", "json"]);
+        assert_eq!(state, "succeeded", "the form-made job's run: {runs:#}\n{pods}");
+        let tj = plane.ctl(&["get", "trainingjob", "tj-form", "-n", "ws-form", "-o", "json"]);
+        let tj: Value = serde_json::from_str(&tj).expect("the training job");
+        assert_eq!(tj["spec"]["roles"][0], json!({"name": "Master", "count": 1, "resources": {"gpu": 8}}));
+        assert_eq!(tj["spec"]["mounts"], json!([{"dataset": "ds-form"}]));
+        let _ = c.close().await;
+    });
+}
+
 /// How long the console's pages take to show with 5,000 pods in the
 /// cluster (five 1,000-pod gangs that do not fit, so every pod waits):
 /// from the route change to the page's table in Chromium. A measurement for
@@ -596,15 +727,12 @@ fn a_crash_looping_job_is_diagnosed_on_its_pod_page() {
             wait_text(&c, "#pod-containers", "the container's state", |t| t.contains("CrashLoopBackOff")).await;
         // Exit code, termination message and restarts of the failure kept as last state.
         assert!(containers.contains("Exit code 3 (Error): boom"), "{containers}");
-        let restarts: u32 = find(&c, "#pod-containers tbody td:nth-child(6)")
-            .await
-            .text()
-            .await
-            .expect("text")
-            .trim()
-            .parse()
-            .expect("restarts");
-        assert!(restarts >= 1, "{containers}");
+        // Read through wait_text: the live table may re-render between a find and a read.
+        wait_text(&c, "#pod-containers tbody td:nth-child(6)", "restarts ≥ 1", |t| {
+            t.trim().parse::<u32>().is_ok_and(|n| n >= 1)
+        })
+        .await;
+
         let summary = wait_text(&c, "#pod-summary", "node and devices", |t| t.contains("gpu-1")).await;
         assert!(summary.contains("crashy"), "the job is linked: {summary}");
         wait_text(&c, "#pod-events", "the back-off event", |t| t.contains("BackOff")).await;
@@ -771,8 +899,8 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
                 wait_text(&c, &format!(".pending-count[data-job=wait-{i}]"), "a job's count", |t| !t.is_empty()).await;
             assert_eq!(n, "100");
         }
-        let rows = find(&c, "#ov-pending tbody").await.text().await.expect("rows");
-        assert_eq!(rows.lines().count(), 3, "one row a job, not one a pod: {rows}");
+        // One row a job, not one a pod.
+        wait_text(&c, "#ov-pending tbody", "three rows", |t| t.lines().count() == 3).await;
         // Jobs by kind and phase.
         let volcano =
             wait_text(&c, "#ov-jobs [data-kind='Volcano Job'][data-phase='']", "the Volcano total", |t| t == "3").await;
@@ -781,11 +909,13 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
             .await;
         // The queue's devices under its own name, with deserved and capability.
         wait_text(&c, "[data-queue-allocated=train-a2]", "train-a2's devices", |t| t == "nvidia.com/gpu: 4").await;
-        let default_alloc = find(&c, "[data-queue-allocated=default]").await.text().await.expect("default's");
+        // The table re-renders as figures arrive: read through wait_text, which survives a stale element.
+        let default_alloc = wait_text(&c, "[data-queue-allocated=default]", "default's devices", |_| true).await;
         assert!(!default_alloc.contains("nvidia.com/gpu: 4"), "train-a2's devices are not default's: {default_alloc}");
-        let a2 = find(&c, "#ov-queues tbody").await.text().await.expect("rows");
-        let a2 = a2.lines().find(|l| l.starts_with("train-a2")).unwrap_or_default().to_string();
-        assert!(a2.contains("nvidia.com/gpu: 8"), "capability shown: {a2}");
+        wait_text(&c, "#ov-queues tbody", "train-a2's capability", |t| {
+            t.lines().any(|l| l.starts_with("train-a2") && l.contains("nvidia.com/gpu: 8"))
+        })
+        .await;
         shoot(&c, "overview-summary").await;
         let _ = c.close().await;
     });

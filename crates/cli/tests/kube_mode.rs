@@ -777,3 +777,93 @@ fn nodes_with_a_kubelet_are_read_never_written_and_a_gang_lands_on_them() {
     assert!(exited.is_some() && took < Duration::from_secs(5), "stopped after {took:?}: {}", mgr.output());
     mgr.kill();
 }
+
+/// Issue 25 in Kubernetes mode: seed 000's pod-level rescheduling
+/// (`huawei.com/recover_policy_path: pod`, `fault-scheduling: force`) on
+/// kubelet Nodes. The Node under one pod of a 2 × 8-chip gang goes NotReady
+/// (its kubelet says so in `Ready`): only that pod is replaced, on the
+/// spare Node, never on the faulty one; its peer keeps its UID.
+#[test]
+fn pod_level_rescheduling_moves_only_the_faulty_pod_off_a_not_ready_kubelet_node() {
+    let Some(env) = Env::start("pod_level_rescheduling_moves_only_the_faulty_pod_off_a_not_ready_kubelet_node") else {
+        return;
+    };
+    let write = |name: &str, v: &Value| {
+        let path = env.scratch.path().join(name);
+        std::fs::write(&path, v.to_string()).expect("write");
+        path.to_string_lossy().into_owned()
+    };
+    for (i, name) in ["r1", "r2", "r3"].iter().enumerate() {
+        let (node, status) = kubelet_node(name, &format!("127.0.6.{}", i + 1), false);
+        env.kubectl(&["create", "-f", &write(&format!("{name}.json"), &node)]);
+        env.kubectl(&["patch", "node", name, "--subresource=status", "--type=merge", "-p", &status.to_string()]);
+    }
+    let mgr = manager(&env, "manager", &[]);
+    wait_until(60, "the manager leads", || mgr.output().contains("leading"), || mgr.output());
+    let job = "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n\
+               metadata: {name: podlevel, namespace: default, labels: {fault-scheduling: force},\n\
+               \x20 annotations: {huawei.com/recover_policy_path: pod}}\n\
+               spec:\n  minAvailable: 2\n  schedulerName: volcano\n  tasks:\n  - name: w\n    replicas: 2\n\
+               \x20   template:\n      spec:\n        containers:\n        - name: c\n          image: mindspore\n\
+               \x20         command: [\"sleep\", \"60\"]\n          resources: {limits: {huawei.com/Ascend910: 8}}\n";
+    let path = env.scratch.path().join("job.yaml");
+    std::fs::write(&path, job).expect("write");
+    env.kubectl(&["apply", "-f", &path.to_string_lossy()]);
+    // (name, uid, node) of the job's pods bound and not being deleted.
+    let bound = |env: &Env| -> Vec<(String, String, String)> {
+        let pods = json(env, &["get", "pods"]);
+        let mut out: Vec<(String, String, String)> = pods["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+            .filter_map(|p| {
+                let node = p["spec"]["nodeName"].as_str().filter(|n| !n.is_empty())?;
+                let text = |ptr: &str| p.pointer(ptr).and_then(Value::as_str).unwrap_or_default().to_string();
+                Some((text("/metadata/name"), text("/metadata/uid"), node.to_string()))
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let context = || {
+        format!(
+            "{}\n{}\n{}",
+            env.try_kubectl(&["get", "pods", "-o", "wide"]).1,
+            env.try_kubectl(&["get", "events"]).1,
+            mgr.output()
+        )
+    };
+    wait_until(60, "both pods bound", || bound(&env).len() == 2, context);
+    let pods = bound(&env);
+    let (faulty, healthy) = (pods[0].clone(), pods[1].clone());
+    let not_ready = serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "False",
+        "reason": "KubeletNotReady", "message": "PLEG is not healthy",
+        "lastHeartbeatTime": ringleader_api::time::rfc3339(ringleader_api::time::now()),
+        "lastTransitionTime": ringleader_api::time::rfc3339(ringleader_api::time::now())}]}});
+    env.kubectl(&[
+        "patch",
+        "node",
+        &faulty.2,
+        "--subresource=status",
+        "--type=strategic",
+        "-p",
+        &not_ready.to_string(),
+    ]);
+    let fault = Instant::now();
+    let mut seen_on_bad = Vec::new();
+    wait_until(
+        30,
+        "the faulty pod replaced on the spare node",
+        || {
+            let now = bound(&env);
+            seen_on_bad.extend(now.iter().filter(|p| p.2 == faulty.2 && p.1 != faulty.1).cloned());
+            now.len() == 2 && now.iter().any(|p| p.0 == faulty.0 && p.1 != faulty.1 && p.2 != healthy.2)
+        },
+        context,
+    );
+    eprintln!("replacement bound {:.1} s after the node went NotReady", fault.elapsed().as_secs_f64());
+    assert!(seen_on_bad.is_empty(), "a replacement went onto the NotReady node: {seen_on_bad:?}");
+    let now = bound(&env);
+    assert!(now.contains(&healthy), "the healthy pod keeps its UID and node: {now:?}");
+}

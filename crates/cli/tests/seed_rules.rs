@@ -4,7 +4,7 @@
 //! decides a seed AscendJob's gang over its run policy; an AscendJob
 //! without ports meets on 2222; static and dynamic vNPUs never run side by
 //! side; a logical SuperPoD block of a Master and Workers stays in one
-//! SuperPoD.
+//! SuperPoD; a failed chip moves only the inference replica on it.
 
 mod common;
 
@@ -238,6 +238,12 @@ fn a_superpod_block_of_master_and_workers_stays_in_one_superpod() {
         .concat()
         + "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1}\n";
     let plane = Plane::start(&cluster, &[]);
+    // Bad input first: a block that does not divide the job is refused at apply time.
+    let (applied, out) =
+        apply_file(&plane, "bad-block.yaml", &superpod_job("sp-bad").replace("sp-block: \"48\"", "sp-block: \"32\""));
+    assert!(!applied, "sp-block 32 does not divide 48 chips:\n{out}");
+    assert!(out.contains("metadata.annotations.sp-block") && out.contains("32"), "names the field and value:\n{out}");
+    println!("{}", out.lines().find(|l| l.contains("sp-block")).unwrap_or_default());
     // SuperPoD 0's third server is powered off: two free servers in each SuperPoD.
     plane.ctl(&["node", "stop", "a3"]);
     plane.apply(&superpod_job("sp-split")).expect("apply");
@@ -265,4 +271,171 @@ fn a_superpod_block_of_master_and_workers_stays_in_one_superpod() {
             .collect();
         pods.len() == 3 && pods.iter().all(|x| x["spec"]["nodeName"].as_str().is_some_and(|n| n.starts_with('a')))
     });
+}
+
+/// Seed 000's infer-deploy.yaml (examples/deployment-inference.yaml) with
+/// two replicas and `fault-scheduling: grace` in its pod template's labels,
+/// where the seed puts the switch.
+fn inference_deployment(name: &str) -> String {
+    common::example("examples/deployment-inference.yaml")
+        .replace("name: resnetinfer1-1", &format!("name: {name}"))
+        .replace("replicas: 1 ", "replicas: 2 ")
+        .replace(
+            "      labels:\n        app: infers\n",
+            "      labels:\n        app: infers\n        fault-scheduling: grace\n        ring-controller.atlas: ascend-310P\n",
+        )
+        // The MindIE server the seed starts is not on this machine: a
+        // replica that serves until stopped stands in for it.
+        .replace(r#"["/bin/bash", "-c", "cd $ATB_SPEED_HOME_PATH; python examples/run_pa.py --model_path /path-to-weights"]"#, r#"["/bin/sh", "-c", "sleep 3600"]"#)
+}
+
+/// Seed 000, inference card fault rescheduling: each replica of a
+/// Deployment works alone, so a failed chip moves only the replica on it,
+/// to a healthy chip; the other replica keeps running, UID unchanged.
+#[test]
+fn a_failed_chip_moves_only_the_inference_replica_on_it() {
+    let plane = Plane::start(&common::cluster_yaml(251, &[("i1", "atlas-inference-310p")]), &[]);
+    let yaml = inference_deployment("infer");
+    assert!(
+        yaml.contains("fault-scheduling: grace") && yaml.contains("replicas: 2 ") && yaml.contains("sleep"),
+        "{yaml}"
+    );
+    plane.apply(&yaml).expect("apply");
+    let running = |p: &Plane| -> Vec<Value> {
+        p.list("pods")
+            .into_iter()
+            .filter(|x| x["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("infer-")))
+            .filter(|x| x["status"]["phase"] == "Running" && x["metadata"]["deletionTimestamp"].is_null())
+            .collect()
+    };
+    plane.wait_for(60, "both replicas running", |p| running(p).len() == 2);
+    let pods = running(&plane);
+    let chip =
+        |x: &Value| x["metadata"]["annotations"]["huawei.com/Ascend310P"].as_str().unwrap_or_default().to_string();
+    let uid = |x: &Value| x["metadata"]["uid"].as_str().unwrap_or_default().to_string();
+    let name = |x: &Value| x["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let (faulty, healthy) = (&pods[0], &pods[1]);
+    let broken = chip(faulty);
+    let device = broken.rsplit('-').next().unwrap_or_default().to_string();
+    assert!(device.parse::<u32>().is_ok(), "the faulty replica's chip: {faulty}");
+    plane.ctl(&["node", "fault", "i1", "--device", &device, "--kind", "unhealthy"]);
+    let fault = std::time::Instant::now();
+    plane.wait_for(15, "the faulty replica replaced on a healthy chip", |p| {
+        let now = running(p);
+        now.len() == 2 && !now.iter().any(|x| uid(x) == uid(faulty)) && now.iter().all(|x| chip(x) != broken)
+    });
+    println!("replica replaced {:.1} s after the fault", fault.elapsed().as_secs_f64());
+    let now = running(&plane);
+
+    let peer = now.iter().find(|x| name(x) == name(healthy)).expect("the healthy replica");
+    assert_eq!(uid(peer), uid(healthy), "the healthy replica keeps its UID: {now:?}");
+    assert_eq!(chip(peer), chip(healthy), "and its chip");
+}
+
+/// A 2 × 8-chip Volcano job with the seed's `tor-affinity` label.
+fn tor_job(name: &str, schema: &str) -> String {
+    format!(
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n\
+         metadata: {{name: {name}, namespace: default, labels: {{ring-controller.atlas: ascend-910, tor-affinity: \"{schema}\"}}}}\n\
+         spec:\n  schedulerName: volcano\n  minAvailable: 2\n  queue: default\n  tasks:\n  - name: worker\n    replicas: 2\n    template:\n\
+         \x20     metadata: {{labels: {{ring-controller.atlas: ascend-910}}}}\n\
+         \x20     spec:\n        restartPolicy: OnFailure\n        containers:\n        - name: train\n          image: train:1\n\
+         \x20         command: [/bin/sh, -c, sleep 3600]\n\
+         \x20         resources: {{requests: {{huawei.com/Ascend910: 8}}, limits: {{huawei.com/Ascend910: 8}}}}\n"
+    )
+}
+
+/// The nodes a job's running pods are on, sorted.
+fn nodes_running(plane: &Plane, job: &str) -> Vec<String> {
+    let mut nodes: Vec<String> = plane
+        .list("pods")
+        .iter()
+        .filter(|x| x["metadata"]["name"].as_str().is_some_and(|n| n.starts_with(&format!("{job}-"))))
+        .filter(|x| x["status"]["phase"] == "Running")
+        .filter_map(|x| x["spec"]["nodeName"].as_str().map(str::to_string))
+        .collect();
+    nodes.sort();
+    nodes
+}
+
+/// Seed 000's switch affinity: `tor-affinity` schemas place differently
+/// under `up`. With three free servers under ToR a and two under ToR b, a
+/// `normal-schema` job and a `large-model-schema` filler job take the
+/// tightest ToR that holds them (b) while `null` (the rule off) takes the
+/// roomiest; with one free server under each ToR, the filler job waits
+/// with an Event naming the rule while a `null` job spans both.
+#[test]
+fn tor_affinity_schemas_place_differently_under_up() {
+    let tors = [("a1", "tor-a"), ("a2", "tor-a"), ("a3", "tor-a"), ("b1", "tor-b"), ("b2", "tor-b")];
+    let nodes: Vec<(&str, &str)> = tors.iter().map(|(n, _)| (*n, "atlas-800-910")).collect();
+    let mut cluster = common::cluster_yaml(252, &nodes);
+    for (i, (_, tor)) in tors.iter().enumerate() {
+        cluster = cluster.replace(
+            &format!("address: 127.0.252.{}}}", i + 1),
+            &format!("address: 127.0.252.{}, network: {{tor: {tor}}}}}", i + 1),
+        );
+    }
+    assert_eq!(cluster.matches("network: {tor:").count(), 5, "{cluster}");
+    let plane = Plane::start(&cluster, &[]);
+    for (job, schema, want) in [
+        ("tor-null", "null", ["a1", "a2"]),
+        ("tor-normal", "normal-schema", ["b1", "b2"]),
+        ("tor-filler", "large-model-schema", ["b1", "b2"]),
+    ] {
+        plane.apply(&tor_job(job, schema)).expect("apply");
+        plane.wait_for(30, &format!("{job} running"), |p| nodes_running(p, job).len() == 2);
+        assert_eq!(nodes_running(&plane, job), want, "{schema}");
+        plane.ctl(&["delete", "vcjob", job]);
+        plane.wait_for(30, &format!("{job} gone"), |p| nodes_running(p, job).is_empty());
+    }
+    // One free server under each ToR.
+    plane.ctl(&["node", "stop", "a2"]);
+    plane.ctl(&["node", "stop", "a3"]);
+    plane.ctl(&["node", "stop", "b2"]);
+    plane.apply(&tor_job("filler", "large-model-schema")).expect("apply");
+    plane.wait_for(30, "a FailedScheduling naming the filler rule", |p| {
+        p.list("events").iter().any(|e| {
+            e["reason"] == "FailedScheduling"
+                && e["message"].as_str().is_some_and(|m| m.contains("tor-affinity large-model-schema: a filler job"))
+        })
+    });
+    assert!(nodes_running(&plane, "filler").is_empty(), "the filler job never spans ToRs");
+    plane.ctl(&["delete", "vcjob", "filler"]);
+    plane.apply(&tor_job("spread", "null")).expect("apply");
+    plane.wait_for(30, "the null job running across both ToRs", |p| nodes_running(p, "spread") == ["a1", "b1"]);
+}
+
+/// Seed 003's VIP job names its machines; one that does not exist, or that
+/// its queue may not use (outside the queue's resource group), is refused
+/// when the job is saved, naming the machine and the rule.
+#[test]
+fn a_vip_job_on_a_machine_its_queue_may_not_use_is_refused() {
+    let plane = Plane::start(&common::cluster_yaml(253, &[("v1", "hgx-h100-8"), ("v2", "hgx-h100-8")]), &[]);
+    let (applied, out) = apply_file(
+        &plane,
+        "platform.yaml",
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: ResourceGroup\nmetadata: {name: rg-vip}\n\
+         spec: {accelerator: NVIDIA, policies: [Gang], nodes: {names: [v1]}}\n---\n\
+         apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: vipq}\nspec: {weight: 1, resourceGroup: rg-vip}\n---\n\
+         apiVersion: platform.ringleader.io/v1alpha1\nkind: Workspace\nmetadata: {name: ws-vip}\n\
+         spec: {resourceGroup: rg-vip, queues: [vipq], members: [{user: carol, role: member}]}\n",
+    );
+    assert!(applied, "{out}");
+    let job = |name: &str, node: &str| {
+        format!(
+            "apiVersion: platform.ringleader.io/v1alpha1\nkind: TrainingJob\nmetadata: {{name: {name}, namespace: ws-vip}}\n\
+             spec:\n  queue: vipq\n  image: pytorch/pytorch:2.4.0\n  framework: PyTorchDDP\n  command: \"/bin/sh -c 'sleep 60'\"\n\
+             \x20 vip: {{nodes: [{node}], onBusy: kill}}\n  roles:\n  - {{name: Master, count: 1, resources: {{gpu: 8}}}}\n"
+        )
+    };
+    let (applied, out) = apply_file(&plane, "outside.yaml", &job("urgent", "v2"));
+    assert!(!applied, "v2 is outside the queue's resource group:\n{out}");
+    assert!(
+        out.contains("spec.vip.nodes[0]") && out.contains("\"v2\": not a machine of resource group \"rg-vip\""),
+        "{out}"
+    );
+    let (applied, out) = apply_file(&plane, "missing.yaml", &job("urgent", "v9"));
+    assert!(!applied && out.contains("spec.vip.nodes[0]") && out.contains("\"v9\": no such machine"), "{out}");
+    let (applied, out) = apply_file(&plane, "inside.yaml", &job("urgent", "v1"));
+    assert!(applied, "v1 is the group's:\n{out}");
 }

@@ -363,18 +363,26 @@ spec:
     assert_eq!(env(&created[1], "VC_WORKER_HOSTS").as_deref(), Some("el-worker-0.el"));
 }
 
+/// Seed 000's inference card fault rescheduling: each replica works alone,
+/// so only the one on the broken chip is replaced, under a new name.
 #[test]
-fn a_rescheduled_deployment_pod_gets_a_new_name() {
+fn a_rescheduled_deployment_pod_gets_a_new_name_and_its_peer_stays() {
     let (mut job, extras) = example("deployment-inference.yaml");
     job.fault.fault_scheduling = Some(ringleader_api::model::FaultScheduling::Force);
+    job.roles[0].replicas = 2;
     let mut sim = Sim::new(job, extras, 2, 8);
     sim.run();
-    assert_eq!(sim.names(), ["resnetinfer1-1-0"]);
+    assert_eq!(sim.names(), ["resnetinfer1-1-0", "resnetinfer1-1-1"]);
     let bad = node_of(&sim, "resnetinfer1-1-0");
+    let chip = sim.pods.iter().find(|p| p.name == "resnetinfer1-1-0").map(|p| p.devices[0]).expect("a chip");
     sim.nodes.iter_mut().filter(|n| n.name == bad).for_each(|n| {
-        n.unhealthy_devices.insert(0);
+        n.unhealthy_devices.insert(chip);
     });
+    let before = sim.log.len();
     sim.run();
-    assert_eq!(sim.names(), ["resnetinfer1-1-0-v1"]);
+    assert_eq!(sim.names(), ["resnetinfer1-1-0-g1", "resnetinfer1-1-1"]);
+    let touched: Vec<&String> =
+        sim.log[before..].iter().filter(|l| l.contains(" create ") || l.contains(" delete ")).collect();
+    assert!(touched.iter().all(|l| !l.contains("resnetinfer1-1-1")), "the healthy replica untouched: {touched:?}");
     assert_eq!(sim.state.status.phase, Phase::Running);
 }

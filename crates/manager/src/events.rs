@@ -321,6 +321,17 @@ pub fn scheduled(rec: &mut Recorder, pod: &Stored, node: &str, devices: &[String
     rec.occurred(&pod.object, EventType::Normal, "Scheduled", message, Some(&pod.key));
 }
 
+/// `Scheduled` on a job for the pods of its gang bound beyond the first
+/// [`MAX_SIMILAR`] (which have one each) in one scheduling decision.
+pub fn scheduled_gang(rec: &mut Recorder, job: &JobObject, more: usize, nodes: usize) {
+    let model = &job.state.job;
+    let message = format!(
+        "Successfully assigned {more} more pods of {}/{} to {nodes} nodes (the first {MAX_SIMILAR} have an Event each)",
+        model.namespace, model.name
+    );
+    rec.occurred(&job.stored.object, EventType::Normal, "Scheduled", message, None);
+}
+
 /// `Preempted` (priority) or `Evicted` (queue reclaim, VIP) on a pod the
 /// scheduler evicted, naming the job it made room for.
 pub fn evicted(rec: &mut Recorder, pod: &Stored, e: &Eviction) {

@@ -130,6 +130,10 @@ pub fn schedule(
 
     let by_key: HashMap<&str, &Waiting<'_>> = waiting.iter().map(|w| (w.key.as_str(), w)).collect();
     let mut pass = Pass { sessions: 1, ..Pass::default() };
+    // A job's first bindings get a `Scheduled` Event each, as kube-scheduler
+    // writes them; the rest of a big gang one Event on the job: an Event per
+    // pod would be as many writes again as the bindings themselves.
+    let mut per_job: HashMap<&str, (usize, BTreeSet<&str>)> = HashMap::new();
     for b in &outcome.bindings {
         let Some(w) = by_key.get(b.job.as_str()) else { continue };
         let Some(pod) = pod_for(w, &b.pod) else { continue };
@@ -142,7 +146,13 @@ pub fn schedule(
             // A gang of one is whole once bound: nothing else to wait for.
             annotations.insert(pods::START.into(), json!("true"));
         }
-        events::scheduled(&mut recorded, pod, &b.node, &ids);
+        let seen = per_job.entry(b.job.as_str()).or_default();
+        if w.job.is_none() || seen.0 < events::MAX_SIMILAR {
+            events::scheduled(&mut recorded, pod, &b.node, &ids);
+        } else {
+            seen.1.insert(b.node.as_str());
+        }
+        seen.0 += 1;
         ops.push(Op::Patch {
             key: pod.key.clone(),
             patch: json!({
@@ -158,6 +168,12 @@ pub fn schedule(
         pass.bound += 1;
         if let Some(job) = w.job {
             pass.jobs.insert(job.uid().to_string());
+        }
+    }
+    for (key, (bound, nodes)) in &per_job {
+        let Some(job) = by_key.get(key).and_then(|w| w.job) else { continue };
+        if *bound > events::MAX_SIMILAR {
+            events::scheduled_gang(&mut recorded, job, bound - events::MAX_SIMILAR, nodes.len());
         }
     }
     let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();

@@ -99,6 +99,38 @@ fn a_bound_gang_gets_scheduled_events_naming_its_pods_and_nodes() {
     assert_eq!(with_reason(&done, "Scheduled").len(), 2, "nothing bound twice");
 }
 
+/// A gang bigger than [`events::MAX_SIMILAR`] pods: its first pods get a
+/// `Scheduled` Event each, the rest one Event on the job, so a 5,000-pod
+/// gang's binding is not 5,000 more writes.
+#[test]
+fn a_big_gang_gets_one_scheduled_event_beyond_its_first_pods() {
+    let (_dir, store) = open();
+    for i in 0..14 {
+        store.create(node(&format!("g{i:02}"), &format!("127.0.1.{}", i + 10), NOW)).expect("node");
+    }
+    let mut job = one_pod_job("wide", None, "OnFailure");
+    job["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] = json!(14);
+    job["spec"]["pytorchReplicaSpecs"]["Worker"] = job["spec"]["pytorchReplicaSpecs"]["Master"].clone();
+    job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = json!(13);
+    store.create(job).expect("job");
+    run_pass(&store, NOW);
+    let pods = list(&store, "v1", "Pod");
+    assert_eq!(pods.iter().filter(|p| p["spec"]["nodeName"].is_string()).count(), 14, "all bound");
+    let all = events(&store);
+    let scheduled = with_reason(&all, "Scheduled");
+    let on_pods = scheduled.iter().filter(|e| e["involvedObject"]["kind"] == "Pod").count();
+    assert_eq!(on_pods, events::MAX_SIMILAR, "{scheduled:#?}");
+    let on_job: Vec<&&Value> = scheduled.iter().filter(|e| e["involvedObject"]["kind"] == "PyTorchJob").collect();
+    assert_eq!(on_job.len(), 1, "{scheduled:#?}");
+    assert_eq!(
+        on_job[0]["message"],
+        format!(
+            "Successfully assigned 4 more pods of default/wide to 4 nodes (the first {} have an Event each)",
+            events::MAX_SIMILAR
+        )
+    );
+}
+
 /// The explanation the scheduler wrote into the PodGroup.
 fn podgroup_message(store: &Store, name: &str) -> String {
     let pg = store

@@ -98,6 +98,40 @@ fn tor_affinity_large_model_fills_the_roomiest_tor_and_filler_the_tightest() {
     assert_eq!(nodes_of(&filler), vec!["small-0", "small-1"]);
 }
 
+/// MindCluster's three schemas, and `null`: on roomy ToRs a normal or filler
+/// job takes the tightest ToR that holds it while `null` only keeps the
+/// gang on few ToRs (the roomiest); when no ToR holds the job, a filler
+/// waits while the others span ToRs.
+#[test]
+fn tor_affinity_schemas_place_differently() {
+    let labelled = |name: &str, schema: &str| {
+        let mut j = vcjob(name, 2, 8, "");
+        j.labels.insert("tor-affinity".into(), schema.into());
+        j
+    };
+    // tor-a: 3 free nodes; tor-b: 2 free nodes.
+    let roomy = nodes("a", 3, "hgx-h100-8", "{tor: tor-a}", "{}") + &nodes("b", 2, "hgx-h100-8", "{tor: tor-b}", "{}");
+    let on = |schema: &str| nodes_of(&place_job(&mut cluster(&roomy), &labelled("j", schema), 0).unwrap());
+    assert_eq!(on("null"), vec!["a-0", "a-1"]);
+    assert_eq!(on("normal-schema"), vec!["b-0", "b-1"]);
+    assert_eq!(on("large-model-schema"), vec!["b-0", "b-1"]);
+    // One free node under each ToR.
+    let busy = "{allocatedDevices: [0, 1, 2, 3, 4, 5, 6, 7]}";
+    let split = nodes("a", 1, "hgx-h100-8", "{tor: tor-a}", "{}")
+        + &nodes("aa", 1, "hgx-h100-8", "{tor: tor-a}", busy)
+        + &nodes("b", 1, "hgx-h100-8", "{tor: tor-b}", "{}")
+        + &nodes("bb", 1, "hgx-h100-8", "{tor: tor-b}", busy);
+    for schema in ["null", "normal-schema"] {
+        let placed = place_job(&mut cluster(&split), &labelled("j", schema), 0).unwrap();
+        assert_eq!(nodes_of(&placed), vec!["a-0", "b-0"], "{schema}");
+    }
+    let err = place_job(&mut cluster(&split), &labelled("j", "large-model-schema"), 0).unwrap_err();
+    assert!(err.contains("filler job (2 pods, fewer than 4) runs under one ToR"), "{err}");
+    // With no ToR named anywhere the label has nothing to act on.
+    let flat = nodes("f", 2, "hgx-h100-8", "{}", "{}");
+    assert!(place_job(&mut cluster(&flat), &labelled("j", "large-model-schema"), 0).is_ok());
+}
+
 fn superpod_job(name: &str, replicas: u32, sp_block: Option<u32>, affinity: Option<&str>) -> Job {
     let ann = sp_block.map(|b| format!("\n  annotations: {{sp-block: \"{b}\"}}")).unwrap_or_default();
     let aff = affinity.map(|a| format!(", super-pod-affinity: {a}")).unwrap_or_default();

@@ -4,6 +4,7 @@ import './pages/overview.js';
 import './pages/jobs.js';
 import './pages/pod.js';
 import './pages/submit.js';
+import './pages/create.js';
 import './pages/nodes.js';
 import './pages/queues.js';
 import './pages/workspaces.js';

@@ -26,6 +26,7 @@ const ASSETS: &[(&str, &[u8])] = &[
     ("pages/data.js", include_bytes!("../console/pages/data.js")),
     ("pages/checks.js", include_bytes!("../console/pages/checks.js")),
     ("pages/charts.js", include_bytes!("../console/pages/charts.js")),
+    ("pages/create.js", include_bytes!("../console/pages/create.js")),
 ];
 
 /// Paths the auth layer lets through: the console's static files.

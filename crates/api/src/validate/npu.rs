@@ -72,6 +72,24 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
             }
         }
     }
+    // The fault switch is read from a pod template too (seed 000's inference
+    // Deployments put it there).
+    for role in resource.roles() {
+        let Some(v) = role.template.metadata.as_ref().and_then(|m| m.labels.as_ref()?.get(keys::FAULT_SCHEDULING))
+        else {
+            continue;
+        };
+        if !keys::FAULT_SCHEDULING_VALUES.contains(&v.as_str()) {
+            errs.push(FieldError::new(
+                path::key(
+                    &path::key(&path::key(&path::key(&role.field, "template"), "metadata"), "labels"),
+                    keys::FAULT_SCHEDULING,
+                ),
+                v,
+                format!("allowed: {}", keys::FAULT_SCHEDULING_VALUES.join(", ")),
+            ));
+        }
+    }
     if let Some(v) = annotations.get(keys::SCHEDULE_POLICY) {
         if !keys::SCHEDULE_POLICIES.contains(&v.as_str()) {
             errs.push(FieldError::new(
@@ -153,6 +171,21 @@ pub fn check(resource: &Resource, errs: &mut Errors) {
             v.field.clone(),
             v.count,
             format!("whole-card ({}) and vNPU ({}) requests cannot be mixed in one job", w.resource, v.resource),
+        ));
+    }
+    // Static and dynamic vNPUs never mix (seed 000: the device plugin's
+    // presetVirtualDevice is one mode for the whole cluster); across jobs
+    // only the scheduler knows, within one the request says it.
+    let fixed = npu.iter().find(|n| matches!(n.kind, DeviceKind::StaticVnpu { .. }));
+    let dynamic = npu.iter().find(|n| n.kind == DeviceKind::DynamicVnpu);
+    if let (Some(f), Some(d)) = (fixed, dynamic) {
+        errs.push(FieldError::new(
+            d.field.clone(),
+            d.count,
+            format!(
+                "static ({}) and dynamic ({}) vNPUs cannot be mixed: a cluster uses one vNPU mode",
+                f.resource, d.resource
+            ),
         ));
     }
     let npu_pods: u32 = {

@@ -382,7 +382,10 @@ fn handle_faults(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&
             None => {}
         }
     }
-    if job.fault.pod_level_recovery && elastic.is_none() {
+    // Replicas of a Deployment or batch Job work alone (seed 000's inference
+    // card fault rescheduling): only the one on the fault moves.
+    let independent = matches!(job.kind, JobKind::Deployment | JobKind::BatchJob);
+    if (job.fault.pod_level_recovery || independent) && elastic.is_none() {
         for p in current.iter().filter(|p| faulty.contains(p.name.as_str())) {
             *run.st.generations.entry(p.slot.clone()).or_insert(0) += 1;
             remove(run, p);

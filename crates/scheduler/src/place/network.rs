@@ -5,10 +5,15 @@
 //!   (`network.spine`), tier 3 the whole cluster. `hard`: every pod inside
 //!   one HyperNode of a tier ≤ `highestTierAllowed`, else the job waits;
 //!   `soft`: the same preference, falling back to any placement.
-//! * `tor-affinity` (whole-card Ascend jobs): `large-model-schema` jobs of
-//!   ≥ 4 replicas fill the ToR with the most room first (fewest ToRs);
-//!   smaller ones are filler jobs and go where the least room is left;
-//!   `normal-schema` jobs keep to one ToR when one can hold them.
+//! * `tor-affinity` (whole-card Ascend jobs, as MindCluster's ToR plugin):
+//!   `large-model-schema` jobs of ≥ 4 replicas go into the tightest single
+//!   ToR that holds them, else fill the ToRs with the most room first
+//!   (fewest ToRs); smaller ones are filler jobs: one ToR, the tightest
+//!   that holds them, or they wait — never spread over ToRs;
+//!   `normal-schema` jobs keep to the tightest ToR that holds them and
+//!   span ToRs when none does. `null` (or no label) turns the rule off: no
+//!   ToR is tried first and none is waited for; the gang is only kept on
+//!   few ToRs, as every job is.
 //! * Volcano `partitionPolicy` (per task): pods in partitions of
 //!   `partitionSize`, each a sub-gang placed whole or not at all, inside one
 //!   HyperNode of tier ≤ its own `highestTierAllowed` (the tightest that
@@ -35,9 +40,9 @@ use ringleader_api::Job;
 /// Places a job following its network-topology constraints.
 pub fn place(cluster: &mut Cluster, job: &Job, t: u64, gate: Gate<'_>) -> Result<Vec<PodPlacement>, String> {
     let multi_pod = job.total_replicas() > 1;
-    let tor_affinity = job.labels.get(keys::TOR_AFFINITY).map(String::as_str);
-    let tor_order = match tor_affinity {
-        Some("large-model-schema") if job.total_replicas() < 4 => TorOrder::FewestCandidates,
+    let schema = tor_schema(cluster, job);
+    let tor_order = match schema {
+        Some(TorSchema::Filler) => TorOrder::FewestCandidates,
         _ => TorOrder::MostCandidates,
     };
     let opts = GangOptions { tor_order, super_pod: super_pod_rule(job) };
@@ -50,12 +55,48 @@ pub fn place(cluster: &mut Cluster, job: &Job, t: u64, gate: Gate<'_>) -> Result
             Err(_) => place_gang(cluster, job, t, gate, opts),
         };
     }
-    if multi_pod && tor_affinity == Some("normal-schema") {
-        if let Ok(p) = within_tiers(cluster, job, t, gate, opts, 1) {
-            return Ok(p);
+    match schema {
+        Some(TorSchema::Filler) => {
+            return within_tiers(cluster, job, t, gate, opts, 1).map_err(|_| {
+                format!(
+                    "tor-affinity large-model-schema: a filler job ({} pods, fewer than {FILLER_BELOW}) runs under one \
+                     ToR, and no ToR has room for all of it",
+                    job.total_replicas()
+                )
+            })
         }
+        Some(TorSchema::LargeModel | TorSchema::Normal) if multi_pod => {
+            if let Ok(p) = within_tiers(cluster, job, t, gate, opts, 1) {
+                return Ok(p);
+            }
+        }
+        _ => {}
     }
     place_gang(cluster, job, t, gate, opts)
+}
+
+/// Jobs of fewer replicas than this under `large-model-schema` are filler
+/// jobs (MindCluster's `fillJobMaxNPUTaskNum`).
+const FILLER_BELOW: u32 = 4;
+
+/// What a job's `tor-affinity` label asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TorSchema {
+    LargeModel,
+    Filler,
+    Normal,
+}
+
+/// The job's ToR rule; none for `null`, no label, or a cluster whose nodes
+/// name no ToR (there is nothing to keep the job under).
+fn tor_schema(cluster: &Cluster, job: &Job) -> Option<TorSchema> {
+    let schema = match job.labels.get(keys::TOR_AFFINITY).map(String::as_str)? {
+        "large-model-schema" if job.total_replicas() < FILLER_BELOW => TorSchema::Filler,
+        "large-model-schema" => TorSchema::LargeModel,
+        "normal-schema" => TorSchema::Normal,
+        _ => return None,
+    };
+    cluster.nodes.iter().any(|n| n.network.tor.is_some()).then_some(schema)
 }
 
 /// Tries the gang inside one HyperNode, tier by tier up to `highest`,

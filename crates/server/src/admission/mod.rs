@@ -17,6 +17,7 @@ pub(crate) mod protect;
 pub(crate) mod service_accounts;
 pub(crate) mod services;
 pub(crate) mod validation;
+pub(crate) mod vip;
 
 use crate::state::ServerState;
 use ringleader_api::kinds::namespace;

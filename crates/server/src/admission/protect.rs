@@ -281,6 +281,7 @@ pub(crate) async fn admit(
         resource_group_quota(state, rt, after).await?;
     }
     if training_job {
+        super::vip::admit(state, rt, after, before).await?;
         // Seed 004: a training job's every field may be edited but its name
         // and framework (its runs were made of that framework); clone it to change it.
         let framework = |o: &Value| o.pointer("/spec/framework").cloned().unwrap_or(Value::Null);
@@ -335,7 +336,7 @@ pub(crate) async fn admit_applied(
     admit(state, Some(id), verb, rt, object, Before::Known(existing.as_ref().map(|e| &e.object))).await
 }
 
-fn invalid(rt: &ResourceType, object: &Value, errors: Vec<(String, String)>) -> Result<(), ApiError> {
+pub(super) fn invalid(rt: &ResourceType, object: &Value, errors: Vec<(String, String)>) -> Result<(), ApiError> {
     if errors.is_empty() {
         return Ok(());
     }

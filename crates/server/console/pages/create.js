@@ -1,0 +1,305 @@
+// Create: forms for what seeds 003/004 make on the platform (a resource
+// group, a queue with its quota, a workspace with members, a dataset, a
+// training job). A form builds the object and shows it as YAML, which stays
+// editable: what is sent is that text, through the same apply as Submit,
+// so the API's validation speaks (strict fields included) and each refusal
+// marks both the form field and the YAML line it names.
+import { page, h, api, get, collection, qs, JOB_KINDS, sameGroup } from '../app.js';
+import { t, strings } from '../i18n.js';
+import { placeErrors } from './submit.js';
+
+strings({
+  en: {
+    'nav.create': 'Create', 'cr.title': 'Create', 'cr.yaml': 'YAML this form makes (editable; what is sent)',
+    'cr.create': 'Create', 'cr.created': 'Created', 'cr.refused': 'The API refused it; nothing was created.',
+    'cr.ResourceGroup': 'Resource group', 'cr.Queue': 'Queue', 'cr.Workspace': 'Workspace', 'cr.Dataset': 'Dataset',
+    'cr.TrainingJob': 'Training job', 'cr.name': 'Name', 'cr.displayName': 'Display name', 'cr.description': 'Description',
+    'cr.accelerator': 'Accelerator', 'cr.policies': 'Scheduling policies', 'cr.nodes': 'Machines',
+    'cr.weight': 'Weight', 'cr.group': 'Resource group', 'cr.workspace': 'Workspace', 'cr.instanceCount': 'Instances (quota)',
+    'cr.gpu': 'GPUs', 'cr.npu': 'NPUs', 'cr.cpu': 'CPU', 'cr.memory': 'Memory', 'cr.queues': 'Queues',
+    'cr.members': 'Members (one "user role" a line; role admin or member)', 'cr.namespace': 'Workspace (namespace)',
+    'cr.visibility': 'Visibility', 'cr.onlyMe': 'only me', 'cr.wholeWorkspace': 'the workspace', 'cr.type': 'Type',
+    'cr.text': 'text', 'cr.image': 'image', 'cr.path': 'Node directory', 'cr.queue': 'Queue', 'cr.imageRef': 'Image',
+    'cr.framework': 'Framework', 'cr.command': 'Command', 'cr.roles': 'Roles', 'cr.role': 'Role', 'cr.count': 'Instances',
+    'cr.addRole': 'Add a role', 'cr.removeRole': 'Remove', 'cr.env': 'Environment (one NAME=value a line)',
+    'cr.datasets': 'Datasets (mounted at /data)', 'cr.shm': 'Shared memory (GB)', 'cr.vip': 'VIP machines',
+    'cr.onBusy': 'When the VIP machines are busy', 'cr.wait': 'wait', 'cr.kill': 'stop what runs there',
+    'cr.none': '(none)', 'cr.kinds': 'What to create', 'cr.edited': 'The YAML was edited by hand; changing the form rewrites it.',
+  },
+  zh: {
+    'nav.create': '创建', 'cr.title': '创建', 'cr.yaml': '表单生成的 YAML（可编辑，提交的即此文本）',
+    'cr.create': '创建', 'cr.created': '已创建', 'cr.refused': 'API 拒绝了该对象，未创建任何内容。',
+    'cr.ResourceGroup': '资源组', 'cr.Queue': '队列', 'cr.Workspace': '工作空间', 'cr.Dataset': '数据集',
+    'cr.TrainingJob': '训练作业', 'cr.name': '名称', 'cr.displayName': '显示名称', 'cr.description': '描述',
+    'cr.accelerator': '加速卡类型', 'cr.policies': '调度策略', 'cr.nodes': '节点',
+    'cr.weight': '权重', 'cr.group': '资源组', 'cr.workspace': '工作空间', 'cr.instanceCount': '实例数（配额）',
+    'cr.gpu': 'GPU 数', 'cr.npu': 'NPU 数', 'cr.cpu': 'CPU', 'cr.memory': '内存', 'cr.queues': '队列',
+    'cr.members': '成员（每行“用户 角色”，角色为 admin 或 member）', 'cr.namespace': '工作空间（命名空间）',
+    'cr.visibility': '可见范围', 'cr.onlyMe': '仅自己', 'cr.wholeWorkspace': '工作空间内', 'cr.type': '类型',
+    'cr.text': '文本', 'cr.image': '图像', 'cr.path': '节点目录', 'cr.queue': '队列', 'cr.imageRef': '镜像',
+    'cr.framework': '框架', 'cr.command': '启动命令', 'cr.roles': '角色', 'cr.role': '角色', 'cr.count': '实例数',
+    'cr.addRole': '添加角色', 'cr.removeRole': '移除', 'cr.env': '环境变量（每行 NAME=value）',
+    'cr.datasets': '数据集（挂载到 /data）', 'cr.shm': '共享内存（GB）', 'cr.vip': 'VIP 节点',
+    'cr.onBusy': 'VIP 节点被占用时', 'cr.wait': '等待', 'cr.kill': '停止其上的任务',
+    'cr.none': '（无）', 'cr.kinds': '创建对象', 'cr.edited': 'YAML 已手动修改；修改表单会重新生成。',
+  },
+});
+
+const PLATFORM = 'platform.ringleader.io/v1alpha1';
+const QUEUE_API = 'scheduling.volcano.sh/v1beta1';
+const KINDS = ['ResourceGroup', 'Queue', 'Workspace', 'Dataset', 'TrainingJob'];
+const FRAMEWORKS = ['PyTorchDDP', 'PyTorchDeepSpeed', 'TensorFlowPS', 'MPI', 'MindSpore'];
+
+/** A YAML scalar: plain where YAML reads it back as the same string, quoted otherwise. */
+function scalar(v) {
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  const s = String(v);
+  const plain = /^[A-Za-z_/\u4e00-\u9fff][\w./\u4e00-\u9fff-]*$/.test(s)
+    && !/^(true|false|yes|no|on|off|null|~)$/i.test(s);
+  return plain ? s : JSON.stringify(s);
+}
+
+/** Block-style YAML of plain objects, arrays and scalars, as people write jobs. */
+export function toYaml(v, indent = '') {
+  if (Array.isArray(v)) {
+    if (!v.length) return ' []';
+    return v.map((x) => {
+      if (x && typeof x === 'object' && !Array.isArray(x)) {
+        const inner = toYaml(x, `${indent}  `).replace(/^\n\s*/, '');
+        return `\n${indent}- ${inner}`;
+      }
+      return `\n${indent}-${toYaml(x, `${indent}  `)}`;
+    }).join('');
+  }
+  if (v && typeof v === 'object') {
+    const keys = Object.keys(v);
+    if (!keys.length) return ' {}';
+    return keys.map((k) => `\n${indent}${scalar(k)}:${toYaml(v[k], `${indent}  `)}`).join('');
+  }
+  return ` ${scalar(v)}`;
+}
+
+/** Drops empty strings, empty arrays and empty objects, recursively. */
+function prune(v) {
+  if (Array.isArray(v)) {
+    const items = v.map(prune).filter((x) => x !== undefined);
+    return items.length ? items : undefined;
+  }
+  if (v && typeof v === 'object') {
+    const out = {};
+    for (const [k, x] of Object.entries(v)) {
+      const p = prune(x);
+      if (p !== undefined) out[k] = p;
+    }
+    return Object.keys(out).length ? out : undefined;
+  }
+  return v === '' || v === null || (typeof v === 'number' && Number.isNaN(v)) ? undefined : v;
+}
+
+const num = (s) => (String(s).trim() === '' ? '' : Number(s));
+const lines = (s) => String(s).split('\n').map((l) => l.trim()).filter(Boolean);
+
+/** Names of a collection the identity may list ([] when it may not). */
+async function names(path, signal) {
+  try {
+    const body = await api(path, { signal });
+    return ((body && body.items) || []).map((o) => get(o, 'metadata.name')).sort();
+  } catch (_) {
+    return [];
+  }
+}
+
+/** A labelled input whose `data-field` is the API field it sets. */
+function field(id, label, input, apiField) {
+  input.id = `cr-${id}`;
+  input.name = id;
+  if (apiField) input.dataset.field = apiField;
+  return h('label', { for: input.id, class: 'form-field' }, h('span', {}, label), input);
+}
+
+const text = (value = '') => h('input', { value, autocomplete: 'off' });
+const area = (value = '') => h('textarea', { rows: 3, spellcheck: 'false' }, value);
+function select(options, value) {
+  const s = h('select', {}, options.map(([v, label]) => h('option', { value: v }, label)));
+  if (value !== undefined) s.value = value;
+  return s;
+}
+function multi(options) {
+  return h('select', { multiple: true, size: Math.min(6, Math.max(2, options.length)) }, options.map((o) => h('option', { value: o }, o)));
+}
+const chosen = (s) => [...s.selectedOptions].map((o) => o.value);
+
+/** Each kind's form: its inputs, and the object they make. */
+const FORMS = {
+  async ResourceGroup(signal) {
+    const nodes = await names(collection('v1', 'nodes'), signal);
+    const f = { name: text(), displayName: text(), accelerator: select([['NVIDIA', 'NVIDIA'], ['Ascend', 'Ascend']]),
+      policies: multi(['Gang', 'Binpack', 'DRF']), nodes: multi(nodes), description: area() };
+    [...f.policies.options].forEach((o) => { o.selected = o.value === 'Gang'; });
+    return {
+      fields: [field('name', t('cr.name'), f.name, 'metadata.name'), field('displayName', t('cr.displayName'), f.displayName, 'spec.displayName'),
+        field('accelerator', t('cr.accelerator'), f.accelerator, 'spec.accelerator'), field('policies', t('cr.policies'), f.policies, 'spec.policies'),
+        field('nodes', t('cr.nodes'), f.nodes, 'spec.nodes.names'), field('description', t('cr.description'), f.description, 'spec.description')],
+      build: () => ({ apiVersion: PLATFORM, kind: 'ResourceGroup', metadata: { name: f.name.value.trim() },
+        spec: { displayName: f.displayName.value.trim(), accelerator: f.accelerator.value, description: f.description.value.trim(),
+          policies: chosen(f.policies), nodes: { names: chosen(f.nodes) } } }),
+    };
+  },
+  async Queue(signal) {
+    const groups = await names(collection(PLATFORM, 'resourcegroups'), signal);
+    const f = { name: text(), weight: text('1'), group: select([['', t('cr.none')], ...groups.map((g) => [g, g])]),
+      count: text(), gpu: text(), npu: text(), cpu: text(), memory: text() };
+    return {
+      fields: [field('name', t('cr.name'), f.name, 'metadata.name'), field('weight', t('cr.weight'), f.weight, 'spec.weight'),
+        field('group', t('cr.group'), f.group, 'spec.resourceGroup'), field('count', t('cr.instanceCount'), f.count, 'spec.quota.instanceCount'),
+        field('gpu', t('cr.gpu'), f.gpu, 'spec.quota.instanceSpec.gpu'), field('npu', t('cr.npu'), f.npu, 'spec.quota.instanceSpec.npu'),
+        field('cpu', t('cr.cpu'), f.cpu, 'spec.quota.instanceSpec.cpu'), field('memory', t('cr.memory'), f.memory, 'spec.quota.instanceSpec.memory')],
+      build: () => ({ apiVersion: QUEUE_API, kind: 'Queue', metadata: { name: f.name.value.trim() },
+        spec: { weight: num(f.weight.value), resourceGroup: f.group.value,
+          quota: num(f.count.value) === '' ? undefined : { instanceCount: num(f.count.value),
+            instanceSpec: { gpu: num(f.gpu.value), npu: num(f.npu.value), cpu: f.cpu.value.trim(), memory: f.memory.value.trim() } } } }),
+    };
+  },
+  async Workspace(signal) {
+    const groups = await names(collection(PLATFORM, 'resourcegroups'), signal);
+    const queues = await names(collection(QUEUE_API, 'queues'), signal);
+    const f = { name: text(), displayName: text(), group: select([['', t('cr.none')], ...groups.map((g) => [g, g])]),
+      queues: multi(queues), members: area(), description: area() };
+    return {
+      fields: [field('name', t('cr.name'), f.name, 'metadata.name'), field('displayName', t('cr.displayName'), f.displayName, 'spec.displayName'),
+        field('group', t('cr.group'), f.group, 'spec.resourceGroup'), field('queues', t('cr.queues'), f.queues, 'spec.queues'),
+        field('members', t('cr.members'), f.members, 'spec.members'), field('description', t('cr.description'), f.description, 'spec.description')],
+      build: () => ({ apiVersion: PLATFORM, kind: 'Workspace', metadata: { name: f.name.value.trim() },
+        spec: { displayName: f.displayName.value.trim(), description: f.description.value.trim(), resourceGroup: f.group.value,
+          queues: chosen(f.queues),
+          members: lines(f.members.value).map((l) => { const [user, role] = l.split(/\s+/); return { user, role: role || 'member' }; }) } }),
+    };
+  },
+  async Dataset(signal, ns) {
+    const f = { name: text(), namespace: text(ns || ''), visibility: select([['only-me', t('cr.onlyMe')], ['workspace', t('cr.wholeWorkspace')]]),
+      type: select([['text', t('cr.text')], ['image', t('cr.image')]]), path: text(), description: area() };
+    return {
+      namespace: f.namespace,
+      fields: [field('name', t('cr.name'), f.name, 'metadata.name'), field('namespace', t('cr.namespace'), f.namespace, 'metadata.namespace'),
+        field('visibility', t('cr.visibility'), f.visibility, 'spec.visibility'), field('type', t('cr.type'), f.type, 'spec.type'),
+        field('path', t('cr.path'), f.path, 'spec.source.path'), field('description', t('cr.description'), f.description, 'spec.description')],
+      build: () => ({ apiVersion: PLATFORM, kind: 'Dataset', metadata: { name: f.name.value.trim(), namespace: f.namespace.value.trim() },
+        spec: { description: f.description.value.trim(), visibility: f.visibility.value, type: f.type.value, source: { path: f.path.value.trim() } } }),
+    };
+  },
+  async TrainingJob(signal, ns) {
+    const [queues, nodes, datasets, images] = await Promise.all([
+      names(collection(QUEUE_API, 'queues'), signal), names(collection('v1', 'nodes'), signal),
+      ns ? names(collection(PLATFORM, 'datasets', ns), signal) : [], names(collection(PLATFORM, 'images'), signal)]);
+    // A member may not list the cluster's queues: their workspace names its own.
+    let ownQueues = [];
+    try { ownQueues = ns ? get(await api(`${collection(PLATFORM, 'workspaces')}/${encodeURIComponent(ns)}`, { signal }), 'spec.queues', []) : []; } catch (_) { /* not readable */ }
+    const queueNames = [...new Set([...ownQueues, ...queues])];
+    const imageList = h('datalist', { id: 'cr-images' }, images.map((i) => h('option', { value: i })));
+    const queueList = h('datalist', { id: 'cr-queue-list' }, queueNames.map((q) => h('option', { value: q })));
+    const f = { name: text(), namespace: text(ns || ''), queue: text(ownQueues[0] || ''), image: text(),
+      framework: select(FRAMEWORKS.map((x) => [x, x])), command: text(), env: area(), datasets: multi(datasets),
+      shm: text(), visibility: select([['only-me', t('cr.onlyMe')], ['workspace', t('cr.wholeWorkspace')]]),
+      vip: multi(nodes), onBusy: select([['wait', t('cr.wait')], ['kill', t('cr.kill')]]), description: area() };
+    f.image.setAttribute('list', 'cr-images');
+    f.queue.setAttribute('list', 'cr-queue-list');
+    const roles = h('tbody', { id: 'cr-roles' });
+    const addRole = (name = 'Master', count = 1) => {
+      const cells = { name: text(name), count: text(String(count)), gpu: text(), npu: text(), cpu: text(), memory: text() };
+      const i = roles.children.length;
+      Object.entries(cells).forEach(([k, input]) => {
+        input.name = `role-${k}`;
+        input.dataset.field = k === 'name' || k === 'count' ? `spec.roles[${i}].${k}` : `spec.roles[${i}].resources.${k}`;
+        input.setAttribute('aria-label', `${t(k === 'name' ? 'cr.role' : `cr.${k}`)} ${i + 1}`);
+      });
+      const row = h('tr', { class: 'role-row' }, Object.values(cells).map((c) => h('td', {}, c)),
+        h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => { row.remove(); changed(); } }, t('cr.removeRole'))));
+      row.cells_ = cells;
+      roles.append(row);
+      changed();
+    };
+    let changed = () => {};
+    const roleTable = h('table', { class: 'roles' },
+      h('thead', {}, h('tr', {}, ['cr.role', 'cr.count', 'cr.gpu', 'cr.npu', 'cr.cpu', 'cr.memory', 'cr.removeRole'].map((k) => h('th', {}, t(k))))),
+      roles);
+    const form = {
+      namespace: f.namespace,
+      fields: [imageList, queueList, field('name', t('cr.name'), f.name, 'metadata.name'), field('namespace', t('cr.namespace'), f.namespace, 'metadata.namespace'),
+        field('queue', t('cr.queue'), f.queue, 'spec.queue'), field('framework', t('cr.framework'), f.framework, 'spec.framework'),
+        field('image', t('cr.imageRef'), f.image, 'spec.image'), field('command', t('cr.command'), f.command, 'spec.command'),
+        h('fieldset', { class: 'form-field' }, h('legend', {}, t('cr.roles')), roleTable,
+          h('button', { type: 'button', id: 'cr-add-role', onclick: () => addRole('Worker', 1) }, t('cr.addRole'))),
+        field('env', t('cr.env'), f.env, 'spec.env'), field('datasets', t('cr.datasets'), f.datasets, 'spec.mounts'),
+        field('shm', t('cr.shm'), f.shm, 'spec.sharedMemoryGB'), field('visibility', t('cr.visibility'), f.visibility, 'spec.visibility'),
+        field('vip', t('cr.vip'), f.vip, 'spec.vip.nodes'), field('onBusy', t('cr.onBusy'), f.onBusy, 'spec.vip.onBusy'),
+        field('description', t('cr.description'), f.description, 'spec.description')],
+      build: () => {
+        const vip = chosen(f.vip);
+        return { apiVersion: PLATFORM, kind: 'TrainingJob', metadata: { name: f.name.value.trim(), namespace: f.namespace.value.trim() },
+          spec: { description: f.description.value.trim(), queue: f.queue.value, image: f.image.value.trim(), framework: f.framework.value,
+            command: f.command.value.trim(),
+            env: lines(f.env.value).map((l) => { const at = l.indexOf('='); return at < 0 ? { name: l, value: '' } : { name: l.slice(0, at), value: l.slice(at + 1) }; }),
+            roles: [...roles.children].map((r) => ({ name: r.cells_.name.value.trim(), count: num(r.cells_.count.value),
+              resources: { gpu: num(r.cells_.gpu.value), npu: num(r.cells_.npu.value), cpu: r.cells_.cpu.value.trim(), memory: r.cells_.memory.value.trim() } })),
+            mounts: chosen(f.datasets).map((d) => ({ dataset: d })), sharedMemoryGB: num(f.shm.value), visibility: f.visibility.value,
+            vip: vip.length ? { nodes: vip, onBusy: f.onBusy.value } : undefined } };
+      },
+      ready: (onChange) => { changed = onChange; if (!roles.children.length) addRole(); },
+    };
+    return form;
+  },
+};
+
+page('create', async (main, args, params, signal) => {
+  const kind = KINDS.includes(args[0]) ? args[0] : 'TrainingJob';
+  main.append(h('h1', { id: 'create-title' }, `${t('cr.title')}: ${t(`cr.${kind}`)}`),
+    h('nav', { 'aria-label': t('cr.kinds'), class: 'toolbar', id: 'create-kinds' },
+      KINDS.map((k) => h('a', { href: `#/create/${k}${qs({ ns: params.ns })}`, 'data-kind': k, 'aria-current': k === kind ? 'page' : 'false' }, t(`cr.${k}`)))));
+  const form = await FORMS[kind](signal, params.ns || '');
+  const yaml = h('textarea', { id: 'cr-yaml', rows: 18, spellcheck: 'false', 'aria-label': t('cr.yaml') });
+  const note = h('p', { id: 'cr-note', class: 'muted', role: 'status', 'aria-live': 'polite' });
+  const result = h('div', { id: 'create-result', 'aria-live': 'polite' });
+  let edited = false;
+  const render = () => {
+    yaml.value = toYaml(prune(form.build()) || {}).replace(/^\n/, '') + '\n';
+    edited = false;
+    note.textContent = '';
+  };
+  yaml.addEventListener('input', () => { edited = true; note.textContent = t('cr.edited'); });
+  const el = h('form', { id: 'create-form', class: 'create' }, ...form.fields,
+    h('label', { for: 'cr-yaml' }, t('cr.yaml')), yaml, note,
+    h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'create' }, t('cr.create'))), result);
+  el.addEventListener('input', (ev) => { if (ev.target !== yaml) render(); });
+  el.addEventListener('change', (ev) => { if (ev.target !== yaml) render(); });
+  el.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    result.replaceChildren();
+    el.querySelectorAll('[aria-invalid]').forEach((x) => x.removeAttribute('aria-invalid'));
+    try {
+      const body = await api(`/apis/ringleader.io/v1alpha1/apply${qs({ source: 'console' })}`,
+        { method: 'POST', body: yaml.value, type: 'application/yaml' });
+      const items = (body && body.items) || [];
+      result.replaceChildren(h('h2', {}, t('cr.created')), h('ul', { id: 'created' }, items.map((r) => {
+        const i = JOB_KINDS.findIndex((k) => k.kind === r.kind && sameGroup(k.group, r.apiVersion));
+        const label = `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} ${r.action || ''}`;
+        return h('li', {}, i >= 0 ? h('a', { href: `#/jobs/${i}/${encodeURIComponent(r.namespace || 'default')}/${encodeURIComponent(r.name)}` }, label) : label);
+      })));
+    } catch (e) {
+      const placed = placeErrors(yaml.value, e.causes || []);
+      for (const p of placed) {
+        // The input that sets the field, or the one setting its nearest parent.
+        const inputs = [...el.querySelectorAll('[data-field]')];
+        const hit = inputs.find((x) => x.dataset.field === p.field)
+          || inputs.filter((x) => p.field && p.field.startsWith(x.dataset.field)).sort((a, b) => b.dataset.field.length - a.dataset.field.length)[0];
+        if (hit) hit.setAttribute('aria-invalid', 'true');
+      }
+      result.replaceChildren(h('div', { class: 'error', role: 'alert', id: 'create-errors' },
+        h('strong', {}, placed.length ? t('cr.refused') : (e.message || String(e))),
+        h('ul', {}, placed.map((p) => h('li', { class: 'field-error', 'data-field': p.field || '', 'data-line': p.line + 1 },
+          p.line >= 0 ? `${t('line')} ${p.line + 1}: ` : '', p.message)))));
+    }
+  });
+  main.append(el);
+  if (form.ready) form.ready(render);
+  render();
+}, true);
