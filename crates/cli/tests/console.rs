@@ -917,6 +917,12 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
         })
         .await;
         shoot(&c, "overview-summary").await;
+        // The queues page counts them there too.
+        c.goto(&format!("{url}/#/queues")).await.expect("queues");
+        wait_text(&c, "#main [data-queue-allocated=train-a2]", "train-a2 on the queues page", |t| {
+            t == "nvidia.com/gpu: 4"
+        })
+        .await;
         let _ = c.close().await;
     });
 }

@@ -9,7 +9,7 @@ import { liveCollection, queueAllocation, deviceList, coalesce, resources, label
 strings({
   en: {
     'q.title': 'Queues and resource groups', 'q.queues': 'Queues', 'q.groups': 'Resource groups', 'q.state': 'State',
-    'q.weight': 'Weight', 'q.capability': 'Capability', 'q.quota': 'Quota', 'q.allocated': 'Devices allocated',
+    'q.weight': 'Weight', 'q.capability': 'Capability', 'q.deserved': 'Deserved', 'q.quota': 'Quota', 'q.allocated': 'Devices allocated',
     'q.reclaimable': 'Reclaimable', 'q.group': 'Resource group', 'q.workspace': 'Workspace', 'q.actions': 'Actions',
     'q.lock': 'Lock', 'q.unlock': 'Unlock', 'q.lockLabel': 'Lock queue', 'q.unlockLabel': 'Unlock queue',
     'q.locked': 'locked: no new jobs are admitted; running ones go on.', 'q.unlocked': 'unlocked.',
@@ -19,7 +19,7 @@ strings({
   },
   zh: {
     'q.title': '队列与资源组', 'q.queues': '队列', 'q.groups': '资源组', 'q.state': '状态',
-    'q.weight': '权重', 'q.capability': '容量上限', 'q.quota': '配额', 'q.allocated': '已分配设备',
+    'q.weight': '权重', 'q.capability': '容量上限', 'q.deserved': '应得', 'q.quota': '配额', 'q.allocated': '已分配设备',
     'q.reclaimable': '可回收', 'q.group': '资源组', 'q.workspace': '工作空间', 'q.actions': '操作',
     'q.lock': '锁定', 'q.unlock': '解锁', 'q.lockLabel': '锁定队列', 'q.unlockLabel': '解锁队列',
     'q.locked': '已锁定：不再接纳新作业，运行中的作业继续运行。', 'q.unlocked': '已解锁。',
@@ -76,8 +76,9 @@ async function queuesTab(panel, note, signal) {
       [t('q.state'), (q) => h('span', { 'data-queue-state': get(q, 'metadata.name') }, badge(queueState(q)))],
       [t('q.weight'), (q) => String(get(q, 'spec.weight', ''))],
       [t('q.capability'), (q) => resources(get(q, 'spec.capability', {}))],
+      [t('q.deserved'), (q) => resources(get(q, 'spec.deserved', {}))],
       [t('q.quota'), quotaText],
-      [t('q.allocated'), allocText],
+      [t('q.allocated'), (q) => h('span', { 'data-queue-allocated': get(q, 'metadata.name') }, allocText(q))],
       [t('q.reclaimable'), (q) => (get(q, 'spec.reclaimable', true) === false ? t('q.no') : t('q.yes'))],
       [t('q.group'), (q) => get(q, 'spec.resourceGroup')],
       [t('q.workspace'), (q) => get(q, 'spec.workspace')],
