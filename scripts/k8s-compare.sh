@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# scripts/k8s-compare.sh: issue 27's side-by-side benchmark. ringleader's
+# manager and Volcano's scheduler + controller-manager (built from their Go
+# module), each on a fresh kube-apiserver + etcd (scripts/k8s-env.sh) with
+# the same N fake core v1 Nodes (Ready, `huawei.com/Ascend910: 8`, no
+# kubelet) and the same `batch.volcano.sh/v1alpha1` Job YAML, timed from the
+# create to every pod bound (`spec.nodeName` set). Prints one table: seconds
+# to all bound, API writes by verb (the apiserver's apiserver_request_total,
+# before and after), peak resident memory of each system's processes.
+#
+#   scripts/k8s-compare.sh [--compare volcano] [--gang N] [--jobs M]
+#
+#   --gang N   one gang of N pods × 8 chips on N nodes (default 1000; a
+#              Volcano Job holds at most 1000 pods in ringleader's validation,
+#              so larger gangs are split into tasks of 1000)
+#   --jobs M   M one-chip jobs created at once on N nodes (default 100; 0: skip)
+#   --compare volcano   also run Volcano (default: ringleader only)
+#
+# Environment: RINGLEADER_BIN (default target/release/ringleader),
+# RINGLEADER_VOLCANO_VERSION (default v1.10.0: the release whose module the
+# proxy here serves today; v1.13.0 if yours serves it),
+# RINGLEADER_VOLCANO_DIR (built binaries, reused; default
+# ~/.cache/ringleader/volcano-<version>), RINGLEADER_COMPARE_TIMEOUT (seconds
+# to all bound, default 900), RINGLEADER_COMPARE_DIR (logs; default a new
+# temporary directory). Only the Go module proxy configured here is used.
+set -euo pipefail
+
+die() { echo "k8s-compare: $*" >&2; exit 1; }
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${RINGLEADER_BIN:-$ROOT/target/release/ringleader}
+GANG=1000
+JOBS=100
+SYSTEMS=(ringleader)
+while [ $# -gt 0 ]; do
+  case $1 in
+    --compare) [ "${2:-}" = volcano ] || die "--compare takes 'volcano'"; SYSTEMS+=(volcano); shift 2 ;;
+    --gang) [[ ${2:-} =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || die "--gang '${2:-}': a whole number of pods, at least 1"; GANG=$2; shift 2 ;;
+    --jobs) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--jobs '${2:-}': a whole number of jobs"; JOBS=$2; shift 2 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+[ -x "$BIN" ] || die "$BIN is not built: cargo build --release -p ringleader"
+VERSION=${RINGLEADER_VOLCANO_VERSION:-v1.10.0}
+VDIR=${RINGLEADER_VOLCANO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ringleader/volcano-$VERSION}
+TIMEOUT=${RINGLEADER_COMPARE_TIMEOUT:-900}
+OUT=${RINGLEADER_COMPARE_DIR:-$(mktemp -d -t k8s-compare.XXXXXX)}
+mkdir -p "$OUT"
+
+# Volcano from its module: the module's own go.mod (with its replace
+# directives) builds it, so the source is copied out of the read-only cache.
+build_volcano() {
+  [ -x "$VDIR/bin/vc-scheduler" ] && [ -x "$VDIR/bin/vc-controller-manager" ] && return 0
+  echo "k8s-compare: building Volcano $VERSION into $VDIR (minutes on 2 cores)" >&2
+  local src
+  src=$(go mod download -json "volcano.sh/volcano@$VERSION" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("Dir") or sys.exit(d.get("Error")))') \
+    || die "the Go module proxy does not serve volcano.sh/volcano@$VERSION (set RINGLEADER_VOLCANO_VERSION)"
+  mkdir -p "$VDIR"
+  rm -rf "$VDIR/src" && cp -r "$src" "$VDIR/src" && chmod -R u+w "$VDIR/src"
+  (cd "$VDIR/src" && go build -o "$VDIR/bin/vc-scheduler" ./cmd/scheduler \
+    && go build -o "$VDIR/bin/vc-controller-manager" ./cmd/controller-manager) || die "building Volcano failed"
+}
+
+PIDS=()
+ENVDIR=
+stop_all() {
+  local p
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do
+    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  PIDS=()
+  [ -n "$ENVDIR" ] && "$ROOT/scripts/k8s-env.sh" stop "$ENVDIR" >/dev/null 2>&1 || true
+  ENVDIR=
+}
+trap stop_all EXIT
+
+# REST calls as the apiserver's admin, for many small writes in parallel.
+rest() { # METHOD PATH [BODY] [CONTENT-TYPE]
+  curl -sS --fail-with-body --cacert "$ENVDIR/ca.crt" -H "Authorization: Bearer $(cat "$ENVDIR/admin.token")" \
+    -X "$1" "$APISERVER$2" ${3:+-H "Content-Type: ${4:-application/json}" --data-binary "$3"} >/dev/null
+}
+export -f rest
+
+make_nodes() { # N
+  local now
+  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  seq 1 "$1" | xargs -P 16 -I{} bash -c '
+    n=$(printf "k%05d" {})
+    rest POST /api/v1/nodes "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"$n\",\"labels\":{\"kubernetes.io/hostname\":\"$n\"}}}"
+    r="{\"cpu\":\"192\",\"memory\":\"1536Gi\",\"pods\":\"110\",\"huawei.com/Ascend910\":\"8\"}"
+    rest PATCH /api/v1/nodes/$n/status "{\"status\":{\"capacity\":$r,\"allocatable\":$r,\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"message\":\"fake\",\"lastHeartbeatTime\":\"'"$now"'\",\"lastTransitionTime\":\"'"$now"'\"}]}}" application/merge-patch+json
+    # The apiserver taints a new Node not-ready; with no node lifecycle
+    # controller here to lift it once Ready, it is lifted here.
+    rest PATCH /api/v1/nodes/$n "{\"spec\":{\"taints\":null}}" application/merge-patch+json
+  '
+}
+
+# Sum of apiserver_request_total per write verb.
+writes() {
+  curl -sS --cacert "$ENVDIR/ca.crt" -H "Authorization: Bearer $(cat "$ENVDIR/admin.token")" "$APISERVER/metrics" | python3 -c '
+import re, sys, json
+out = {}
+for line in sys.stdin:
+    if not line.startswith("apiserver_request_total{"):
+        continue
+    labels, value = line.rsplit(" ", 1)
+    verb = re.search(r"verb=\"([A-Z]+)\"", labels)
+    if verb and verb.group(1) in ("POST", "PUT", "PATCH", "DELETE", "APPLY"):
+        out[verb.group(1)] = out.get(verb.group(1), 0) + float(value)
+print(json.dumps(out))'
+}
+
+vcjob() { # NAME PODS CHIPS
+  local tasks="" left=$2 i=0 size
+  while [ "$left" -gt 0 ]; do
+    size=$(( left > 1000 ? 1000 : left )); left=$((left - size)); i=$((i + 1))
+    tasks+="
+  - name: t$i
+    replicas: $size
+    template:
+      metadata: {labels: {ring-controller.atlas: ascend-910}}
+      spec:
+        restartPolicy: OnFailure
+        containers:
+        - {name: c, image: train:1, resources: {requests: {huawei.com/Ascend910: $3}, limits: {huawei.com/Ascend910: $3}}}"
+  done
+  cat <<EOF
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: $1, namespace: default, labels: {ring-controller.atlas: ascend-910}}
+spec:
+  schedulerName: volcano
+  minAvailable: $2
+  queue: default
+  tasks:$tasks
+---
+EOF
+}
+
+bound() {
+  kubectl --kubeconfig "$ENVDIR/kubeconfig" get pods -A --field-selector 'spec.nodeName!=' -o name 2>/dev/null | wc -l
+}
+
+peak() { # PID...
+  local p
+  for p in "$@"; do awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$p/status" 2>/dev/null || printf '?'; printf ' '; done
+}
+
+start_system() { # SYSTEM LOGDIR
+  case $1 in
+    ringleader)
+      "$BIN" manager --kubeconfig "$ENVDIR/kubeconfig" >"$2/manager.log" 2>&1 &
+      PIDS+=($!)
+      for _ in $(seq 1 300); do grep -q leading "$2/manager.log" && return 0; sleep 0.2; done
+      die "the ringleader manager did not lead (see $2/manager.log)" ;;
+    volcano)
+      # The chart's CRDs, its JobFlow sub-chart's included (the controller
+      # manager waits for every informer it starts).
+      local crds
+      for crds in installer/helm/chart/volcano/crd/bases installer/helm/chart/volcano/charts/jobflow/crd/bases; do
+        kubectl --kubeconfig "$ENVDIR/kubeconfig" apply --server-side -f "$VDIR/src/$crds/" >/dev/null
+      done
+      kubectl --kubeconfig "$ENVDIR/kubeconfig" wait --for condition=established --timeout=60s crd --all >/dev/null
+      printf 'apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\nspec: {weight: 1, reclaimable: true}\n' \
+        | kubectl --kubeconfig "$ENVDIR/kubeconfig" apply -f - >/dev/null
+      "$VDIR/bin/vc-controller-manager" --kubeconfig "$ENVDIR/kubeconfig" --leader-elect=false --logtostderr \
+        --enable-healthz=false >"$2/vc-controller-manager.log" 2>&1 &
+      PIDS+=($!)
+      "$VDIR/bin/vc-scheduler" --kubeconfig "$ENVDIR/kubeconfig" --leader-elect=false --logtostderr \
+        --scheduler-conf "$VDIR/src/installer/helm/chart/volcano/config/volcano-scheduler.conf" \
+        --enable-metrics=true --enable-healthz=false --listen-address 127.0.0.1:0 >"$2/vc-scheduler.log" 2>&1 &
+      PIDS+=($!)
+      sleep 5 ;;
+  esac
+}
+
+# One measurement: a fresh apiserver, NODES nodes, SYSTEM, the YAML; prints a table row.
+measure() { # SYSTEM WORKLOAD NODES PODS YAML
+  local system=$1 workload=$2 nodes=$3 pods=$4 yaml=$5 log="$OUT/$1-$2"
+  mkdir -p "$log"
+  ENVDIR="$log/k8s"
+  "$ROOT/scripts/k8s-env.sh" start "$ENVDIR" >/dev/null
+  APISERVER=$(grep '^APISERVER=' "$ENVDIR/env" | cut -d= -f2-)
+  export APISERVER ENVDIR
+  make_nodes "$nodes"
+  start_system "$system" "$log"
+  sleep 2
+  local before after t0 t1 n=0
+  before=$(writes)
+  t0=$(date +%s.%N)
+  kubectl --kubeconfig "$ENVDIR/kubeconfig" create -f "$yaml" >/dev/null
+  local deadline=$(( $(date +%s) + TIMEOUT ))
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    n=$(bound)
+    [ "$n" -ge "$pods" ] && break
+    sleep 0.5
+  done
+  t1=$(date +%s.%N)
+  after=$(writes)
+  local rss
+  rss=$(peak "${PIDS[@]}")
+  local secs
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+  [ "$n" -ge "$pods" ] || secs=">$TIMEOUT ($n of $pods bound)"
+  python3 - "$system" "$workload" "$secs" "$before" "$after" "$rss" "$pods" <<'PY'
+import json, sys
+system, workload, secs, before, after, rss, pods = sys.argv[1:]
+b, a = json.loads(before), json.loads(after)
+d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in sorted(set(a) | set(b)) if a.get(k, 0) != b.get(k, 0)}
+total = sum(d.values())
+verbs = ", ".join(f"{k} {v}" for k, v in d.items())
+print(f"| {system} | {workload} | {secs} | {total} ({total / int(pods):.1f}/pod: {verbs}) | {rss.strip()} MB |")
+PY
+  stop_all
+}
+
+[[ " ${SYSTEMS[*]} " == *" volcano "* ]] && build_volcano
+"$ROOT/scripts/k8s-env.sh" build >/dev/null
+echo "k8s-compare: logs in $OUT; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| system | workload | create → all bound (s) | API writes | peak RSS (scheduler/manager, controller) |"
+echo "|---|---|---|---|---|"
+vcjob gang "$GANG" 8 >"$OUT/gang.yaml"
+: >"$OUT/jobs.yaml"
+for i in $(seq 1 "$JOBS"); do vcjob "one-$i" 1 1 >>"$OUT/jobs.yaml"; done
+for system in "${SYSTEMS[@]}"; do
+  measure "$system" "1 gang × $GANG pods" "$GANG" "$GANG" "$OUT/gang.yaml"
+  if [ "$JOBS" -gt 0 ]; then
+    measure "$system" "$JOBS one-chip jobs" "$GANG" "$JOBS" "$OUT/jobs.yaml"
+  fi
+done
