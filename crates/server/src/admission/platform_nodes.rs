@@ -19,14 +19,17 @@ pub(crate) fn concerned(rt: &ResourceType) -> bool {
     rt == PLATFORM_NODES || (rt.platform() && BATCH_KINDS.contains(&rt.kind))
 }
 
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
+pub(super) fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// The strings of the list at `pointer` (none when it is not a list).
+pub(super) fn strings_at<'a>(v: &'a Value, pointer: &str) -> Vec<&'a str> {
+    v.pointer(pointer).and_then(Value::as_array).map_or(Vec::new(), |n| n.iter().filter_map(Value::as_str).collect())
+}
+
 fn nodes(v: &Value) -> Vec<&str> {
-    v.pointer("/spec/nodes")
-        .and_then(Value::as_array)
-        .map_or(Vec::new(), |n| n.iter().filter_map(Value::as_str).collect())
+    strings_at(v, "/spec/nodes")
 }
 
 fn invalid(rt: &ResourceType, object: &Value, field: &str, message: String) -> ApiError {

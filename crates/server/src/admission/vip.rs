@@ -4,6 +4,7 @@
 //! pods are confined to the group's machines), could never start: the
 //! write is refused, naming the machine and the rule.
 
+use super::platform_nodes::{strings_at, text};
 use super::protect::invalid;
 use crate::ServerState;
 use ringleader_registry::resources::ResourceType;
@@ -18,14 +19,8 @@ const PLATFORM_API: &str = ringleader_api::kinds::platform::API_VERSION;
 /// What confines a queue's pods to its resource group's machines.
 const GROUP_LABEL: &str = "platform.ringleader.io/resource-group";
 
-fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
-}
-
 fn vip_nodes(job: &Value) -> Vec<&str> {
-    job.pointer("/spec/vip/nodes")
-        .and_then(Value::as_array)
-        .map_or(Vec::new(), |n| n.iter().filter_map(Value::as_str).collect())
+    strings_at(job, "/spec/vip/nodes")
 }
 
 fn group_of(node: &Value) -> Option<&str> {
