@@ -198,8 +198,14 @@ const PHASE_CLASS = {
 /** A phase as a coloured badge (colour is never the only cue: the text is there). */
 export function badge(phase) {
   const p = String(phase || t('unknown'));
-  return h('span', { class: `badge ${PHASE_CLASS[p] || PHASE_CLASS[p.charAt(0).toUpperCase() + p.slice(1)] || ''}` }, p);
+  const known = PHASE_CLASS[p] ? p : p.charAt(0).toUpperCase() + p.slice(1);
+  // The state in the reader's language; the API's word stays in data-state.
+  const shown = PHASE_CLASS[known] ? t(`state.${known}`) : p;
+  return h('span', { class: `badge ${PHASE_CLASS[known] || ''}`, 'data-state': p }, shown);
 }
+
+/** The states a badge colours, for the test that holds both languages to them. */
+export const STATES = Object.keys(PHASE_CLASS);
 
 /** A table; `columns` are `[label, (row) => cell]`. */
 export function table(columns, rows, { caption, empty } = {}) {

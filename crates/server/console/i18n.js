@@ -16,6 +16,9 @@ export function lang() {
 
 export function setLang(l) { localStorage.setItem(LANG_KEY, l); }
 
+/** Both tables, for the test that holds them to the same keys. */
+export function tables() { return dict; }
+
 export function t(key) {
   return dict[lang()][key] ?? dict.en[key] ?? key;
 }
@@ -31,6 +34,15 @@ strings({
     'nav.overview': 'Overview', 'nav.jobs': 'Jobs', 'nav.submit': 'Submit', 'nav.nodes': 'Nodes', 'nav.queues': 'Queues',
     'nav.workspaces': 'Workspaces', 'nav.data': 'Data', 'nav.checks': 'Checks', 'nav.charts': 'Charts',
     skip: 'Skip to content',
+    'state.Running': 'Running', 'state.Succeeded': 'Succeeded', 'state.Completed': 'Completed', 'state.Ready': 'Ready',
+    'state.Open': 'Open', 'state.Healthy': 'Healthy', 'state.True': 'True', 'state.Pass': 'Pass', 'state.Pending': 'Pending',
+    'state.Closed': 'Closed', 'state.Closing': 'Closing', 'state.Saved': 'Saved', 'state.Creating': 'Creating',
+    'state.Queued': 'Queued', 'state.Inqueue': 'Inqueue', 'state.Stopping': 'Stopping', 'state.Restarting': 'Restarting',
+    'state.Terminating': 'Terminating', 'state.Failed': 'Failed', 'state.CrashLoopBackOff': 'CrashLoopBackOff',
+    'state.ImagePullBackOff': 'ImagePullBackOff', 'state.ErrImagePull': 'ErrImagePull',
+    'state.CreateContainerConfigError': 'CreateContainerConfigError', 'state.Aborted': 'Aborted',
+    'state.Unhealthy': 'Unhealthy', 'state.NotReady': 'NotReady', 'state.Abnormal': 'Abnormal', 'state.False': 'False',
+    'state.Fail': 'Fail',
   },
   zh: {
     title: 'ringleader 控制台', login: '登录 ringleader', token: '访问令牌',
@@ -42,5 +54,14 @@ strings({
     'nav.overview': '总览', 'nav.jobs': '作业', 'nav.submit': '提交', 'nav.nodes': '节点', 'nav.queues': '队列',
     'nav.workspaces': '工作空间', 'nav.data': '数据', 'nav.checks': '检测', 'nav.charts': '监控图表',
     skip: '跳到正文',
+    'state.Running': '运行中', 'state.Succeeded': '已成功', 'state.Completed': '已完成', 'state.Ready': '就绪',
+    'state.Open': '开放', 'state.Healthy': '健康', 'state.True': '是', 'state.Pass': '通过', 'state.Pending': '等待中',
+    'state.Closed': '已关闭', 'state.Closing': '关闭中', 'state.Saved': '已保存', 'state.Creating': '创建中',
+    'state.Queued': '排队中', 'state.Inqueue': '已入队', 'state.Stopping': '停止中', 'state.Restarting': '重启中',
+    'state.Terminating': '终止中', 'state.Failed': '失败', 'state.CrashLoopBackOff': '反复崩溃 (CrashLoopBackOff)',
+    'state.ImagePullBackOff': '镜像拉取失败 (ImagePullBackOff)', 'state.ErrImagePull': '镜像拉取错误 (ErrImagePull)',
+    'state.CreateContainerConfigError': '容器配置错误 (CreateContainerConfigError)', 'state.Aborted': '已中止',
+    'state.Unhealthy': '不健康', 'state.NotReady': '未就绪', 'state.Abnormal': '异常', 'state.False': '否',
+    'state.Fail': '未通过',
   },
 });
