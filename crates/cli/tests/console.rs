@@ -535,6 +535,38 @@ fn the_platform_is_built_through_forms_only() {
         .await;
         let yaml = find(&c, "#cr-yaml").await.prop("value").await.expect("yaml").unwrap_or_default();
         assert!(yaml.contains("members:") && yaml.contains("user: carol"), "the form's YAML: {yaml}");
+        // The rest of what an admin makes: a preset image, a script run on machines, a check.
+        create_by_form(&c, &url, "Image", &[("#cr-name", "torch-form"), ("#cr-image", "pytorch:2.3")], &[]).await;
+        create_by_form(
+            &c,
+            &url,
+            "Script",
+            &[("#cr-name", "hello-form"), ("#cr-content", "echo hello from $(hostname)")],
+            &[],
+        )
+        .await;
+        create_by_form(
+            &c,
+            &url,
+            "ScriptRun",
+            &[("#cr-name", "hello-run")],
+            &[("#cr-script", &["hello-form"]), ("#cr-nodes", &["f1"])],
+        )
+        .await;
+        create_by_form(
+            &c,
+            &url,
+            "CheckRun",
+            &[("#cr-name", "server-form")],
+            &[("#cr-type", &["server"]), ("#cr-nodes", &["f1", "f2"]), ("#cr-baseline", &["f1"])],
+        )
+        .await;
+        let check = plane.ctl(&["get", "checkrun", "server-form", "-o", "json"]);
+        let check: Value = serde_json::from_str(&check).expect("the check");
+        assert_eq!(check["spec"]["baselineNode"], "f1", "{check}");
+        let run = plane.ctl(&["get", "scriptrun", "hello-run", "-o", "json"]);
+        let run: Value = serde_json::from_str(&run).expect("the script run");
+        assert_eq!(run["spec"]["nodes"], json!(["f1"]), "{run}");
 
         // The member: a dataset and a training job, by form.
         click(&c, "#logout").await;

@@ -10,6 +10,12 @@ import { placeErrors } from './submit.js';
 
 strings({
   en: {
+    'cr.Image': 'Image', 'cr.StorageMount': 'Storage mount', 'cr.Script': 'Script', 'cr.ScriptRun': 'Script run',
+    'cr.CheckRun': 'Check', 'cr.ref': 'Image reference (repo/name:tag)', 'cr.version': 'Version', 'cr.machineType': 'Machine type',
+    'cr.os': 'Operating system', 'cr.jobType': 'Job type', 'cr.nodeDirectory': 'Node directory', 'cr.source': 'Source',
+    'cr.content': 'Script', 'cr.timeout': 'Timeout (seconds)', 'cr.script': 'Script', 'cr.checkType': 'Check type',
+    'cr.server': 'server', 'cr.network': 'network', 'cr.collective': 'collective', 'cr.baseline': 'Baseline node (server check)',
+    'cr.operations': 'Operations (collective)', 'cr.devicesPerNode': 'Ranks per node (collective)',
     'nav.create': 'Create', 'cr.title': 'Create', 'cr.yaml': 'YAML this form makes (editable; what is sent)',
     'cr.create': 'Create', 'cr.created': 'Created', 'cr.refused': 'The API refused it; nothing was created.',
     'cr.ResourceGroup': 'Resource group', 'cr.Queue': 'Queue', 'cr.Workspace': 'Workspace', 'cr.Dataset': 'Dataset',
@@ -27,6 +33,12 @@ strings({
     'cr.none': '(none)', 'cr.kinds': 'What to create', 'cr.edited': 'The YAML was edited by hand; changing the form rewrites it.',
   },
   zh: {
+    'cr.Image': '镜像', 'cr.StorageMount': '存储挂载', 'cr.Script': '脚本', 'cr.ScriptRun': '脚本执行',
+    'cr.CheckRun': '检测', 'cr.ref': '镜像地址（repo/name:tag）', 'cr.version': '版本', 'cr.machineType': '机型',
+    'cr.os': '操作系统', 'cr.jobType': '任务类型', 'cr.nodeDirectory': '节点目录', 'cr.source': '来源',
+    'cr.content': '脚本内容', 'cr.timeout': '超时（秒）', 'cr.script': '脚本', 'cr.checkType': '检测类型',
+    'cr.server': '服务器', 'cr.network': '网络', 'cr.collective': '集合通信', 'cr.baseline': '基准节点（服务器检测）',
+    'cr.operations': '通信算子（集合通信）', 'cr.devicesPerNode': '每节点进程数（集合通信）',
     'nav.create': '创建', 'cr.title': '创建', 'cr.yaml': '表单生成的 YAML（可编辑，提交的即此文本）',
     'cr.create': '创建', 'cr.created': '已创建', 'cr.refused': 'API 拒绝了该对象，未创建任何内容。',
     'cr.ResourceGroup': '资源组', 'cr.Queue': '队列', 'cr.Workspace': '工作空间', 'cr.Dataset': '数据集',
@@ -47,7 +59,7 @@ strings({
 
 const PLATFORM = 'platform.ringleader.io/v1alpha1';
 const QUEUE_API = 'scheduling.volcano.sh/v1beta1';
-const KINDS = ['ResourceGroup', 'Queue', 'Workspace', 'Dataset', 'TrainingJob'];
+const KINDS = ['ResourceGroup', 'Queue', 'Workspace', 'Dataset', 'TrainingJob', 'Image', 'StorageMount', 'Script', 'ScriptRun', 'CheckRun'];
 const FRAMEWORKS = ['PyTorchDDP', 'PyTorchDeepSpeed', 'TensorFlowPS', 'MPI', 'MindSpore'];
 
 /** A YAML scalar: plain where YAML reads it back as the same string, quoted otherwise. */
@@ -249,6 +261,67 @@ const FORMS = {
     return form;
   },
 };
+
+Object.assign(FORMS, {
+  async Image(signal, ns) {
+    const f = { name: text(), namespace: text(ns || 'platform-system'), image: text(), version: text(), framework: text(),
+      machineType: text(), os: text(), jobType: select([['training', 'training'], ['inference', 'inference'], ['notebook', 'notebook']]), description: area() };
+    return {
+      fields: [field('name', t('cr.name'), f.name, 'metadata.name'), field('namespace', t('cr.namespace'), f.namespace, 'metadata.namespace'),
+        field('image', t('cr.ref'), f.image, 'spec.image'), field('version', t('cr.version'), f.version, 'spec.version'),
+        field('framework', t('cr.framework'), f.framework, 'spec.framework'), field('machineType', t('cr.machineType'), f.machineType, 'spec.machineType'),
+        field('os', t('cr.os'), f.os, 'spec.os'), field('jobType', t('cr.jobType'), f.jobType, 'spec.jobType'),
+        field('description', t('cr.description'), f.description, 'spec.description')],
+      build: () => ({ apiVersion: PLATFORM, kind: 'Image', metadata: { name: f.name.value.trim(), namespace: f.namespace.value.trim() },
+        spec: { image: f.image.value.trim(), version: f.version.value.trim(), framework: f.framework.value.trim(),
+          machineType: f.machineType.value.trim(), os: f.os.value.trim(), jobType: f.jobType.value, description: f.description.value.trim() } }),
+    };
+  },
+  async StorageMount(signal) {
+    const nodes = await names(collection('v1', 'nodes'), signal);
+    const f = { name: text(), dir: text(), source: text(), nodes: multi(nodes) };
+    return {
+      fields: [field('name', t('cr.name'), f.name, 'metadata.name'), field('dir', t('cr.nodeDirectory'), f.dir, 'spec.nodeDirectory'),
+        field('source', t('cr.source'), f.source, 'spec.source'), field('nodes', t('cr.nodes'), f.nodes, 'spec.nodes')],
+      build: () => ({ apiVersion: PLATFORM, kind: 'StorageMount', metadata: { name: f.name.value.trim() },
+        spec: { nodeDirectory: f.dir.value.trim(), source: f.source.value.trim(), nodes: chosen(f.nodes), mounted: true } }),
+    };
+  },
+  async Script() {
+    const f = { name: text(), content: area(), timeout: text(), description: area() };
+    return {
+      fields: [field('name', t('cr.name'), f.name, 'metadata.name'), field('content', t('cr.content'), f.content, 'spec.content'),
+        field('timeout', t('cr.timeout'), f.timeout, 'spec.timeoutSeconds'), field('description', t('cr.description'), f.description, 'spec.description')],
+      build: () => ({ apiVersion: PLATFORM, kind: 'Script', metadata: { name: f.name.value.trim() },
+        spec: { content: f.content.value, timeoutSeconds: num(f.timeout.value), description: f.description.value.trim() } }),
+    };
+  },
+  async ScriptRun(signal) {
+    const [scripts, nodes] = await Promise.all([names(collection(PLATFORM, 'scripts'), signal), names(collection('v1', 'nodes'), signal)]);
+    const f = { name: text(), script: select(scripts.map((x) => [x, x])), nodes: multi(nodes) };
+    return {
+      fields: [field('name', t('cr.name'), f.name, 'metadata.name'), field('script', t('cr.script'), f.script, 'spec.script'),
+        field('nodes', t('cr.nodes'), f.nodes, 'spec.nodes')],
+      build: () => ({ apiVersion: PLATFORM, kind: 'ScriptRun', metadata: { name: f.name.value.trim() },
+        spec: { script: f.script.value, nodes: chosen(f.nodes) } }),
+    };
+  },
+  async CheckRun(signal) {
+    const nodes = await names(collection('v1', 'nodes'), signal);
+    const f = { name: text(), type: select(['server', 'network', 'collective'].map((x) => [x, t(`cr.${x}`)])), nodes: multi(nodes),
+      baseline: select([['', t('cr.none')], ...nodes.map((n) => [n, n])]),
+      operations: multi(['all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all']), devicesPerNode: text() };
+    return {
+      fields: [field('name', t('cr.name'), f.name, 'metadata.name'), field('type', t('cr.checkType'), f.type, 'spec.type'),
+        field('nodes', t('cr.nodes'), f.nodes, 'spec.nodes'), field('baseline', t('cr.baseline'), f.baseline, 'spec.baselineNode'),
+        field('operations', t('cr.operations'), f.operations, 'spec.operations'),
+        field('devicesPerNode', t('cr.devicesPerNode'), f.devicesPerNode, 'spec.devicesPerNode')],
+      build: () => ({ apiVersion: 'ringleader.io/v1alpha1', kind: 'CheckRun', metadata: { name: f.name.value.trim() },
+        spec: { type: f.type.value, nodes: chosen(f.nodes), baselineNode: f.baseline.value, operations: chosen(f.operations),
+          devicesPerNode: num(f.devicesPerNode.value) } }),
+    };
+  },
+});
 
 page('create', async (main, args, params, signal) => {
   const kind = KINDS.includes(args[0]) ? args[0] : 'TrainingJob';
