@@ -469,6 +469,20 @@ async fn type_in(c: &Client, css: &str, text: &str) {
     .expect("type");
 }
 
+/// Waits until an input holds `want` (a form filled from a saved object).
+async fn wait_until_value(c: &Client, css: &str, want: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(e) = c.find(Locator::Css(css)).await {
+            if e.prop("value").await.ok().flatten().as_deref() == Some(want) {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "{css} never held {want:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Chooses these options of a (multiple) select.
 async fn choose(c: &Client, css: &str, values: &[&str]) {
     find(c, css).await;
@@ -616,6 +630,29 @@ fn the_platform_is_built_through_forms_only() {
         let tj: Value = serde_json::from_str(&tj).expect("the training job");
         assert_eq!(tj["spec"]["roles"][0], json!({"name": "Master", "count": 1, "resources": {"gpu": 8}}));
         assert_eq!(tj["spec"]["mounts"], json!([{"dataset": "ds-form"}]));
+
+        // Clone with changes: the form starts from the saved job; a Worker is added.
+        click(&c, "#clone-form").await;
+        wait_until_value(&c, "#cr-name", "tj-form-copy").await;
+        click(&c, "#cr-add-role").await;
+        type_in(&c, "#cr-roles tr:last-child input[name=role-gpu]", "8").await;
+        click(&c, "#create").await;
+        wait_text(&c, "#create-result", "the clone", |t| t.contains("TrainingJob ws-form/tj-form-copy")).await;
+        let copy = plane.ctl(&["get", "trainingjob", "tj-form-copy", "-n", "ws-form", "-o", "json"]);
+        let copy: Value = serde_json::from_str(&copy).expect("the clone");
+        assert_eq!(copy["spec"]["roles"][1], json!({"name": "Worker", "count": 1, "resources": {"gpu": 8}}), "{copy}");
+        assert_eq!(copy["spec"]["mounts"], tj["spec"]["mounts"]);
+        assert_eq!(copy["spec"]["command"], tj["spec"]["command"]);
+        // Edit: the same job, its name fixed, a new description saved.
+        c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form&edit=tj-form")).await.expect("edit");
+        wait_until_value(&c, "#cr-name", "tj-form").await;
+        type_in(&c, "#cr-description", "edited by form").await;
+        click(&c, "#create").await;
+        wait_text(&c, "#create-result", "the edit", |t| t.contains("TrainingJob ws-form/tj-form")).await;
+        let edited = plane.ctl(&["get", "trainingjob", "tj-form", "-n", "ws-form", "-o", "json"]);
+        let edited: Value = serde_json::from_str(&edited).expect("the edited job");
+        assert_eq!(edited["spec"]["description"], "edited by form");
+        assert_eq!(edited["spec"]["roles"], tj["spec"]["roles"], "the rest kept");
         let _ = c.close().await;
     });
 }

@@ -257,6 +257,31 @@ const FORMS = {
             vip: vip.length ? { nodes: vip, onBusy: f.onBusy.value } : undefined } };
       },
       ready: (onChange) => { changed = onChange; if (!roles.children.length) addRole(); },
+      /** The form set from a saved job (edit, or clone with edits). */
+      fill: (job, name) => {
+        const sp = job.spec || {};
+        f.name.value = name;
+        f.namespace.value = get(job, 'metadata.namespace');
+        for (const [input, v] of [[f.queue, sp.queue], [f.image, sp.image], [f.framework, sp.framework], [f.command, sp.command],
+          [f.description, sp.description], [f.visibility, sp.visibility], [f.shm, sp.sharedMemoryGB]]) {
+          if (v !== undefined && v !== null) input.value = String(v);
+        }
+        f.env.value = (sp.env || []).map((e) => `${e.name}=${e.value ?? ''}`).join('\n');
+        const mounted = new Set((sp.mounts || []).map((m) => m.dataset).filter(Boolean));
+        [...f.datasets.options].forEach((o) => { o.selected = mounted.has(o.value); });
+        const vipNodes = new Set(get(sp, 'vip.nodes', []));
+        [...f.vip.options].forEach((o) => { o.selected = vipNodes.has(o.value); });
+        if (sp.vip && sp.vip.onBusy) f.onBusy.value = sp.vip.onBusy;
+        roles.replaceChildren();
+        for (const r of sp.roles || []) {
+          addRole(r.name, r.count);
+          const cells = roles.lastChild.cells_;
+          for (const k of ['gpu', 'npu', 'cpu', 'memory']) {
+            const v = get(r, `resources.${k}`);
+            if (v !== undefined && v !== null) cells[k].value = String(v);
+          }
+        }
+      },
     };
     return form;
   },
@@ -374,5 +399,16 @@ page('create', async (main, args, params, signal) => {
   });
   main.append(el);
   if (form.ready) form.ready(render);
+  // `?edit=NAME` or `?clone=NAME` (TrainingJob): the form starts from the saved job.
+  const from = params.edit || params.clone;
+  if (from && form.fill && params.ns) {
+    try {
+      const saved = await api(`${collection(PLATFORM, 'trainingjobs', params.ns)}/${encodeURIComponent(from)}`, { signal });
+      form.fill(saved, params.edit ? from : `${from}-copy`);
+      if (params.edit) el.querySelector('#cr-name').readOnly = true;
+    } catch (e) {
+      result.replaceChildren(h('div', { class: 'error', role: 'alert' }, e.message || String(e)));
+    }
+  }
   render();
 }, true);

@@ -17,7 +17,7 @@ strings({
     delete: 'Delete', confirmDelete: 'Delete this object? Its pods are stopped.', stop: 'Stop', rerun: 'Run again', clone: 'Clone',
     newName: 'Name of the copy', follow: 'Following the log live', logEnded: 'The log ended.', choosePod: 'Pod',
     notPending: 'Nothing is pending: every pod of this job is placed.', deleted: 'Deleted.',
-    runCreated: 'Run created: ', stopped: 'Stop requested.', killedBy: 'Killed by',
+    runCreated: 'Run created: ', editForm: 'Edit', cloneForm: 'Clone with changes', stopped: 'Stop requested.', killedBy: 'Killed by',
     allKinds: 'All job kinds', kindsRefused: 'Not shown (you may not list them):',
     cause: 'Cause', inTrouble: 'Nothing waits to be placed, but these pods cannot run:',
   },
@@ -29,7 +29,7 @@ strings({
     delete: '删除', confirmDelete: '确定删除？其容器组将被停止。', stop: '停止', rerun: '重新运行', clone: '复制',
     newName: '副本名称', follow: '正在实时查看日志', logEnded: '日志已结束。', choosePod: '容器组',
     notPending: '没有等待：该作业的容器组均已调度。', deleted: '已删除。',
-    runCreated: '已创建运行：', stopped: '已请求停止。', killedBy: '被抢占者',
+    runCreated: '已创建运行：', editForm: '编辑', cloneForm: '复制并修改', stopped: '已请求停止。', killedBy: '被抢占者',
     allKinds: '全部作业类型', kindsRefused: '未显示（您无权查看）：',
     cause: '原因', inTrouble: '没有等待调度的容器组，但以下容器组无法运行：',
   },
@@ -261,7 +261,9 @@ async function detail(main, [kindIdx, ns, name], signal) {
   if (k.kind === 'TrainingJob') {
     actions.prepend(
       offer(h('button', { type: 'button', id: 'rerun', onclick: () => newRun(job, note, signal) }, t('rerun')), 'create', RUNS.group, RUNS.plural),
-      offer(h('button', { type: 'button', id: 'clone', onclick: () => cloneJob(job, note, signal) }, t('clone')), 'create', k.group, k.plural));
+      offer(h('button', { type: 'button', id: 'clone', onclick: () => cloneJob(job, note, signal) }, t('clone')), 'create', k.group, k.plural),
+      offer(h('a', { id: 'edit-form', class: 'button', href: `#/create/TrainingJob${qs({ ns, edit: name })}` }, t('editForm')), 'patch', k.group, k.plural),
+      offer(h('a', { id: 'clone-form', class: 'button', href: `#/create/TrainingJob${qs({ ns, clone: name })}` }, t('cloneForm')), 'create', k.group, k.plural));
     items.push([t('runs'), (panel, s) => runsTab(panel, job, note, s)]);
   } else {
     items.push([t('pods'), (panel, s) => podsTab(panel, ns, podSelector(k, job), s)]);
