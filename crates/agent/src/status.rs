@@ -84,6 +84,8 @@ pub struct Containers {
 
 /// Annotation the manager writes when it binds a pod.
 pub const SCHEDULED_AT: &str = "ringleader.io/scheduled-at";
+/// Kubernetes' default `terminationMessagePath`.
+pub const DEFAULT_TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
 
 /// Reason of the containers the agent does not run.
 pub const NOT_RUN: &str = "NotRunByAgent";
@@ -110,7 +112,7 @@ impl Containers {
         let termination_path = first
             .and_then(|c| c.get("terminationMessagePath")?.as_str())
             .filter(|p| !p.is_empty())
-            .unwrap_or(crate::runtime::cri::DEFAULT_TERMINATION_MESSAGE_PATH)
+            .unwrap_or(DEFAULT_TERMINATION_MESSAGE_PATH)
             .to_string();
         let fallback_to_logs = first
             .and_then(|c| c.get("terminationMessagePolicy")?.as_str())

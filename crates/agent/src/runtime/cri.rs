@@ -24,8 +24,7 @@ pub const LABEL_MANAGED: &str = "io.ringleader.managed";
 /// Label: the node (of the agent's virtual nodes) the pod is bound to.
 pub const LABEL_NODE: &str = "io.ringleader.node";
 
-/// Kubernetes' default `terminationMessagePath`.
-pub const DEFAULT_TERMINATION_MESSAGE_PATH: &str = "/dev/termination-log";
+pub use crate::status::DEFAULT_TERMINATION_MESSAGE_PATH;
 /// Most bytes of a termination message kept (kubelet's limit).
 pub const TERMINATION_MESSAGE_MAX: usize = 4096;
 /// Log lines a `FallbackToLogsOnError` message takes (kubelet: 80 lines, 2 KiB).

@@ -14,6 +14,7 @@ pub(crate) mod namespaces;
 pub(crate) mod objects;
 pub(crate) mod platform_nodes;
 pub(crate) mod protect;
+pub(crate) mod refusal;
 pub(crate) mod service_accounts;
 pub(crate) mod services;
 pub(crate) mod validation;

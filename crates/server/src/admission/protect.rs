@@ -23,6 +23,7 @@
 //!   binding's role likewise (or they hold `bind` on it), as Kubernetes'
 //!   escalation check.
 
+use super::refusal::invalid;
 use crate::authz::{self, Attributes};
 use crate::ServerState;
 use axum::http::StatusCode;
@@ -334,26 +335,6 @@ pub(crate) async fn admit_applied(
     let verb = if existing.is_some() { "patch" } else { "create" };
     authz::authorize_write(state, id, verb, rt, object).await?;
     admit(state, Some(id), verb, rt, object, Before::Known(existing.as_ref().map(|e| &e.object))).await
-}
-
-pub(super) fn invalid(rt: &ResourceType, object: &Value, errors: Vec<(String, String)>) -> Result<(), ApiError> {
-    if errors.is_empty() {
-        return Ok(());
-    }
-    let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-    let kind = format!("{}.{}", rt.kind, rt.group);
-    let detail: Vec<String> = errors.iter().map(|(f, m)| format!("{f}: {m}")).collect();
-    let mut e = ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "Invalid",
-        format!("{kind} {name:?} is invalid: {}", detail.join(", ")),
-    )
-    .with_object(&kind, name);
-    e.causes = errors
-        .into_iter()
-        .map(|(field, message)| Cause { field, message, reason: "FieldValueInvalid".into() })
-        .collect();
-    Err(e)
 }
 
 /// The shape errors of an RBAC object, as `(field, message)`.

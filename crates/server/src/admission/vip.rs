@@ -5,7 +5,7 @@
 //! write is refused, naming the machine and the rule.
 
 use super::platform_nodes::{strings_at, text};
-use super::protect::invalid;
+use super::refusal::invalid;
 use crate::ServerState;
 use ringleader_registry::resources::ResourceType;
 use ringleader_registry::status::ApiError;
