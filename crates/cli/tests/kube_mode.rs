@@ -782,7 +782,8 @@ fn nodes_with_a_kubelet_are_read_never_written_and_a_gang_lands_on_them() {
 /// (`huawei.com/recover_policy_path: pod`, `fault-scheduling: force`) on
 /// kubelet Nodes. The Node under one pod of a 2 × 8-chip gang goes NotReady
 /// (its kubelet says so in `Ready`): only that pod is replaced, on the
-/// spare Node, never on the faulty one; its peer keeps its UID.
+/// spare Node, never on the faulty one; its peer keeps its UID. The user's
+/// own `default` Queue, there before the manager, is left as it was.
 #[test]
 fn pod_level_rescheduling_moves_only_the_faulty_pod_off_a_not_ready_kubelet_node() {
     let Some(env) = Env::start("pod_level_rescheduling_moves_only_the_faulty_pod_off_a_not_ready_kubelet_node") else {
@@ -798,7 +799,7 @@ fn pod_level_rescheduling_moves_only_the_faulty_pod_off_a_not_ready_kubelet_node
         env.kubectl(&["create", "-f", &write(&format!("{name}.json"), &node)]);
         env.kubectl(&["patch", "node", name, "--subresource=status", "--type=merge", "-p", &status.to_string()]);
     }
-    let mgr = manager(&env, "manager", &[]);
+    let mut mgr = manager(&env, "manager", &[]);
     wait_until(60, "the manager leads", || mgr.output().contains("leading"), || mgr.output());
     let job = "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n\
                metadata: {name: podlevel, namespace: default, labels: {fault-scheduling: force},\n\
@@ -866,4 +867,17 @@ fn pod_level_rescheduling_moves_only_the_faulty_pod_off_a_not_ready_kubelet_node
     assert!(seen_on_bad.is_empty(), "a replacement went onto the NotReady node: {seen_on_bad:?}");
     let now = bound(&env);
     assert!(now.contains(&healthy), "the healthy pod keeps its UID and node: {now:?}");
+    // The `default` Queue made its user's own: a manager starting again
+    // makes one only where none exists, and leaves this one as it is.
+    env.kubectl(&["patch", "queue", "default", "--type=merge", "-p", r#"{"spec":{"weight":5,"reclaimable":false}}"#]);
+    mgr.kill();
+    let again = manager(&env, "manager-again", &[]);
+    wait_until(60, "the second manager leads", || again.output().contains("leading"), || again.output());
+    std::thread::sleep(Duration::from_secs(1));
+    let kept = json(&env, &["get", "queue", "default"]);
+    assert_eq!(
+        (&kept["spec"]["weight"], &kept["spec"]["reclaimable"]),
+        (&serde_json::json!(5), &serde_json::json!(false)),
+        "the user's Queue is left as it was: {kept}"
+    );
 }
