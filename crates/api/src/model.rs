@@ -29,6 +29,14 @@ pub enum JobKind {
     BatchJob,
 }
 
+impl JobKind {
+    /// A Deployment's or batch Job's pods: replicas that each work alone,
+    /// made and replaced one by one, not a gang that lives and dies whole.
+    pub fn independent_replicas(self) -> bool {
+        matches!(self, JobKind::Deployment | JobKind::BatchJob)
+    }
+}
+
 /// Training framework, where the kind says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -111,7 +111,7 @@ pub fn pod_group_name(job: &Job) -> String {
 /// module doc): Deployment and batch Job pods append `-v<version>` once the
 /// job restarted and `-g<generation>` once the slot restarted.
 pub fn pod_name(job: &Job, slot: &str, generation: u32, version: u32) -> String {
-    if !matches!(job.kind, JobKind::Deployment | JobKind::BatchJob) {
+    if !job.kind.independent_replicas() {
         return slot.to_string();
     }
     let mut name = slot.to_string();

@@ -363,32 +363,20 @@ fn kubeflow_style(job: &JobObject) -> bool {
 /// (Deployments' ReplicaSets, batch Jobs) on the job.
 pub fn pod_created(rec: &mut Recorder, job: &JobObject, pod: &str) {
     let key = ObjectKey::new("v1", "Pod", &job.state.job.namespace, pod);
-    let reason = if matches!(job.state.job.kind, JobKind::Deployment | JobKind::BatchJob) {
-        "SuccessfulCreate"
-    } else {
-        "SuccessfulCreatePod"
-    };
+    let reason = if job.state.job.kind.independent_replicas() { "SuccessfulCreate" } else { "SuccessfulCreatePod" };
     rec.occurred(&job.stored.object, EventType::Normal, reason, format!("Created pod: {pod}"), Some(&key));
 }
 
 /// `FailedCreatePod` / `FailedCreate` on the job: a pod it cannot make, and why
 /// (seen again each pass, so counted at most once a while).
 pub fn failed_create(rec: &mut Recorder, job: &JobObject, why: &str) {
-    let reason = if matches!(job.state.job.kind, JobKind::Deployment | JobKind::BatchJob) {
-        "FailedCreate"
-    } else {
-        "FailedCreatePod"
-    };
+    let reason = if job.state.job.kind.independent_replicas() { "FailedCreate" } else { "FailedCreatePod" };
     rec.observed(&job.stored.object, EventType::Warning, reason, format!("Error creating: {why}"));
 }
 
 /// `SuccessfulDeletePod` / `SuccessfulDelete` on the job, with why.
 pub fn pod_deleted(rec: &mut Recorder, job: &JobObject, pod: &ObjectKey, why: &str) {
-    let reason = if matches!(job.state.job.kind, JobKind::Deployment | JobKind::BatchJob) {
-        "SuccessfulDelete"
-    } else {
-        "SuccessfulDeletePod"
-    };
+    let reason = if job.state.job.kind.independent_replicas() { "SuccessfulDelete" } else { "SuccessfulDeletePod" };
     let message = if why.is_empty() {
         format!("Deleted pod: {}", pod.name)
     } else {

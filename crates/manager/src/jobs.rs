@@ -347,7 +347,6 @@ fn launch(
     if crate::mindie::table_missing(cache, &effective) {
         return Ok(());
     }
-    let independent = matches!(effective.kind, JobKind::Deployment | JobKind::BatchJob);
     // A gang goes once its minimum is bound, as Volcano binds a job whose
     // `minAvailable` is met and the kubelets start those pods: a job told
     // `huawei.com/schedule_minAvailable: 1` runs with what fits. An elastic
@@ -355,7 +354,7 @@ fn launch(
     let bound = pods.iter().filter(|p| pods::node_of(&p.object).is_some()).count();
     let needed =
         if effective.fault.elastic.is_some() { pods.len() } else { effective.scheduling.min_available as usize };
-    if !independent && bound < needed.min(pods.len()).max(1) {
+    if !effective.kind.independent_replicas() && bound < needed.min(pods.len()).max(1) {
         return Ok(());
     }
     let exp = state.expansion();

@@ -224,7 +224,7 @@ fn step(run: &mut Run<'_>, observed: &Observed) {
     // Create what is missing; a name still in use waits for its pod to go,
     // a slot in back-off for its delay (a gang for every member's: a
     // partial gang could not be scheduled anyway).
-    let independent = matches!(job.kind, JobKind::Deployment | JobKind::BatchJob);
+    let independent = job.kind.independent_replicas();
     let waiting: Vec<(&str, u64)> =
         run.st.backoff.iter().filter(|(_, b)| b.waiting(run.now)).map(|(slot, b)| (slot.as_str(), b.until)).collect();
     let mut wake = None;
@@ -384,8 +384,7 @@ fn handle_faults(run: &mut Run<'_>, observed: &Observed, job: &Job, current: &[&
     }
     // Replicas of a Deployment or batch Job work alone (seed 000's inference
     // card fault rescheduling): only the one on the fault moves.
-    let independent = matches!(job.kind, JobKind::Deployment | JobKind::BatchJob);
-    if (job.fault.pod_level_recovery || independent) && elastic.is_none() {
+    if (job.fault.pod_level_recovery || job.kind.independent_replicas()) && elastic.is_none() {
         for p in current.iter().filter(|p| faulty.contains(p.name.as_str())) {
             *run.st.generations.entry(p.slot.clone()).or_insert(0) += 1;
             remove(run, p);
@@ -450,7 +449,7 @@ fn handle_pod_events(run: &mut Run<'_>, job: &Job, current: &[&ObservedPod]) -> 
             // restarts a container that exited cleanly too (the MindIE
             // ms_controller relies on it). Deployments replace their own.
             PodPhase::Succeeded
-                if !matches!(job.kind, JobKind::Deployment | JobKind::BatchJob)
+                if !job.kind.independent_replicas()
                     && job.roles.iter().any(|r| {
                         r.name == p.role && r.restart_policy == ringleader_api::model::RestartPolicy::Always
                     }) =>
@@ -654,7 +653,7 @@ fn write_rank_table(run: &mut Run<'_>, observed: &Observed) {
             .as_ref()
             .is_some_and(|d| matches!(classify(&d.resource), Some((Family::Ascend, ringleader_api::DeviceKind::Whole))))
     });
-    if !npu || matches!(job.kind, JobKind::Deployment | JobKind::BatchJob) {
+    if !npu || job.kind.independent_replicas() {
         return;
     }
     let placement = Placement {

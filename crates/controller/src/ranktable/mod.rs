@@ -5,14 +5,14 @@ pub mod hccl;
 pub mod mindie;
 
 use ringleader_api::devices::{classify, Family};
-use ringleader_api::model::{Job, JobKind};
+use ringleader_api::model::Job;
 use ringleader_api::DeviceKind;
 
 /// Whether the job's pods get an `hccl.json` and `RANK_TABLE_FILE` naming
 /// it when released: a training job (not a Deployment nor a batch Job) of
 /// whole Ascend chips, as Ascend Operator and the Volcano plugins give one.
 pub fn gets_rank_table(job: &Job) -> bool {
-    !matches!(job.kind, JobKind::Deployment | JobKind::BatchJob)
+    !job.kind.independent_replicas()
         && job.roles.iter().any(|r| {
             r.device
                 .as_ref()
