@@ -5,9 +5,8 @@
 //! a PlatformNode is outside the platform's lifecycle and not held back.
 
 use crate::ServerState;
-use axum::http::StatusCode;
 use ringleader_registry::resources::{ResourceType, PLATFORM_NODES};
-use ringleader_registry::status::{ApiError, Cause};
+use ringleader_registry::status::ApiError;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -33,16 +32,7 @@ fn nodes(v: &Value) -> Vec<&str> {
 }
 
 fn invalid(rt: &ResourceType, object: &Value, field: &str, message: String) -> ApiError {
-    let name = text(object, "/metadata/name");
-    let kind = format!("{}.{}", rt.kind, rt.group);
-    let mut e = ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "Invalid",
-        format!("{kind} {name:?} is invalid: {field}: {message}"),
-    )
-    .with_object(&kind, name);
-    e.causes = vec![Cause { field: field.into(), message, reason: "FieldValueInvalid".into() }];
-    e
+    super::refusal::error(rt, object, vec![(field.to_string(), message)])
 }
 
 /// The nodes of `wanted` whose PlatformNode is not `bound`, with their binding.

@@ -7,11 +7,16 @@ use ringleader_registry::resources::ResourceType;
 use ringleader_registry::status::{ApiError, Cause};
 use serde_json::Value;
 
-/// `Ok` when `errors` is empty; else `Invalid` naming each `(field, message)`.
+/// `Ok` when `errors` is empty; else [`error`].
 pub(crate) fn invalid(rt: &ResourceType, object: &Value, errors: Vec<(String, String)>) -> Result<(), ApiError> {
     if errors.is_empty() {
         return Ok(());
     }
+    Err(error(rt, object, errors))
+}
+
+/// `Invalid` naming each `(field, message)`.
+pub(crate) fn error(rt: &ResourceType, object: &Value, errors: Vec<(String, String)>) -> ApiError {
     let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     let kind = format!("{}.{}", rt.kind, rt.group);
     let detail: Vec<String> = errors.iter().map(|(f, m)| format!("{f}: {m}")).collect();
@@ -25,5 +30,5 @@ pub(crate) fn invalid(rt: &ResourceType, object: &Value, errors: Vec<(String, St
         .into_iter()
         .map(|(field, message)| Cause { field, message, reason: "FieldValueInvalid".into() })
         .collect();
-    Err(e)
+    e
 }

@@ -7,15 +7,13 @@
 use super::platform_nodes::{strings_at, text};
 use super::refusal::invalid;
 use crate::ServerState;
-use ringleader_registry::resources::ResourceType;
+use ringleader_registry::resources::{ResourceType, NODES, RESOURCE_GROUPS};
 use ringleader_registry::status::ApiError;
 use ringleader_store::{ObjectKey, Selector};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-const NODE_API: &str = "ringleader.io/v1alpha1";
 const QUEUE_API: &str = "scheduling.volcano.sh/v1beta1";
-const PLATFORM_API: &str = ringleader_api::kinds::platform::API_VERSION;
 /// What confines a queue's pods to its resource group's machines.
 const GROUP_LABEL: &str = "platform.ringleader.io/resource-group";
 
@@ -47,7 +45,7 @@ pub(crate) fn refusals(
                 out.push((
                     field,
                     format!(
-                        "Invalid value: {n:?}: not a machine of resource group {g:?}, the only ones queue {queue:?} may use; a VIP job runs on machines its queue may use ({g}: {}{more})",
+                        "Invalid value: {n:?}: not a machine of resource group {g:?}, and a VIP job runs only on machines its queue {queue:?} may use ({g}: {}{more})",
                         if shown.is_empty() { "none yet".to_string() } else { shown.join(", ") }
                     ),
                 ));
@@ -76,7 +74,7 @@ pub(crate) async fn admit(
         }
     }
     let (q, names) = (queue.clone(), wanted.clone());
-    let (group, nodes) = state
+    let (group, named, nodes) = state
         .blocking(move |s| -> Result<_, ringleader_store::StoreError> {
             let queue_object = s.get(&ObjectKey::new(QUEUE_API, "Queue", "", &q))?;
             let group = queue_object
@@ -87,7 +85,7 @@ pub(crate) async fn admit(
             // has labelled it.
             let named: Vec<String> = match &group {
                 Some(g) => s
-                    .get(&ObjectKey::new(PLATFORM_API, "ResourceGroup", "", g))?
+                    .get(&ObjectKey::new(RESOURCE_GROUPS.api_version, RESOURCE_GROUPS.kind, "", g))?
                     .and_then(|rg| rg.object.pointer("/spec/nodes/names").cloned())
                     .and_then(|n| serde_json::from_value(n).ok())
                     .unwrap_or_default(),
@@ -95,27 +93,32 @@ pub(crate) async fn admit(
             };
             let mut nodes = BTreeMap::new();
             for n in &names {
-                if let Some(node) = s.get(&ObjectKey::new(NODE_API, "Node", "", n))? {
+                if let Some(node) = s.get(&ObjectKey::new(NODES.api_version, NODES.kind, "", n))? {
                     let member =
                         if named.contains(n) { group.clone() } else { group_of(&node.object).map(str::to_string) };
                     nodes.insert(n.clone(), member);
                 }
             }
-            Ok((group, nodes))
+            Ok((group, named, nodes))
         })
         .await?;
     let wanted: Vec<&str> = wanted.iter().map(String::as_str).collect();
-    let mut errors = refusals(&wanted, &queue, group.as_deref(), &nodes, &[]);
-    if errors.iter().any(|(_, m)| m.contains("resource group")) {
+    let outside = group.is_some() && nodes.values().any(|has| has.as_deref() != group.as_deref());
+    let mut members = Vec::new();
+    if outside {
         // Name the machines the job could have: only on the way to a refusal.
-        let (listed, _) = state.blocking(move |s| s.list(&Selector::kind(NODE_API, "Node"))).await?;
-        let members: Vec<String> = listed
+        let g = group.clone();
+        let (listed, _) = state.blocking(move |s| s.list(&Selector::kind(NODES.api_version, NODES.kind))).await?;
+        members = listed
             .iter()
-            .filter(|n| group_of(&n.object).is_some() && group_of(&n.object) == group.as_deref())
+            .filter(|n| group_of(&n.object).is_some() && group_of(&n.object) == g.as_deref())
             .map(|n| text(&n.object, "/metadata/name").to_string())
+            .chain(named)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
             .collect();
-        errors = refusals(&wanted, &queue, group.as_deref(), &nodes, &members);
     }
+    let errors = refusals(&wanted, &queue, group.as_deref(), &nodes, &members);
     invalid(rt, after, errors)
 }
 
