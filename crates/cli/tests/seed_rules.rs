@@ -21,6 +21,18 @@ fn run_of(plane: &Plane, ns: &str, run: &str) -> Value {
     serde_json::from_str(&plane.ctl(&["get", "runs", run, "-n", ns, "-o", "json"])).unwrap_or(Value::Null)
 }
 
+/// An NVIDIA resource group of one machine, a queue of it, and a workspace
+/// using the queue with carol as a member: what an admin sets up first.
+fn workspace(group: &str, node: &str, queue: &str, ws: &str) -> String {
+    format!(
+        "apiVersion: platform.ringleader.io/v1alpha1\nkind: ResourceGroup\nmetadata: {{name: {group}}}\n\
+         spec: {{accelerator: NVIDIA, policies: [Gang], nodes: {{names: [{node}]}}}}\n---\n\
+         apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: {queue}}}\nspec: {{weight: 1, resourceGroup: {group}}}\n---\n\
+         apiVersion: platform.ringleader.io/v1alpha1\nkind: Workspace\nmetadata: {{name: {ws}}}\n\
+         spec: {{resourceGroup: {group}, queues: [{queue}], members: [{{user: carol, role: member}}]}}\n"
+    )
+}
+
 /// Seed 003's single-machine training: a PyTorchDDP TrainingJob of one
 /// Master and no Worker is saved, run, and its pod sees a world of one
 /// whose master is itself.
@@ -30,15 +42,11 @@ fn a_master_only_pytorch_training_job_runs_as_a_world_of_one() {
     let (applied, out) = apply_file(
         &plane,
         "platform.yaml",
-        "apiVersion: platform.ringleader.io/v1alpha1\nkind: ResourceGroup\nmetadata: {name: rg-one}\n\
-         spec: {accelerator: NVIDIA, policies: [Gang], nodes: {names: [s1]}}\n---\n\
-         apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: solo}\nspec: {weight: 1, resourceGroup: rg-one}\n---\n\
-         apiVersion: platform.ringleader.io/v1alpha1\nkind: Workspace\nmetadata: {name: ws-one}\n\
-         spec: {resourceGroup: rg-one, queues: [solo], members: [{user: carol, role: member}]}\n---\n\
-         apiVersion: platform.ringleader.io/v1alpha1\nkind: TrainingJob\nmetadata: {name: single, namespace: ws-one}\n\
+        &(workspace("rg-one", "s1", "solo", "ws-one")
+            + "---\napiVersion: platform.ringleader.io/v1alpha1\nkind: TrainingJob\nmetadata: {name: single, namespace: ws-one}\n\
          spec:\n  queue: solo\n  image: pytorch/pytorch:2.4.0\n  framework: PyTorchDDP\n\
          \x20 command: \"/bin/sh -c 'echo world $WORLD_SIZE rank $RANK master $MASTER_ADDR:$MASTER_PORT'\"\n\
-         \x20 roles:\n  - {name: Master, count: 1, resources: {gpu: 8}}\n",
+         \x20 roles:\n  - {name: Master, count: 1, resources: {gpu: 8}}\n"),
     );
     assert!(applied, "a Master-only training job is accepted:\n{out}");
     plane.ctl(&["run", "single", "-n", "ws-one"]);
@@ -411,15 +419,7 @@ fn tor_affinity_schemas_place_differently_under_up() {
 #[test]
 fn a_vip_job_on_a_machine_its_queue_may_not_use_is_refused() {
     let plane = Plane::start(&common::cluster_yaml(253, &[("v1", "hgx-h100-8"), ("v2", "hgx-h100-8")]), &[]);
-    let (applied, out) = apply_file(
-        &plane,
-        "platform.yaml",
-        "apiVersion: platform.ringleader.io/v1alpha1\nkind: ResourceGroup\nmetadata: {name: rg-vip}\n\
-         spec: {accelerator: NVIDIA, policies: [Gang], nodes: {names: [v1]}}\n---\n\
-         apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: vipq}\nspec: {weight: 1, resourceGroup: rg-vip}\n---\n\
-         apiVersion: platform.ringleader.io/v1alpha1\nkind: Workspace\nmetadata: {name: ws-vip}\n\
-         spec: {resourceGroup: rg-vip, queues: [vipq], members: [{user: carol, role: member}]}\n",
-    );
+    let (applied, out) = apply_file(&plane, "platform.yaml", &workspace("rg-vip", "v1", "vipq", "ws-vip"));
     assert!(applied, "{out}");
     let job = |name: &str, node: &str| {
         format!(
