@@ -91,7 +91,7 @@ export function toYaml(v, indent = '') {
   return ` ${scalar(v)}`;
 }
 
-/** Drops empty strings, empty arrays and empty objects, recursively. */
+/** Drops empty strings, nulls, empty arrays and empty objects, recursively. */
 function prune(v) {
   if (Array.isArray(v)) {
     const items = v.map(prune).filter((x) => x !== undefined);
@@ -105,10 +105,15 @@ function prune(v) {
     }
     return Object.keys(out).length ? out : undefined;
   }
-  return v === '' || v === null || (typeof v === 'number' && Number.isNaN(v)) ? undefined : v;
+  return v === '' || v === null ? undefined : v;
 }
 
-const num = (s) => (String(s).trim() === '' ? '' : Number(s));
+/** A number field's value: empty, a number, or the text as typed (the API then names the field and the value). */
+const num = (s) => {
+  const text = String(s).trim();
+  const n = Number(text);
+  return text === '' || !Number.isFinite(n) ? text : n;
+};
 const lines = (s) => String(s).split('\n').map((l) => l.trim()).filter(Boolean);
 
 /** Names of a collection the identity may list ([] when it may not). */
