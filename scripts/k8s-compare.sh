@@ -10,9 +10,8 @@
 #
 #   scripts/k8s-compare.sh [--compare volcano] [--gang N] [--jobs M]
 #
-#   --gang N   one gang of N pods × 8 chips on N nodes (default 1000; a
-#              Volcano Job holds at most 1000 pods in ringleader's validation,
-#              so larger gangs are split into tasks of 1000)
+#   --gang N   one gang of N pods × 8 chips on N nodes (default 1000, at most
+#              1000: ringleader's validation allows a Volcano Job 1000 pods)
 #   --jobs M   M one-chip jobs created at once on N nodes (default 100; 0: skip)
 #   --compare volcano   also run Volcano (default: ringleader only)
 #
@@ -34,7 +33,9 @@ SYSTEMS=(ringleader)
 while [ $# -gt 0 ]; do
   case $1 in
     --compare) [ "${2:-}" = volcano ] || die "--compare takes 'volcano'"; SYSTEMS+=(volcano); shift 2 ;;
-    --gang) [[ ${2:-} =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || die "--gang '${2:-}': a whole number of pods, at least 1"; GANG=$2; shift 2 ;;
+    --gang) [[ ${2:-} =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 1000 ] \
+              || die "--gang '${2:-}': a whole number of pods from 1 to 1000 (a Volcano Job's limit in ringleader's validation)"
+            GANG=$2; shift 2 ;;
     --jobs) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--jobs '${2:-}': a whole number of jobs"; JOBS=$2; shift 2 ;;
     -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -113,19 +114,6 @@ print(json.dumps(out))'
 }
 
 vcjob() { # NAME PODS CHIPS
-  local tasks="" left=$2 i=0 size
-  while [ "$left" -gt 0 ]; do
-    size=$(( left > 1000 ? 1000 : left )); left=$((left - size)); i=$((i + 1))
-    tasks+="
-  - name: t$i
-    replicas: $size
-    template:
-      metadata: {labels: {ring-controller.atlas: ascend-910}}
-      spec:
-        restartPolicy: OnFailure
-        containers:
-        - {name: c, image: train:1, resources: {requests: {huawei.com/Ascend910: $3}, limits: {huawei.com/Ascend910: $3}}}"
-  done
   cat <<EOF
 apiVersion: batch.volcano.sh/v1alpha1
 kind: Job
@@ -134,7 +122,15 @@ spec:
   schedulerName: volcano
   minAvailable: $2
   queue: default
-  tasks:$tasks
+  tasks:
+  - name: t
+    replicas: $2
+    template:
+      metadata: {labels: {ring-controller.atlas: ascend-910}}
+      spec:
+        restartPolicy: OnFailure
+        containers:
+        - {name: c, image: train:1, resources: {requests: {huawei.com/Ascend910: $3}, limits: {huawei.com/Ascend910: $3}}}
 ---
 EOF
 }
