@@ -6,12 +6,18 @@
 # kubelet) and the same `batch.volcano.sh/v1alpha1` Job YAML, timed from the
 # create to every pod bound (`spec.nodeName` set). Prints one table: seconds
 # to all bound, API writes by verb (the apiserver's apiserver_request_total,
-# before and after), peak resident memory of each system's processes.
+# before and after), peak resident memory of each system's processes, and
+# how long each stops after SIGTERM with the gang bound. For ringleader,
+# also its cold start: the manager started again on the apiserver now
+# holding N Nodes and N bound pods, timed from its start to a new one-pod
+# job's pod bound (its first list of everything to its first decision).
 #
 #   scripts/k8s-compare.sh [--compare volcano] [--gang N] [--jobs M]
 #
-#   --gang N   one gang of N pods × 8 chips on N nodes (default 1000, at most
-#              1000: ringleader's validation allows a Volcano Job 1000 pods)
+#   --gang N   one gang of N pods × 8 chips on N nodes (default 1000). In
+#              Kubernetes mode ringleader takes the Job as kube-apiserver
+#              stored it; `ringleader up` refuses a Volcano Job of over
+#              1,000 pods, MindCluster's published vcjob limit.
 #   --jobs M   M one-chip jobs created at once on N nodes (default 100; 0: skip)
 #   --compare volcano   also run Volcano (default: ringleader only)
 #
@@ -33,8 +39,8 @@ SYSTEMS=(ringleader)
 while [ $# -gt 0 ]; do
   case $1 in
     --compare) [ "${2:-}" = volcano ] || die "--compare takes 'volcano'"; SYSTEMS+=(volcano); shift 2 ;;
-    --gang) [[ ${2:-} =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 1000 ] \
-              || die "--gang '${2:-}': a whole number of pods from 1 to 1000 (a Volcano Job's limit in ringleader's validation)"
+    --gang) [[ ${2:-} =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 20000 ] \
+              || die "--gang '${2:-}': a whole number of pods from 1 to 20000"
             GANG=$2; shift 2 ;;
     --jobs) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--jobs '${2:-}': a whole number of jobs"; JOBS=$2; shift 2 ;;
     -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -200,23 +206,67 @@ measure() { # SYSTEM WORKLOAD NODES PODS YAML
   local secs
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   [ "$n" -ge "$pods" ] || secs=">$TIMEOUT ($n of $pods bound)"
-  python3 - "$system" "$workload" "$secs" "$before" "$after" "$rss" "$pods" <<'PY'
+  local stopped
+  stopped=$(stop_timed "${PIDS[@]}")
+  PIDS=()
+  python3 - "$system" "$workload" "$secs" "$before" "$after" "$rss" "$pods" "$stopped" <<'PY'
 import json, sys
-system, workload, secs, before, after, rss, pods = sys.argv[1:]
+system, workload, secs, before, after, rss, pods, stopped = sys.argv[1:]
 b, a = json.loads(before), json.loads(after)
 d = {k: int(a.get(k, 0) - b.get(k, 0)) for k in sorted(set(a) | set(b)) if a.get(k, 0) != b.get(k, 0)}
 total = sum(d.values())
 verbs = ", ".join(f"{k} {v}" for k, v in d.items())
-print(f"| {system} | {workload} | {secs} | {total} ({total / int(pods):.1f}/pod: {verbs}) | {rss.strip()} MB |")
+print(f"| {system} | {workload} | {secs} | {total} ({total / int(pods):.1f}/pod: {verbs}) | {rss.strip()} MB | {stopped} |")
 PY
+  [ "$system" = ringleader ] && [ "$n" -ge "$pods" ] && [ "$pods" -gt 1 ] && cold_start "$log" "$nodes" "$pods"
   stop_all
+}
+
+# SIGTERM to each PID at once; prints the seconds until the last exited.
+stop_timed() { # PID...
+  local t0 p
+  t0=$(date +%s.%N)
+  for p in "$@"; do kill -TERM "$p" 2>/dev/null || true; done
+  for _ in $(seq 1 200); do
+    local alive=0
+    for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.02
+  done
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f s", b - a }'
+}
+
+# The manager started again on an apiserver holding NODES Nodes and PODS
+# bound pods: from its start to a new one-pod job's pod bound.
+cold_start() { # LOGDIR NODES PODS
+  local t0 t1 n
+  vcjob after-restart 1 1 >"$1/after-restart.yaml"
+  kubectl --kubeconfig "$ENVDIR/kubeconfig" create -f "$1/after-restart.yaml" >/dev/null
+  t0=$(date +%s.%N)
+  "$BIN" manager --kubeconfig "$ENVDIR/kubeconfig" >"$1/manager-restart.log" 2>&1 &
+  PIDS+=($!)
+  local deadline=$(( $(date +%s) + 120 ))
+  n=0
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    n=$(kubectl --kubeconfig "$ENVDIR/kubeconfig" get pods -l volcano.sh/job-name=after-restart \
+          --field-selector 'spec.nodeName!=' -o name 2>/dev/null | wc -l)
+    [ "$n" -ge 1 ] && break
+    sleep 0.1
+  done
+  t1=$(date +%s.%N)
+  if [ "$n" -ge 1 ]; then
+    awk -v a="$t0" -v b="$t1" -v nodes="$2" -v pods="$3" \
+      'BEGIN { printf "ringleader cold start on %d Nodes and %d bound pods: manager start → a new job'"'"'s pod bound in %.1f s\n", nodes, pods, b - a }' >&2
+  else
+    echo "ringleader cold start: the new job's pod was not bound in 120 s (see $1/manager-restart.log)" >&2
+  fi
 }
 
 [[ " ${SYSTEMS[*]} " == *" volcano "* ]] && build_volcano
 "$ROOT/scripts/k8s-env.sh" build >/dev/null
 echo "k8s-compare: logs in $OUT; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| system | workload | create → all bound (s) | API writes | peak RSS (scheduler/manager, controller) |"
-echo "|---|---|---|---|---|"
+echo "| system | workload | create → all bound (s) | API writes | peak RSS (scheduler/manager, controller) | stopped after SIGTERM |"
+echo "|---|---|---|---|---|---|"
 vcjob gang "$GANG" 8 >"$OUT/gang.yaml"
 : >"$OUT/jobs.yaml"
 for i in $(seq 1 "$JOBS"); do vcjob "one-$i" 1 1 >>"$OUT/jobs.yaml"; done

@@ -774,7 +774,9 @@ fn nodes_with_a_kubelet_are_read_never_written_and_a_gang_lands_on_them() {
     }
     let took = signalled.elapsed();
     eprintln!("manager stopped {took:?} after SIGTERM");
-    assert!(exited.is_some() && took < Duration::from_secs(5), "stopped after {took:?}: {}", mgr.output());
+    // Issue 27: within 2 s (the manager abandons a pass still running after
+    // 1.5 s; kube-apiserver holds every write made before it).
+    assert!(exited.is_some() && took < Duration::from_secs(2), "stopped after {took:?}: {}", mgr.output());
     mgr.kill();
 }
 

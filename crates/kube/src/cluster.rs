@@ -406,13 +406,17 @@ impl KubeCluster {
                 Some(c) => format!("{url}&continue={c}"),
                 None => url.clone(),
             };
-            let page = match self.call(http::Method::GET, page_url, None).await {
+            let mut page = match self.call(http::Method::GET, page_url, None).await {
                 // A CRD this cluster does not have: nothing of that kind.
                 Err(StoreError::NotFound(_)) => return Ok((Vec::new(), 0)),
                 other => other?,
             };
-            for item in page.get("items").and_then(Value::as_array).into_iter().flatten() {
-                let stored = self.stored(kind, item.clone())?;
+            let page_items = match page.get_mut("items") {
+                Some(Value::Array(list)) => std::mem::take(list),
+                _ => Vec::new(),
+            };
+            for item in page_items {
+                let stored = self.stored(kind, item)?;
                 self.note_device_info(&stored, false);
                 items.push(stored);
             }
@@ -429,6 +433,10 @@ impl KubeCluster {
         }
     }
 }
+
+/// How many kinds a list asks kube-apiserver for at once (its default
+/// max-requests-inflight for reads is 400; this stays well under it).
+const LIST_PARALLELISM: usize = 8;
 
 const JSON: &str = "application/json";
 const MERGE: &str = "application/merge-patch+json";
@@ -540,12 +548,21 @@ impl Backend for KubeCluster {
     fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {
         let kinds = selected(selector)?;
         self.block(async {
+            // Kinds are listed side by side: one after another, a cold start
+            // waited out a round trip per kind (dozens) before the first page
+            // of Nodes or pods. Each kind's own pages stay in order.
+            let namespace = selector.namespace.as_deref();
+            let lists: Vec<Result<(Vec<Stored>, u64), StoreError>> =
+                futures_util::stream::iter(kinds.iter().map(|kind| self.list_kind(kind, namespace)))
+                    .buffered(LIST_PARALLELISM)
+                    .collect()
+                    .await;
             let mut all = Vec::new();
             let mut top = 0;
-            for kind in &kinds {
-                let (items, version) = self.list_kind(kind, selector.namespace.as_deref()).await?;
-                if let Ok(mut listed) = self.listed.lock() {
-                    listed.insert((kind.api_version.to_string(), kind.kind.to_string()), version);
+            for (kind, listed) in kinds.iter().zip(lists) {
+                let (items, version) = listed?;
+                if let Ok(mut known) = self.listed.lock() {
+                    known.insert((kind.api_version.to_string(), kind.kind.to_string()), version);
                 }
                 top = top.max(version);
                 all.extend(items);

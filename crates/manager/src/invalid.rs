@@ -256,8 +256,10 @@ pub fn write(store: &dyn Backend, cache: &mut Cache, findings: &Findings, now: f
         ops.push(condition_op(o, condition));
     }
     for key in findings.valid.iter().filter(|k| !findings.is_invalid(k)) {
-        let Some(o) = cache.get(key).filter(|o| !is_kubelet_node(&o.object)) else { continue };
-        if current(&o.object).is_none_or(|(status, _)| status != "False") {
+        let Some(o) = cache.get(key) else { continue };
+        // Only an object marked invalid before needs a write; that test
+        // first, as this runs over every Node on every pass.
+        if current(&o.object).is_none_or(|(status, _)| status != "False") || is_kubelet_node(&o.object) {
             continue;
         }
         let condition = json!({"type": CONDITION, "status": "True", "reason": VALID_REASON,

@@ -24,7 +24,12 @@ pub fn evict(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Man
     let tainted: BTreeMap<String, Vec<Taint>> = cache
         .of_kind("ringleader.io/v1alpha1", "Node")
         .filter_map(|n| {
-            let taints: Vec<Taint> = serde_json::from_value(n.object.pointer("/spec/taints")?.clone()).ok()?;
+            // Typed only where a NoExecute taint is: this runs every pass over every Node.
+            let raw = n.object.get("spec")?.get("taints")?.as_array()?;
+            if !raw.iter().any(|t| t.get("effect").and_then(Value::as_str) == Some("NoExecute")) {
+                return None;
+            }
+            let taints: Vec<Taint> = serde_json::from_value(Value::Array(raw.clone())).ok()?;
             let no_execute: Vec<Taint> = taints.into_iter().filter(|t| t.effect == "NoExecute").collect();
             (!no_execute.is_empty()).then(|| (n.key.name.clone(), no_execute))
         })

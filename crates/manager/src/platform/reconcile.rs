@@ -24,10 +24,11 @@ pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Mana
     let platform_nodes = objects(cache, API, "PlatformNode");
     let nodes = if groups.is_empty() && platform_nodes.is_empty() {
         // Without groups only a label left by a deleted one matters.
-        let label = format!("/metadata/labels/{}", GROUP_LABEL.replace('/', "~1"));
         cache
             .of_kind(NODE_API, "Node")
-            .filter(|n| n.object.pointer(&label).is_some())
+            .filter(|n| {
+                n.object.get("metadata").and_then(|m| m.get("labels")).and_then(|l| l.get(GROUP_LABEL)).is_some()
+            })
             .map(|n| n.object.clone())
             .collect()
     } else {
