@@ -19,12 +19,20 @@ strings({
     'vip.kill': '创建本作业时将被停止（当前在所选节点上运行；VIP 作业不会被停止）',
     'vip.wait': '本作业将等待以下任务结束（当前在所选节点上运行）',
     'vip.free': '空闲', 'vip.pod': '容器组', 'vip.job': '作业',
-    'vip.partial': '仅显示本工作空间的 Pod：您无权读取其他工作空间的 Pod。',
+    'vip.partial': '仅显示本工作空间的容器组：您无权读取其他工作空间的容器组。',
     'vip.loading': '正在读取节点上的任务\u2026',
   },
 });
 
 const done = (p) => ['Succeeded', 'Failed'].includes(get(p, 'status.phase'));
+
+/** The name of the job a pod is of: its training job's, else its controller's. */
+function jobName(p) {
+  const tj = get(p, 'metadata.labels', {})['platform.ringleader.io/training-job'];
+  const owners = get(p, 'metadata.ownerReferences', []);
+  const owner = (Array.isArray(owners) ? owners : []).find((o) => o.controller) || owners[0];
+  return tj || (owner && owner.name) || '';
+}
 
 /** The unfinished pods on `node`: every namespace's when readable, else namespace `ns`'s (`partial`). */
 async function podsOn(node, ns, signal) {
@@ -48,7 +56,7 @@ function nodeItem(node, pods) {
       const name = get(p, 'metadata.name');
       return h('li', { class: 'vip-pod', 'data-pod': `${ns}/${name}` },
         `${t('vip.pod')} `, h('a', { href: `#/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}` }, `${ns}/${name}`),
-        ' ', badge(get(p, 'status.phase')), ` ${t('vip.job')} `, jobLink(p, ns));
+        ' ', badge(get(p, 'status.phase')), jobName(p) ? [` ${t('vip.job')} `, jobLink(p, `${ns}/${jobName(p)}`)] : null);
     })));
 }
 
