@@ -497,6 +497,9 @@ async fn choose(c: &Client, css: &str, values: &[&str]) {
 /// Fills and submits a Create form; the result lists the object made.
 async fn create_by_form(c: &Client, url: &str, kind_and_ns: &str, fill: &[(&str, &str)], pick: &[(&str, &[&str])]) {
     c.goto(&format!("{url}/#/create/{kind_and_ns}")).await.expect("form");
+    // The previous form's inputs stay until the route changes: wait for this kind's page.
+    let kind = kind_and_ns.split('?').next().unwrap_or_default();
+    find(c, &format!("#create-kinds [aria-current=page][data-kind={kind}]")).await;
     find(c, "#cr-name").await;
     for (css, values) in pick {
         choose(c, css, values).await;
@@ -573,6 +576,13 @@ async fn run_reaches(plane: &Plane, ns: &str, run: &str, states: &[&str]) -> Val
     }
     let pods = plane.ctl(&["get", "pods", "-n", ns, "-o", "json"]);
     panic!("run {ns}/{run} never reached {states:?}: {last:#}\n{pods}");
+}
+
+/// Brings `css` into the window (for the screenshot of that step).
+async fn scroll_to(c: &Client, css: &str) {
+    c.execute("document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", vec![json!(css)])
+        .await
+        .expect("scroll");
 }
 
 fn ctl_json(plane: &Plane, args: &[&str]) -> Value {
@@ -767,6 +777,7 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     .expect("open the run");
     click(c, "#run-detail table button").await;
     wait_text(c, "#log", "the run's log", |t| t.contains("trained on ")).await;
+    scroll_to(c, "#log").await;
     walk.step(c, "run-log").await;
 
     // A VIP job on the machines it runs on shows it, before Create, as what would be stopped.
@@ -785,6 +796,9 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     assert_eq!(busy.len(), 2, "{shown}");
     assert_eq!(busy[0].1, "true", "the busy machine first: {busy:?}");
     assert_eq!(busy[0].0, node, "the machine the run is on: {busy:?}");
+    let job = find(c, "#cr-vip-nodes li.vip-pod a:last-of-type").await.text().await.unwrap_or_default();
+    assert_eq!(job, "ws-form/tj-form", "the pod's job: {shown}");
+    scroll_to(c, "#cr-vip-preview").await;
     walk.step(c, "vip").await;
 
     // Stopped from its page; then cloned with one more instance, and the clone run.
@@ -827,6 +841,25 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     let edited = ctl_json(plane, &["get", "trainingjob", "tj-form", "-n", "ws-form", "-o", "json"]);
     assert_eq!(edited["spec"]["description"], "edited by form");
     assert_eq!(edited["spec"]["roles"], tj["spec"]["roles"], "the rest kept");
+
+    // The admin, who may read every namespace's pods, is shown the clone's two on their machines, with no note.
+    click(c, "#logout").await;
+    find(c, "#token").await.send_keys(&format!("{}\u{E007}", admin_token(plane))).await.expect("admin signs in");
+    wait_text(c, "#nav", "the navigation", |t| t.contains("Create")).await;
+    c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
+    // Not the edit form the admin signed in on: that one's inputs would be gone by the time they are set.
+    wait_text(c, "#create-title", "a new job's form", |t| t == "Create: Training job").await;
+    choose(c, "#cr-vip", &["f1", "f2"]).await;
+    choose(c, "#cr-onBusy", &["kill"]).await;
+    let shown = wait_text(c, "#cr-vip-preview", "the admin's VIP preview", |t| {
+        t.matches("ws-form/tj-form-copy-r1").count() >= 2
+    })
+    .await;
+    assert!(!shown.contains("Only your workspace"), "{shown}");
+}
+
+fn admin_token(plane: &Plane) -> String {
+    std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string()
 }
 
 /// How long the console's pages take to show with 5,000 pods in the
