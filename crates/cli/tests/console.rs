@@ -736,6 +736,23 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
         .await
         .expect("the queue field");
     assert_eq!(queue, json!(["SELECT", "q-form", ["q-form"]]), "the member's queue picker");
+    // What the workspace grants is its own objects, by name, and nothing to list.
+    let answers = c
+        .execute_async(
+            "const [paths, done] = arguments;
+             import('/console/app.js').then((m) => Promise.all(paths.map((p) => m.api(p).then(() => 200, (e) => e.status)))).then(done);",
+            vec![json!([
+                "/apis/platform.ringleader.io/v1alpha1/workspaces/ws-form",
+                "/apis/scheduling.volcano.sh/v1beta1/queues/q-form",
+                "/apis/platform.ringleader.io/v1alpha1/resourcegroups/rg-form",
+                "/apis/scheduling.volcano.sh/v1beta1/queues",
+                "/apis/scheduling.volcano.sh/v1beta1/queues/default",
+                "/apis/platform.ringleader.io/v1alpha1/workspaces",
+            ])],
+        )
+        .await
+        .expect("the member's reads");
+    assert_eq!(answers, json!([200, 200, 200, 403, 403, 403]), "carol's reads");
     type_in(c, "#cr-name", "tj-form").await;
     type_in(c, "#cr-image", "pytorch:2.3").await;
     type_in(c, "#cr-command", "echo trained").await;
