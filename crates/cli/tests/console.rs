@@ -494,8 +494,12 @@ async fn choose(c: &Client, css: &str, values: &[&str]) {
     .expect("choose");
 }
 
+/// Fills and submits a Create form; the result lists the object made.
 async fn create_by_form(c: &Client, url: &str, kind_and_ns: &str, fill: &[(&str, &str)], pick: &[(&str, &[&str])]) {
     c.goto(&format!("{url}/#/create/{kind_and_ns}")).await.expect("form");
+    // The previous form's inputs stay until the route changes: wait for this kind's page.
+    let kind = kind_and_ns.split('?').next().unwrap_or_default();
+    find(c, &format!("#create-kinds [aria-current=page][data-kind={kind}]")).await;
     find(c, "#cr-name").await;
     for (css, values) in pick {
         choose(c, css, values).await;
@@ -506,15 +510,105 @@ async fn create_by_form(c: &Client, url: &str, kind_and_ns: &str, fill: &[(&str,
     click(c, "#create").await;
     wait_text(c, "#create-result", "the result", |t| !t.is_empty()).await;
     let out = find(c, "#create-result").await.text().await.unwrap_or_default();
-    assert!(out.contains("created"), "{kind_and_ns}: {out}");
+    assert!(c.find(Locator::Css("#created li")).await.is_ok(), "{kind_and_ns}: {out}");
+}
+
+/// The language a walk runs in: English, or Chinese through the header's button.
+#[derive(Clone, Copy)]
+struct Walk {
+    zh: bool,
+}
+
+impl Walk {
+    /// A step done: in Chinese, no English UI string is left on the page
+    /// (a text, label or placeholder equal to an `en` value whose `zh`
+    /// differs, or holding a long one), and its screenshot is `zh-<name>`.
+    async fn step(self, c: &Client, name: &str) {
+        if !self.zh {
+            return;
+        }
+        let english = c
+            .execute_async(
+                "const done = arguments[0];
+                 import('/console/i18n.js').then(({ tables }) => {
+                   const { en, zh } = tables();
+                   const words = new Set(Object.keys(en).filter((k) => zh[k] !== undefined && zh[k] !== en[k] && /[A-Za-z]{2}/.test(en[k])).map((k) => en[k]));
+                   const long = [...words].filter((w) => w.length >= 12 && w.includes(' '));
+                   const seen = [];
+                   const walker = document.createTreeWalker(document.getElementById('main'), NodeFilter.SHOW_TEXT);
+                   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+                     const el = n.parentElement;
+                     if (!el || el.closest('[hidden], textarea, pre, code') || (el.tagName !== 'OPTION' && !el.getClientRects().length)) continue;
+                     seen.push(n.textContent.trim());
+                   }
+                   for (const el of document.querySelectorAll('#nav, #user, #main, #nav *, #user *, #main *')) {
+                     for (const a of ['aria-label', 'placeholder', 'title']) if (el.getAttribute(a)) seen.push(el.getAttribute(a).trim());
+                   }
+                   for (const n of document.querySelectorAll('#nav a, #user button')) seen.push(n.textContent.trim());
+                   done(seen.filter((s) => s && (words.has(s) || long.some((w) => s.includes(w)))));
+                 }).catch((e) => done(['check failed: ' + e]));",
+                vec![],
+            )
+            .await
+            .expect("the language check");
+        assert_eq!(english, json!([]), "English left on the Chinese page at step {name}");
+        shoot(c, &format!("zh-{name}")).await;
+    }
+
+    fn word(self, en: &'static str, zh: &'static str) -> &'static str {
+        if self.zh {
+            zh
+        } else {
+            en
+        }
+    }
+}
+
+/// Run `run` of namespace `ns` once its state is one of `states`.
+async fn run_reaches(plane: &Plane, ns: &str, run: &str, states: &[&str]) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..240 {
+        last = plane.client.get(common::find("Run"), ns, run).await.unwrap_or(Value::Null);
+        if states.contains(&last["status"]["state"].as_str().unwrap_or_default()) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let pods = plane.ctl(&["get", "pods", "-n", ns, "-o", "json"]);
+    panic!("run {ns}/{run} never reached {states:?}: {last:#}\n{pods}");
+}
+
+/// Brings `css` into the window (for the screenshot of that step).
+async fn scroll_to(c: &Client, css: &str) {
+    c.execute("document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", vec![json!(css)])
+        .await
+        .expect("scroll");
+}
+
+fn ctl_json(plane: &Plane, args: &[&str]) -> Value {
+    let out = plane.ctl(args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
 }
 
 /// Issue 26: seed 004's chapters through the forms only, never pasting
 /// YAML. The admin makes a resource group, a queue with a quota and a
-/// workspace with a member; a bad field is refused with its input marked;
-/// the member makes a dataset and a training job by form and runs it.
+/// workspace with a member (and, in English, edits the queue and the
+/// workspace from their lists); the member makes a dataset and a training
+/// job by form (the queue offered, not typed), runs it, follows its log,
+/// sees what a VIP job on its machines would stop, stops it, clones it
+/// with a changed instance count and runs the clone.
 #[test]
 fn the_platform_is_built_through_forms_only() {
+    forms_walk(Walk { zh: false });
+}
+
+/// The same walk in Chinese: no page shows an English UI string.
+#[test]
+fn the_platform_is_built_through_forms_only_in_chinese() {
+    forms_walk(Walk { zh: true });
+}
+
+fn forms_walk(walk: Walk) {
     if !available() {
         return;
     }
@@ -526,135 +620,263 @@ fn the_platform_is_built_through_forms_only() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
         let c = browser(&driver).await;
-        c.goto(&url).await.expect("open console");
-        find(&c, "#token").await.send_keys(&format!("{token}\u{E007}")).await.expect("sign in");
-        wait_text(&c, "#nav", "the navigation", |t| t.contains("Create")).await;
-        create_by_form(&c, &url, "ResourceGroup", &[("#cr-name", "rg-form")], &[("#cr-nodes", &["f1", "f2"])]).await;
-        shoot(&c, "form-resource-group").await;
-        create_by_form(
-            &c,
-            &url,
-            "Queue",
-            &[("#cr-name", "q-form"), ("#cr-count", "1"), ("#cr-gpu", "8")],
-            &[("#cr-group", &["rg-form"])],
-        )
-        .await;
-        create_by_form(
-            &c,
-            &url,
-            "Workspace",
-            &[("#cr-name", "ws-form"), ("#cr-members", "carol member")],
-            &[("#cr-group", &["rg-form"]), ("#cr-queues", &["q-form"])],
-        )
-        .await;
-        let yaml = find(&c, "#cr-yaml").await.prop("value").await.expect("yaml").unwrap_or_default();
-        assert!(yaml.contains("members:") && yaml.contains("user: carol"), "the form's YAML: {yaml}");
-        // The rest of what an admin makes: a preset image, a script run on machines, a check.
-        create_by_form(&c, &url, "Image", &[("#cr-name", "torch-form"), ("#cr-image", "pytorch:2.3")], &[]).await;
-        create_by_form(
-            &c,
-            &url,
-            "Script",
-            &[("#cr-name", "hello-form"), ("#cr-content", "echo hello from $(hostname)")],
-            &[],
-        )
-        .await;
-        create_by_form(
-            &c,
-            &url,
-            "ScriptRun",
-            &[("#cr-name", "hello-run")],
-            &[("#cr-script", &["hello-form"]), ("#cr-nodes", &["f1"])],
-        )
-        .await;
-        create_by_form(
-            &c,
-            &url,
-            "CheckRun",
-            &[("#cr-name", "server-form")],
-            &[("#cr-type", &["server"]), ("#cr-nodes", &["f1", "f2"]), ("#cr-baseline", &["f1"])],
-        )
-        .await;
-        let check = plane.ctl(&["get", "checkrun", "server-form", "-o", "json"]);
-        let check: Value = serde_json::from_str(&check).expect("the check");
-        assert_eq!(check["spec"]["baselineNode"], "f1", "{check}");
-        let run = plane.ctl(&["get", "scriptrun", "hello-run", "-o", "json"]);
-        let run: Value = serde_json::from_str(&run).expect("the script run");
-        assert_eq!(run["spec"]["nodes"], json!(["f1"]), "{run}");
-
-        // The member: a dataset and a training job, by form.
-        click(&c, "#logout").await;
-        find(&c, "#token").await.send_keys(&format!("{carol}\u{E007}")).await.expect("carol signs in");
-        wait_text(&c, "#nav", "the navigation", |t| t.contains("Create")).await;
-        let files = tempfile::tempdir().expect("dataset dir");
-        let path = files.path().to_string_lossy().into_owned();
-        create_by_form(&c, &url, "Dataset?ns=ws-form", &[("#cr-name", "ds-form"), ("#cr-path", &path)], &[]).await;
-        // A command without a launcher is refused by the API: the input is marked.
-        c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
-        find(&c, "#cr-name").await;
-        // A member may not list the cluster's queues: the name is typed.
-        type_in(&c, "#cr-queue", "q-form").await;
-        type_in(&c, "#cr-name", "tj-form").await;
-        type_in(&c, "#cr-image", "pytorch:2.3").await;
-        type_in(&c, "#cr-command", "echo trained").await;
-        type_in(&c, "#cr-roles input[name=role-gpu]", "8").await;
-        choose(&c, "#cr-datasets", &["ds-form"]).await;
-        click(&c, "#create").await;
-        let refused = wait_text(&c, "#create-errors", "the refusal", |t| t.contains("spec.command")).await;
-        assert!(refused.contains("launcher"), "{refused}");
-        let invalid = c
-            .execute("return document.querySelector('#cr-command').getAttribute('aria-invalid')", vec![])
-            .await
-            .expect("aria-invalid");
-        assert_eq!(invalid, json!("true"), "the command input is marked");
-        shoot(&c, "form-training-job-refused").await;
-        type_in(&c, "#cr-command", "/bin/sh -c 'echo trained on $DATA_PATH'").await;
-        click(&c, "#create").await;
-        wait_text(&c, "#create-result", "created", |t| t.contains("TrainingJob ws-form/tj-form")).await;
-        // Its page runs it.
-        click(&c, "#created a").await;
-        click(&c, "#rerun").await;
-        let (mut state, mut runs) = (String::new(), Value::Null);
-        for _ in 0..120 {
-            let run = plane.ctl(&["get", "runs", "-n", "ws-form", "-o", "json"]);
-            runs = serde_json::from_str(&run).unwrap_or(Value::Null);
-            state = runs["items"][0]["status"]["state"].as_str().unwrap_or_default().to_string();
-            if state == "succeeded" || state == "failed" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-        let pods = plane.ctl(&["get", "pods", "-n", "ws-form", "-o", "json"]);
-        assert_eq!(state, "succeeded", "the form-made job's run: {runs:#}\n{pods}");
-        let tj = plane.ctl(&["get", "trainingjob", "tj-form", "-n", "ws-form", "-o", "json"]);
-        let tj: Value = serde_json::from_str(&tj).expect("the training job");
-        assert_eq!(tj["spec"]["roles"][0], json!({"name": "Master", "count": 1, "resources": {"gpu": 8}}));
-        assert_eq!(tj["spec"]["mounts"], json!([{"dataset": "ds-form"}]));
-
-        // Clone with changes: the form starts from the saved job; a Worker is added.
-        click(&c, "#clone-form").await;
-        wait_until_value(&c, "#cr-name", "tj-form-copy").await;
-        click(&c, "#cr-add-role").await;
-        type_in(&c, "#cr-roles tr:last-child input[name=role-gpu]", "8").await;
-        click(&c, "#create").await;
-        wait_text(&c, "#create-result", "the clone", |t| t.contains("TrainingJob ws-form/tj-form-copy")).await;
-        let copy = plane.ctl(&["get", "trainingjob", "tj-form-copy", "-n", "ws-form", "-o", "json"]);
-        let copy: Value = serde_json::from_str(&copy).expect("the clone");
-        assert_eq!(copy["spec"]["roles"][1], json!({"name": "Worker", "count": 1, "resources": {"gpu": 8}}), "{copy}");
-        assert_eq!(copy["spec"]["mounts"], tj["spec"]["mounts"]);
-        assert_eq!(copy["spec"]["command"], tj["spec"]["command"]);
-        // Edit: the same job, its name fixed, a new description saved.
-        c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form&edit=tj-form")).await.expect("edit");
-        wait_until_value(&c, "#cr-name", "tj-form").await;
-        type_in(&c, "#cr-description", "edited by form").await;
-        click(&c, "#create").await;
-        wait_text(&c, "#create-result", "the edit", |t| t.contains("TrainingJob ws-form/tj-form")).await;
-        let edited = plane.ctl(&["get", "trainingjob", "tj-form", "-n", "ws-form", "-o", "json"]);
-        let edited: Value = serde_json::from_str(&edited).expect("the edited job");
-        assert_eq!(edited["spec"]["description"], "edited by form");
-        assert_eq!(edited["spec"]["roles"], tj["spec"]["roles"], "the rest kept");
+        admin_walk(&c, &plane, &url, &token, walk).await;
+        member_walk(&c, &plane, &url, &carol, walk).await;
         let _ = c.close().await;
     });
+}
+
+async fn admin_walk(c: &Client, plane: &Plane, url: &str, token: &str, walk: Walk) {
+    c.goto(url).await.expect("open console");
+    find(c, "#token").await.send_keys(&format!("{token}\u{E007}")).await.expect("sign in");
+    wait_text(c, "#nav", "the navigation", |t| t.contains("Create")).await;
+    if walk.zh {
+        click(c, "#lang").await;
+        wait_text(c, "#nav", "the Chinese navigation", |t| t.contains("创建")).await;
+    }
+    create_by_form(c, url, "ResourceGroup", &[("#cr-name", "rg-form")], &[("#cr-nodes", &["f1", "f2"])]).await;
+    walk.step(c, "resource-group").await;
+    if !walk.zh {
+        shoot(c, "form-resource-group").await;
+    }
+    create_by_form(
+        c,
+        url,
+        "Queue",
+        &[("#cr-name", "q-form"), ("#cr-count", "1"), ("#cr-gpu", "8")],
+        &[("#cr-group", &["rg-form"])],
+    )
+    .await;
+    walk.step(c, "queue").await;
+    create_by_form(
+        c,
+        url,
+        "Workspace",
+        &[("#cr-name", "ws-form"), ("#cr-members", "carol member")],
+        &[("#cr-group", &["rg-form"]), ("#cr-queues", &["q-form"])],
+    )
+    .await;
+    let yaml = find(c, "#cr-yaml").await.prop("value").await.expect("yaml").unwrap_or_default();
+    assert!(yaml.contains("members:") && yaml.contains("user: carol"), "the form's YAML: {yaml}");
+    walk.step(c, "workspace").await;
+    if walk.zh {
+        c.goto(&format!("{url}/#/queues")).await.expect("queues");
+        find(c, "#edit-Queue-q-form").await;
+        walk.step(c, "queues").await;
+        return;
+    }
+    // The rest of what an admin makes: a preset image, a script run on machines, a check.
+    create_by_form(c, url, "Image", &[("#cr-name", "torch-form"), ("#cr-image", "pytorch:2.3")], &[]).await;
+    create_by_form(
+        c,
+        url,
+        "Script",
+        &[("#cr-name", "hello-form"), ("#cr-content", "echo hello from $(hostname)")],
+        &[],
+    )
+    .await;
+    create_by_form(
+        c,
+        url,
+        "ScriptRun",
+        &[("#cr-name", "hello-run")],
+        &[("#cr-script", &["hello-form"]), ("#cr-nodes", &["f1"])],
+    )
+    .await;
+    create_by_form(
+        c,
+        url,
+        "CheckRun",
+        &[("#cr-name", "server-form")],
+        &[("#cr-type", &["server"]), ("#cr-nodes", &["f1", "f2"]), ("#cr-baseline", &["f1"])],
+    )
+    .await;
+    let check = ctl_json(plane, &["get", "checkrun", "server-form", "-o", "json"]);
+    assert_eq!(check["spec"]["baselineNode"], "f1", "{check}");
+    let run = ctl_json(plane, &["get", "scriptrun", "hello-run", "-o", "json"]);
+    assert_eq!(run["spec"]["nodes"], json!(["f1"]), "{run}");
+
+    // Edit from the lists: the form filled from the saved object, its name fixed.
+    c.goto(&format!("{url}/#/queues")).await.expect("queues");
+    click(c, "#edit-Queue-q-form").await;
+    wait_until_value(c, "#cr-count", "1").await;
+    let fixed = c.execute("return document.querySelector('#cr-name').readOnly", vec![]).await.expect("readOnly");
+    assert_eq!(fixed, json!(true), "an edit keeps the name");
+    type_in(c, "#cr-weight", "3").await;
+    click(c, "#create").await;
+    wait_text(c, "#created", "the saved queue", |t| t.contains("q-form")).await;
+    let q = ctl_json(plane, &["get", "queue", "q-form", "-o", "json"]);
+    assert_eq!(q["spec"]["weight"], 3, "{q}");
+    assert_eq!(q["spec"]["quota"]["instanceCount"], 1, "the rest kept: {q}");
+    c.goto(&format!("{url}/#/workspaces")).await.expect("workspaces");
+    click(c, "#edit-Workspace-ws-form").await;
+    wait_until_value(c, "#cr-members", "carol member").await;
+    type_in(c, "#cr-members", "carol member\ndave member").await;
+    click(c, "#create").await;
+    wait_text(c, "#created", "the saved workspace", |t| t.contains("ws-form")).await;
+    let ws = ctl_json(plane, &["get", "workspace", "ws-form", "-o", "json"]);
+    assert_eq!(ws["spec"]["members"][1], json!({"user": "dave", "role": "member"}), "{ws}");
+    assert_eq!(ws["spec"]["queues"], json!(["q-form"]), "{ws}");
+}
+
+async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Walk) {
+    click(c, "#logout").await;
+    find(c, "#token").await.send_keys(&format!("{carol}\u{E007}")).await.expect("carol signs in");
+    let create = walk.word("Create", "创建");
+    wait_text(c, "#nav", "the navigation", |t| t.contains(create)).await;
+    let files = tempfile::tempdir().expect("dataset dir");
+    let path = files.path().to_string_lossy().into_owned();
+    create_by_form(c, url, "Dataset?ns=ws-form", &[("#cr-name", "ds-form"), ("#cr-path", &path)], &[]).await;
+    walk.step(c, "dataset").await;
+    c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
+    find(c, "#cr-name").await;
+    // The member may read the workspace's own queues: a picker, not a typed name.
+    let queue = c
+        .execute("const q = document.querySelector('#cr-queue'); return [q.tagName, q.value, [...q.options].map((o) => o.value)]", vec![])
+        .await
+        .expect("the queue field");
+    assert_eq!(queue, json!(["SELECT", "q-form", ["q-form"]]), "the member's queue picker");
+    // What the workspace grants is its own objects, by name, and nothing to list.
+    let answers = c
+        .execute_async(
+            "const [paths, done] = arguments;
+             import('/console/app.js').then((m) => Promise.all(paths.map((p) => m.api(p).then(() => 200, (e) => e.status)))).then(done);",
+            vec![json!([
+                "/apis/platform.ringleader.io/v1alpha1/workspaces/ws-form",
+                "/apis/scheduling.volcano.sh/v1beta1/queues/q-form",
+                "/apis/platform.ringleader.io/v1alpha1/resourcegroups/rg-form",
+                "/apis/scheduling.volcano.sh/v1beta1/queues",
+                "/apis/scheduling.volcano.sh/v1beta1/queues/default",
+                "/apis/platform.ringleader.io/v1alpha1/workspaces",
+            ])],
+        )
+        .await
+        .expect("the member's reads");
+    assert_eq!(answers, json!([200, 200, 200, 403, 403, 403]), "carol's reads");
+    type_in(c, "#cr-name", "tj-form").await;
+    type_in(c, "#cr-image", "pytorch:2.3").await;
+    type_in(c, "#cr-command", "echo trained").await;
+    type_in(c, "#cr-roles input[name=role-name]", "Worker").await;
+    type_in(c, "#cr-roles input[name=role-gpu]", "4").await;
+    choose(c, "#cr-datasets", &["ds-form"]).await;
+    // A command without a launcher is refused by the API: the input is marked.
+    click(c, "#create").await;
+    let refused = wait_text(c, "#create-errors", "the refusal", |t| t.contains("spec.command")).await;
+    assert!(refused.contains("launcher"), "{refused}");
+    let invalid = c
+        .execute("return document.querySelector('#cr-command').getAttribute('aria-invalid')", vec![])
+        .await
+        .expect("aria-invalid");
+    assert_eq!(invalid, json!("true"), "the command input is marked");
+    if !walk.zh {
+        shoot(c, "form-training-job-refused").await;
+    }
+    type_in(c, "#cr-command", "/bin/sh -c 'echo trained on $DATA_PATH; sleep 300'").await;
+    click(c, "#create").await;
+    wait_text(c, "#create-result", "created", |t| t.contains("TrainingJob ws-form/tj-form")).await;
+    walk.step(c, "training-job").await;
+    let tj = ctl_json(plane, &["get", "trainingjob", "tj-form", "-n", "ws-form", "-o", "json"]);
+    assert_eq!(tj["spec"]["roles"][0], json!({"name": "Worker", "count": 1, "resources": {"gpu": 4}}));
+    assert_eq!(tj["spec"]["mounts"], json!([{"dataset": "ds-form"}]));
+    assert_eq!(tj["spec"]["queue"], "q-form");
+
+    // Its page runs it; the run's pod log is followed.
+    let job_page = find(c, "#created a").await.attr("href").await.expect("href").unwrap_or_default();
+    click(c, "#created a").await;
+    click(c, "#rerun").await;
+    let run = run_reaches(plane, "ws-form", "tj-form-r1", &["running"]).await;
+    let node = run["status"]["pods"][0]["node"].as_str().unwrap_or_default().to_string();
+    c.execute(
+        "[...document.querySelectorAll('button.link')].find((b) => b.textContent === 'tj-form-r1').click()",
+        vec![],
+    )
+    .await
+    .expect("open the run");
+    click(c, "#run-detail table button").await;
+    wait_text(c, "#log", "the run's log", |t| t.contains("trained on ")).await;
+    scroll_to(c, "#log").await;
+    walk.step(c, "run-log").await;
+
+    // A VIP job on the machines it runs on shows it, before Create, as what would be stopped.
+    c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
+    choose(c, "#cr-vip", &["f1", "f2"]).await;
+    choose(c, "#cr-onBusy", &["kill"]).await;
+    let shown = wait_text(c, "#cr-vip-nodes", "the VIP preview", |t| t.contains("ws-form/tj-form-r1")).await;
+    let busy = c
+        .execute(
+            "return [...document.querySelectorAll('#cr-vip-nodes > li')].map((l) => [l.dataset.node, l.dataset.busy])",
+            vec![],
+        )
+        .await
+        .expect("busy machines");
+    let busy: Vec<(String, String)> = serde_json::from_value(busy).expect("pairs");
+    assert_eq!(busy.len(), 2, "{shown}");
+    assert_eq!(busy[0].1, "true", "the busy machine first: {busy:?}");
+    assert_eq!(busy[0].0, node, "the machine the run is on: {busy:?}");
+    let job = find(c, "#cr-vip-nodes li.vip-pod a:last-of-type").await.text().await.unwrap_or_default();
+    assert_eq!(job, "ws-form/tj-form", "the pod's job: {shown}");
+    scroll_to(c, "#cr-vip-preview").await;
+    walk.step(c, "vip").await;
+
+    // Stopped from its page; then cloned with one more instance, and the clone run.
+    c.goto(&format!("{url}/{job_page}")).await.expect("job page");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let stop = find(c, "[data-run='tj-form-r1']").await;
+        if stop.attr("disabled").await.is_ok_and(|d| d.is_none()) && stop.click().await.is_ok() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "stop never clicked");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    run_reaches(plane, "ws-form", "tj-form-r1", &["stopped"]).await;
+    walk.step(c, "stopped").await;
+    click(c, "#clone-form").await;
+    wait_until_value(c, "#cr-name", "tj-form-copy").await;
+    type_in(c, "#cr-roles input[name=role-count]", "2").await;
+    click(c, "#create").await;
+    wait_text(c, "#create-result", "the clone", |t| t.contains("TrainingJob ws-form/tj-form-copy")).await;
+    walk.step(c, "clone").await;
+    let copy = ctl_json(plane, &["get", "trainingjob", "tj-form-copy", "-n", "ws-form", "-o", "json"]);
+    assert_eq!(copy["spec"]["roles"], json!([{"name": "Worker", "count": 2, "resources": {"gpu": 4}}]), "{copy}");
+    assert_eq!(copy["spec"]["mounts"], tj["spec"]["mounts"]);
+    assert_eq!(copy["spec"]["command"], tj["spec"]["command"]);
+    click(c, "#created a").await;
+    click(c, "#rerun").await;
+    let run = run_reaches(plane, "ws-form", "tj-form-copy-r1", &["running"]).await;
+    assert_eq!(run["status"]["pods"].as_array().map(Vec::len), Some(2), "both instances run: {run:#}");
+    walk.step(c, "clone-running").await;
+    if walk.zh {
+        return;
+    }
+    // Edit: the same job, its name fixed, a new description saved.
+    c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form&edit=tj-form")).await.expect("edit");
+    wait_until_value(c, "#cr-name", "tj-form").await;
+    type_in(c, "#cr-description", "edited by form").await;
+    click(c, "#create").await;
+    wait_text(c, "#create-result", "the edit", |t| t.contains("TrainingJob ws-form/tj-form")).await;
+    let edited = ctl_json(plane, &["get", "trainingjob", "tj-form", "-n", "ws-form", "-o", "json"]);
+    assert_eq!(edited["spec"]["description"], "edited by form");
+    assert_eq!(edited["spec"]["roles"], tj["spec"]["roles"], "the rest kept");
+
+    // The admin, who may read every namespace's pods, is shown the clone's two on their machines, with no note.
+    click(c, "#logout").await;
+    find(c, "#token").await.send_keys(&format!("{}\u{E007}", admin_token(plane))).await.expect("admin signs in");
+    wait_text(c, "#nav", "the navigation", |t| t.contains("Create")).await;
+    c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
+    // Not the edit form the admin signed in on: that one's inputs would be gone by the time they are set.
+    wait_text(c, "#create-title", "a new job's form", |t| t == "Create: Training job").await;
+    choose(c, "#cr-vip", &["f1", "f2"]).await;
+    choose(c, "#cr-onBusy", &["kill"]).await;
+    let shown = wait_text(c, "#cr-vip-preview", "the admin's VIP preview", |t| {
+        t.matches("ws-form/tj-form-copy-r1").count() >= 2
+    })
+    .await;
+    assert!(!shown.contains("Only your workspace"), "{shown}");
+}
+
+fn admin_token(plane: &Plane) -> String {
+    std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string()
 }
 
 /// How long the console's pages take to show with 5,000 pods in the

@@ -27,6 +27,7 @@ const ASSETS: &[(&str, &[u8])] = &[
     ("pages/checks.js", include_bytes!("../console/pages/checks.js")),
     ("pages/charts.js", include_bytes!("../console/pages/charts.js")),
     ("pages/create.js", include_bytes!("../console/pages/create.js")),
+    ("pages/vip.js", include_bytes!("../console/pages/vip.js")),
 ];
 
 /// Paths the auth layer lets through: the console's static files.

@@ -42,7 +42,17 @@ pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Mana
         let ops = quota::decide(&queues, &objects(cache, API, "ResourceGroup"), &objects(cache, NODE_API, "Node"));
         write(store, cache, ops)?;
     }
-    let bindings = objects(cache, RBAC_API, "RoleBinding");
+    // The cluster's own ClusterRoles are none of the workspaces' business.
+    let readers = workspace::reader_name("");
+    let bindings: Vec<_> = objects(cache, RBAC_API, "RoleBinding")
+        .into_iter()
+        .chain(["ClusterRole", "ClusterRoleBinding"].into_iter().flat_map(|k| {
+            cache
+                .of_kind(RBAC_API, k)
+                .filter(|o| str_at(&o.object, &["metadata", "name"]).is_some_and(|n| n.starts_with(&readers)))
+                .map(|o| o.object.clone())
+        }))
+        .collect();
     let namespaces = objects(cache, namespace::API_VERSION, namespace::KIND);
     let ops = workspace::decide(
         &objects(cache, API, "Workspace"),

@@ -3,6 +3,13 @@
 //! the workspace's admins, `edit` for its members), so the API's RBAC is
 //! the workspace boundary. Its queues are bound to it (`spec.workspace`); a
 //! queue bound to another workspace fails it, naming that workspace.
+//!
+//! The Workspace and its queues are cluster-scoped, out of the namespace's
+//! reach: a ClusterRole and ClusterRoleBinding of the workspace let its
+//! people `get` exactly those objects, and its resource group, by name
+//! (nothing they could list), so a member's console offers the workspace's
+//! queues and the group's machines (a VIP job's) instead of asking for
+//! names typed from memory.
 
 use super::api::{QUEUE_API, RBAC_API};
 use super::object::{key_of, name, owner_ref, status_op};
@@ -39,6 +46,55 @@ pub fn role_binding(ws: &Value, binding: &str, cluster_role: &str, role: &str) -
     })
 }
 
+/// The ClusterRole (and its ClusterRoleBinding) letting the people of workspace `ws` read it and its queues.
+pub fn reader_name(ws: &str) -> String {
+    format!("platform:workspace-reader:{ws}")
+}
+
+/// The ClusterRole and ClusterRoleBinding giving every member of `ws`
+/// (either role) `get` of the Workspace, its resource group and `queues`,
+/// by name. A rule without names would grant every object of its
+/// resource, so a workspace without queues (or group) gets no such rule.
+pub fn reader(ws: &Value, queues: &[&str]) -> [Value; 2] {
+    let role = reader_name(name(ws));
+    let mut rules = vec![json!({"apiGroups": ["platform.ringleader.io"], "resources": ["workspaces"],
+                                "verbs": ["get"], "resourceNames": [name(ws)]})];
+    if let Some(group) = str_at(ws, &["spec", "resourceGroup"]).filter(|g| !g.is_empty()) {
+        rules.push(json!({"apiGroups": ["platform.ringleader.io"], "resources": ["resourcegroups"],
+                          "verbs": ["get"], "resourceNames": [group]}));
+    }
+    if !queues.is_empty() {
+        rules.push(json!({"apiGroups": ["scheduling.volcano.sh"], "resources": ["queues"],
+                          "verbs": ["get"], "resourceNames": queues}));
+    }
+    let users: BTreeSet<&str> = at(ws, &["spec", "members"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("user").and_then(Value::as_str))
+        .collect();
+    let subjects: Vec<Value> = users
+        .into_iter()
+        .map(|u| json!({"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": u}))
+        .collect();
+    [
+        json!({"apiVersion": RBAC_API, "kind": "ClusterRole",
+               "metadata": {"name": role, "ownerReferences": owner_ref(ws)}, "rules": rules}),
+        json!({"apiVersion": RBAC_API, "kind": "ClusterRoleBinding",
+               "metadata": {"name": role, "ownerReferences": owner_ref(ws)},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+               "subjects": subjects}),
+    ]
+}
+
+/// Whether `want` (an RBAC object this controller writes) is already in `have` as written.
+fn written(have: &[Value], want: &Value) -> bool {
+    have.iter().find(|b| key_of(b) == key_of(want)).is_some_and(|h| {
+        ["roleRef", "subjects", "rules"].iter().all(|f| h.get(f) == want.get(f))
+            && at(h, &["metadata", "ownerReferences"]) == at(want, &["metadata", "ownerReferences"])
+    })
+}
+
 /// Label naming the workspace a namespace was made for.
 pub const WORKSPACE_LABEL: &str = "platform.ringleader.io/workspace";
 
@@ -58,8 +114,10 @@ fn queue_patch(queue: &str, workspace: Value) -> Op {
     }
 }
 
-/// The writes that bring RoleBindings, queue bindings and workspace
-/// statuses in line with the workspaces.
+/// The writes that bring RoleBindings, the readers' ClusterRoles and
+/// ClusterRoleBindings, queue bindings and workspace statuses in line with
+/// the workspaces; `bindings` holds the RBAC objects there are now (all
+/// three kinds).
 pub fn decide(workspaces: &[Value], queues: &[Value], bindings: &[Value], namespaces: &[Value]) -> Vec<Op> {
     let existing: BTreeSet<&str> = workspaces.iter().map(name).collect();
     let mut claimed: BTreeMap<&str, String> = queues
@@ -90,12 +148,7 @@ pub fn decide(workspaces: &[Value], queues: &[Value], bindings: &[Value], namesp
         }
         for (binding, cluster_role, role) in [(ADMINS, "admin", "admin"), (MEMBERS, "edit", "member")] {
             let want = role_binding(ws, binding, cluster_role, role);
-            let have = bindings.iter().find(|b| key_of(b) == key_of(&want));
-            let same = have.is_some_and(|h| {
-                ["roleRef", "subjects"].iter().all(|f| h.get(f) == want.get(f))
-                    && at(h, &["metadata", "ownerReferences"]) == at(&want, &["metadata", "ownerReferences"])
-            });
-            if !same {
+            if !written(bindings, &want) {
                 ops.push(Op::Apply(want));
             }
         }
@@ -107,6 +160,7 @@ pub fn decide(workspaces: &[Value], queues: &[Value], bindings: &[Value], namesp
             .filter_map(Value::as_str)
             .collect();
         let mut problems = Vec::new();
+        let mut bound = Vec::new();
         for qn in &listed {
             let Some(q) = queues.iter().find(|q| name(q) == *qn) else {
                 problems.push(format!("queue {qn} not found"));
@@ -124,8 +178,15 @@ pub fn decide(workspaces: &[Value], queues: &[Value], bindings: &[Value], namesp
                 }
             }
             claimed.insert(qn, ns.to_string());
+            bound.push(*qn);
             if str_at(q, &["spec", "workspace"]) != Some(ns) {
                 ops.push(queue_patch(qn, json!(ns)));
+            }
+        }
+        // Only queues the workspace holds: one claimed by another stays theirs to read.
+        for want in reader(ws, &bound) {
+            if !written(bindings, &want) {
+                ops.push(Op::Apply(want));
             }
         }
         for q in queues.iter().filter(|q| str_at(q, &["spec", "workspace"]) == Some(ns)) {
@@ -171,7 +232,20 @@ mod tests {
         let namespaces = [made[0].clone()];
         let applied: Vec<&Value> =
             ops.iter().filter_map(|o| if let Op::Apply(v) = o { Some(v) } else { None }).collect();
-        assert_eq!(applied.len(), 2);
+        assert_eq!(applied.len(), 4, "two RoleBindings, the reader's ClusterRole and its binding: {applied:?}");
+        let role = applied.iter().find(|o| o["kind"] == "ClusterRole").expect("reader role");
+        assert_eq!(name(role), "platform:workspace-reader:team-a");
+        assert_eq!(
+            role["rules"],
+            json!([{"apiGroups": ["platform.ringleader.io"], "resources": ["workspaces"], "verbs": ["get"], "resourceNames": ["team-a"]},
+                   {"apiGroups": ["platform.ringleader.io"], "resources": ["resourcegroups"], "verbs": ["get"], "resourceNames": ["g"]},
+                   {"apiGroups": ["scheduling.volcano.sh"], "resources": ["queues"], "verbs": ["get"], "resourceNames": ["q1"]}])
+        );
+        let readers = applied.iter().find(|o| o["kind"] == "ClusterRoleBinding").expect("reader binding");
+        assert_eq!(readers["roleRef"]["name"], "platform:workspace-reader:team-a");
+        let who: Vec<&Value> = readers["subjects"].as_array().expect("list").iter().map(|s| &s["name"]).collect();
+        assert_eq!(who, [&json!("alice"), &json!("bob"), &json!("carol")], "every member, either role");
+        assert_eq!(readers["metadata"]["ownerReferences"][0]["uid"], "uid-team-a", "it goes with the workspace");
         let admins = applied.iter().find(|b| name(b) == ADMINS).expect("admins");
         assert_eq!(admins["metadata"]["namespace"], "team-a");
         assert_eq!(admins["roleRef"]["name"], "admin");
@@ -233,6 +307,23 @@ mod tests {
         assert!(msg.contains("queue q2 belongs to resource group other, not g"), "{msg}");
         assert!(msg.contains("queue q3 not found"), "{msg}");
         assert!(!ops.iter().any(|o| matches!(o, Op::Patch { key, .. } if key.kind == "Queue")), "{ops:?}");
+    }
+
+    #[test]
+    fn a_reader_is_granted_no_queue_the_workspace_does_not_hold() {
+        // q1 is team-b's; a rule naming no queue would grant them all.
+        let workspaces = [ws("team-a", json!(["q1"])), ws("team-b", json!(["q1"]))];
+        let ops = decide(&workspaces, &[queue("q1", "g", Some("team-b"))], &[], &[]);
+        let role = ops
+            .iter()
+            .find_map(|o| match o {
+                Op::Apply(v) if v["kind"] == "ClusterRole" && name(v) == reader_name("team-a") => Some(v.clone()),
+                _ => None,
+            })
+            .expect("reader role");
+        let resources: Vec<&Value> = role["rules"].as_array().expect("rules").iter().map(|r| &r["resources"]).collect();
+        assert_eq!(resources, [&json!(["workspaces"]), &json!(["resourcegroups"])], "no queue: {role}");
+        assert_eq!(role["rules"][0]["resourceNames"], json!(["team-a"]));
     }
 
     #[test]

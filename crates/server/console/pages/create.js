@@ -7,6 +7,7 @@
 import { page, h, api, get, collection, qs, JOB_KINDS, sameGroup } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { placeErrors } from './submit.js';
+import { vipPreview } from './vip.js';
 
 strings({
   en: {
@@ -31,6 +32,8 @@ strings({
     'cr.datasets': 'Datasets (mounted at /data)', 'cr.shm': 'Shared memory (GB)', 'cr.vip': 'VIP machines',
     'cr.onBusy': 'When the VIP machines are busy', 'cr.wait': 'wait', 'cr.kill': 'stop what runs there',
     'cr.none': '(none)', 'cr.kinds': 'What to create', 'cr.edited': 'The YAML was edited by hand; changing the form rewrites it.',
+    'cr.editTitle': 'Edit', 'cr.save': 'Save', 'cr.saved': 'Saved', 'cr.created.created': 'created', 'cr.created.configured': 'saved',
+    'cr.created.unchanged': 'unchanged',
   },
   zh: {
     'cr.Image': '镜像', 'cr.StorageMount': '存储挂载', 'cr.Script': '脚本', 'cr.ScriptRun': '脚本执行',
@@ -54,6 +57,8 @@ strings({
     'cr.datasets': '数据集（挂载到 /data）', 'cr.shm': '共享内存（GB）', 'cr.vip': 'VIP 节点',
     'cr.onBusy': 'VIP 节点被占用时', 'cr.wait': '等待', 'cr.kill': '停止其上的任务',
     'cr.none': '（无）', 'cr.kinds': '创建对象', 'cr.edited': 'YAML 已手动修改；修改表单会重新生成。',
+    'cr.editTitle': '编辑', 'cr.save': '保存', 'cr.saved': '已保存', 'cr.created.created': '已创建', 'cr.created.configured': '已保存',
+    'cr.created.unchanged': '未改变',
   },
 });
 
@@ -108,6 +113,32 @@ function prune(v) {
   return v === '' || v === null ? undefined : v;
 }
 
+/**
+ * `over` laid onto `base`: what the form sets replaces the saved value (an
+ * emptied field removes it, once pruned), and what the form has no input
+ * for (a queue's capability, a job's stop) is kept as saved.
+ */
+function overlay(base, over) {
+  const plain = (v) => v && typeof v === 'object' && !Array.isArray(v);
+  if (!plain(base) || !plain(over)) return over;
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = overlay(base[k], v);
+  return out;
+}
+
+/** Where each kind with an edit form is read from, and whether it is namespaced. */
+const SAVED = {
+  TrainingJob: [PLATFORM, 'trainingjobs', true], Dataset: [PLATFORM, 'datasets', true], Queue: [QUEUE_API, 'queues', false],
+  ResourceGroup: [PLATFORM, 'resourcegroups', false], Workspace: [PLATFORM, 'workspaces', false],
+};
+
+/** A saved object as the base of an edit: what its writer set, not what the server did. */
+function editable(o) {
+  const meta = o.metadata || {};
+  return { apiVersion: o.apiVersion, kind: o.kind,
+    metadata: { name: meta.name, namespace: meta.namespace, labels: meta.labels, annotations: meta.annotations }, spec: o.spec };
+}
+
 /** A number field's value: empty, a number, or the text as typed (the API then names the field and the value). */
 const num = (s) => {
   const text = String(s).trim();
@@ -146,6 +177,33 @@ function multi(options) {
 }
 const chosen = (s) => [...s.selectedOptions].map((o) => o.value);
 
+/** Sets inputs from a saved object: `[input, value]` pairs; a value not set leaves the input as it is. */
+function setAll(pairs) {
+  for (const [input, v] of pairs) {
+    if (v === undefined || v === null) continue;
+    // A select offers what the identity could list; a saved value beyond that is still shown.
+    if (input.tagName === 'SELECT' && !input.multiple && ![...input.options].some((o) => o.value === String(v))) {
+      input.append(h('option', { value: String(v) }, String(v)));
+    }
+    input.value = String(v);
+  }
+}
+
+/** Selects `values` in a multiple select, adding the ones it does not offer. */
+function pick(select, values) {
+  const want = new Set((values || []).map(String));
+  for (const v of want) if (![...select.options].some((o) => o.value === v)) select.append(h('option', { value: v }, v));
+  [...select.options].forEach((o) => { o.selected = want.has(o.value); });
+}
+
+/** A choice among `options` when there are any, else a text input (the identity may list none). */
+function choice(options, value = '') {
+  if (!options.length) return text(value);
+  const s = select(options.map((o) => [o, o]));
+  s.value = value || options[0];
+  return s;
+}
+
 /** Each kind's form: its inputs, and the object they make. */
 const FORMS = {
   async ResourceGroup(signal) {
@@ -160,6 +218,12 @@ const FORMS = {
       build: () => ({ apiVersion: PLATFORM, kind: 'ResourceGroup', metadata: { name: f.name.value.trim() },
         spec: { displayName: f.displayName.value.trim(), accelerator: f.accelerator.value, description: f.description.value.trim(),
           policies: chosen(f.policies), nodes: { names: chosen(f.nodes) } } }),
+      fill: (g) => {
+        setAll([[f.displayName, get(g, 'spec.displayName', null)], [f.accelerator, get(g, 'spec.accelerator', null)],
+          [f.description, get(g, 'spec.description', null)]]);
+        pick(f.policies, get(g, 'spec.policies', []));
+        pick(f.nodes, get(g, 'spec.nodes.names', []));
+      },
     };
   },
   async Queue(signal) {
@@ -175,6 +239,8 @@ const FORMS = {
         spec: { weight: num(f.weight.value), resourceGroup: f.group.value,
           quota: num(f.count.value) === '' ? undefined : { instanceCount: num(f.count.value),
             instanceSpec: { gpu: num(f.gpu.value), npu: num(f.npu.value), cpu: f.cpu.value.trim(), memory: f.memory.value.trim() } } } }),
+      fill: (q) => setAll([[f.weight, get(q, 'spec.weight', null)], [f.group, get(q, 'spec.resourceGroup', null)],
+        [f.count, get(q, 'spec.quota.instanceCount', null)], ...['gpu', 'npu', 'cpu', 'memory'].map((k) => [f[k], get(q, `spec.quota.instanceSpec.${k}`, null)])]),
     };
   },
   async Workspace(signal) {
@@ -190,6 +256,12 @@ const FORMS = {
         spec: { displayName: f.displayName.value.trim(), description: f.description.value.trim(), resourceGroup: f.group.value,
           queues: chosen(f.queues),
           members: lines(f.members.value).map((l) => { const [user, role] = l.split(/\s+/); return { user, role: role || 'member' }; }) } }),
+      fill: (w) => {
+        setAll([[f.displayName, get(w, 'spec.displayName', null)], [f.group, get(w, 'spec.resourceGroup', null)],
+          [f.description, get(w, 'spec.description', null)]]);
+        pick(f.queues, get(w, 'spec.queues', []));
+        f.members.value = get(w, 'spec.members', []).map((m) => `${m.user} ${m.role || 'member'}`).join('\n');
+      },
     };
   },
   async Dataset(signal, ns) {
@@ -202,24 +274,41 @@ const FORMS = {
         field('path', t('cr.path'), f.path, 'spec.source.path'), field('description', t('cr.description'), f.description, 'spec.description')],
       build: () => ({ apiVersion: PLATFORM, kind: 'Dataset', metadata: { name: f.name.value.trim(), namespace: f.namespace.value.trim() },
         spec: { description: f.description.value.trim(), visibility: f.visibility.value, type: f.type.value, source: { path: f.path.value.trim() } } }),
+      fill: (d) => {
+        f.namespace.value = get(d, 'metadata.namespace');
+        setAll([[f.visibility, get(d, 'spec.visibility', null)], [f.type, get(d, 'spec.type', null)],
+          [f.path, get(d, 'spec.source.path', null)], [f.description, get(d, 'spec.description', null)]]);
+      },
     };
   },
   async TrainingJob(signal, ns) {
     const [queues, nodes, datasets, images] = await Promise.all([
       names(collection(QUEUE_API, 'queues'), signal), names(collection('v1', 'nodes'), signal),
       ns ? names(collection(PLATFORM, 'datasets', ns), signal) : [], names(collection(PLATFORM, 'images'), signal)]);
-    // A member may not list the cluster's queues: their workspace names its own.
+    // The workspace's own queues are the ones its jobs use, its group's
+    // machines the ones a VIP job may name; a member, who may not list the
+    // cluster's, may read these (the workspace grants it).
     let ownQueues = [];
-    try { ownQueues = ns ? get(await api(`${collection(PLATFORM, 'workspaces')}/${encodeURIComponent(ns)}`, { signal }), 'spec.queues', []) : []; } catch (_) { /* not readable */ }
-    const queueNames = [...new Set([...ownQueues, ...queues])];
+    let vipNodes = nodes;
+    try {
+      const ws = ns ? await api(`${collection(PLATFORM, 'workspaces')}/${encodeURIComponent(ns)}`, { signal }) : null;
+      ownQueues = get(ws, 'spec.queues', []);
+      const group = get(ws, 'spec.resourceGroup');
+      if (!nodes.length && group) {
+        const g = await api(`${collection(PLATFORM, 'resourcegroups')}/${encodeURIComponent(group)}`, { signal });
+        vipNodes = [...new Set([...get(g, 'status.nodes', []), ...get(g, 'spec.nodes.names', [])])].sort();
+      }
+    } catch (_) { /* not readable: the fields fall back to what could be listed */ }
     const imageList = h('datalist', { id: 'cr-images' }, images.map((i) => h('option', { value: i })));
-    const queueList = h('datalist', { id: 'cr-queue-list' }, queueNames.map((q) => h('option', { value: q })));
-    const f = { name: text(), namespace: text(ns || ''), queue: text(ownQueues[0] || ''), image: text(),
+    const f = { name: text(), namespace: text(ns || ''), queue: choice(ownQueues.length ? ownQueues : queues), image: text(),
       framework: select(FRAMEWORKS.map((x) => [x, x])), command: text(), env: area(), datasets: multi(datasets),
       shm: text(), visibility: select([['only-me', t('cr.onlyMe')], ['workspace', t('cr.wholeWorkspace')]]),
-      vip: multi(nodes), onBusy: select([['wait', t('cr.wait')], ['kill', t('cr.kill')]]), description: area() };
+      vip: multi(vipNodes), onBusy: select([['wait', t('cr.wait')], ['kill', t('cr.kill')]]), description: area() };
     f.image.setAttribute('list', 'cr-images');
-    f.queue.setAttribute('list', 'cr-queue-list');
+    const preview = vipPreview(() => f.namespace.value.trim());
+    const showVip = () => preview.update(chosen(f.vip), f.onBusy.value);
+    f.vip.addEventListener('change', showVip);
+    f.onBusy.addEventListener('change', showVip);
     const roles = h('tbody', { id: 'cr-roles' });
     const addRole = (name = 'Master', count = 1) => {
       const cells = { name: text(name), count: text(String(count)), gpu: text(), npu: text(), cpu: text(), memory: text() };
@@ -241,14 +330,14 @@ const FORMS = {
       roles);
     const form = {
       namespace: f.namespace,
-      fields: [imageList, queueList, field('name', t('cr.name'), f.name, 'metadata.name'), field('namespace', t('cr.namespace'), f.namespace, 'metadata.namespace'),
+      fields: [imageList, field('name', t('cr.name'), f.name, 'metadata.name'), field('namespace', t('cr.namespace'), f.namespace, 'metadata.namespace'),
         field('queue', t('cr.queue'), f.queue, 'spec.queue'), field('framework', t('cr.framework'), f.framework, 'spec.framework'),
         field('image', t('cr.imageRef'), f.image, 'spec.image'), field('command', t('cr.command'), f.command, 'spec.command'),
         h('fieldset', { class: 'form-field' }, h('legend', {}, t('cr.roles')), roleTable,
           h('button', { type: 'button', id: 'cr-add-role', onclick: () => addRole('Worker', 1) }, t('cr.addRole'))),
         field('env', t('cr.env'), f.env, 'spec.env'), field('datasets', t('cr.datasets'), f.datasets, 'spec.mounts'),
         field('shm', t('cr.shm'), f.shm, 'spec.sharedMemoryGB'), field('visibility', t('cr.visibility'), f.visibility, 'spec.visibility'),
-        field('vip', t('cr.vip'), f.vip, 'spec.vip.nodes'), field('onBusy', t('cr.onBusy'), f.onBusy, 'spec.vip.onBusy'),
+        field('vip', t('cr.vip'), f.vip, 'spec.vip.nodes'), field('onBusy', t('cr.onBusy'), f.onBusy, 'spec.vip.onBusy'), preview.box,
         field('description', t('cr.description'), f.description, 'spec.description')],
       build: () => {
         const vip = chosen(f.vip);
@@ -267,16 +356,14 @@ const FORMS = {
         const sp = job.spec || {};
         f.name.value = name;
         f.namespace.value = get(job, 'metadata.namespace');
-        for (const [input, v] of [[f.queue, sp.queue], [f.image, sp.image], [f.framework, sp.framework], [f.command, sp.command],
-          [f.description, sp.description], [f.visibility, sp.visibility], [f.shm, sp.sharedMemoryGB]]) {
-          if (v !== undefined && v !== null) input.value = String(v);
-        }
+        setAll([[f.queue, sp.queue], [f.image, sp.image], [f.framework, sp.framework], [f.command, sp.command],
+          [f.description, sp.description], [f.visibility, sp.visibility], [f.shm, sp.sharedMemoryGB]]);
         f.env.value = (sp.env || []).map((e) => `${e.name}=${e.value ?? ''}`).join('\n');
         const mounted = new Set((sp.mounts || []).map((m) => m.dataset).filter(Boolean));
         [...f.datasets.options].forEach((o) => { o.selected = mounted.has(o.value); });
-        const vipNodes = new Set(get(sp, 'vip.nodes', []));
-        [...f.vip.options].forEach((o) => { o.selected = vipNodes.has(o.value); });
+        pick(f.vip, get(sp, 'vip.nodes', []));
         if (sp.vip && sp.vip.onBusy) f.onBusy.value = sp.vip.onBusy;
+        showVip();
         roles.replaceChildren();
         for (const r of sp.roles || []) {
           addRole(r.name, r.count);
@@ -355,7 +442,8 @@ Object.assign(FORMS, {
 
 page('create', async (main, args, params, signal) => {
   const kind = KINDS.includes(args[0]) ? args[0] : 'TrainingJob';
-  main.append(h('h1', { id: 'create-title' }, `${t('cr.title')}: ${t(`cr.${kind}`)}`),
+  const editing = Boolean(params.edit && SAVED[kind]);
+  main.append(h('h1', { id: 'create-title' }, editing ? `${t('cr.editTitle')}: ${t(`cr.${kind}`)} ${params.edit}` : `${t('cr.title')}: ${t(`cr.${kind}`)}`),
     h('nav', { 'aria-label': t('cr.kinds'), class: 'toolbar', id: 'create-kinds' },
       KINDS.map((k) => h('a', { href: `#/create/${k}${qs({ ns: params.ns })}`, 'data-kind': k, 'aria-current': k === kind ? 'page' : 'false' }, t(`cr.${k}`)))));
   const form = await FORMS[kind](signal, params.ns || '');
@@ -363,15 +451,17 @@ page('create', async (main, args, params, signal) => {
   const note = h('p', { id: 'cr-note', class: 'muted', role: 'status', 'aria-live': 'polite' });
   const result = h('div', { id: 'create-result', 'aria-live': 'polite' });
   let edited = false;
+  let base = null;
   const render = () => {
-    yaml.value = toYaml(prune(form.build()) || {}).replace(/^\n/, '') + '\n';
+    const built = form.build();
+    yaml.value = toYaml(prune(base ? overlay(base, built) : built) || {}).replace(/^\n/, '') + '\n';
     edited = false;
     note.textContent = '';
   };
   yaml.addEventListener('input', () => { edited = true; note.textContent = t('cr.edited'); });
   const el = h('form', { id: 'create-form', class: 'create' }, ...form.fields,
     h('label', { for: 'cr-yaml' }, t('cr.yaml')), yaml, note,
-    h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'create' }, t('cr.create'))), result);
+    h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'create' }, editing ? t('cr.save') : t('cr.create'))), result);
   el.addEventListener('input', (ev) => { if (ev.target !== yaml) render(); });
   el.addEventListener('change', (ev) => { if (ev.target !== yaml) render(); });
   el.addEventListener('submit', async (ev) => {
@@ -382,9 +472,10 @@ page('create', async (main, args, params, signal) => {
       const body = await api(`/apis/ringleader.io/v1alpha1/apply${qs({ source: 'console' })}`,
         { method: 'POST', body: yaml.value, type: 'application/yaml' });
       const items = (body && body.items) || [];
-      result.replaceChildren(h('h2', {}, t('cr.created')), h('ul', { id: 'created' }, items.map((r) => {
+      result.replaceChildren(h('h2', {}, editing ? t('cr.saved') : t('cr.created')), h('ul', { id: 'created' }, items.map((r) => {
         const i = JOB_KINDS.findIndex((k) => k.kind === r.kind && sameGroup(k.group, r.apiVersion));
-        const label = `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} ${r.action || ''}`;
+        const action = r.action ? t(`cr.created.${r.action}`) : '';
+        const label = `${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name} ${action.startsWith('cr.') ? r.action : action}`;
         return h('li', {}, i >= 0 ? h('a', { href: `#/jobs/${i}/${encodeURIComponent(r.namespace || 'default')}/${encodeURIComponent(r.name)}` }, label) : label);
       })));
     } catch (e) {
@@ -404,13 +495,20 @@ page('create', async (main, args, params, signal) => {
   });
   main.append(el);
   if (form.ready) form.ready(render);
-  // `?edit=NAME` or `?clone=NAME` (TrainingJob): the form starts from the saved job.
+  // `?edit=NAME` (or, for a TrainingJob, `?clone=NAME`): the form starts
+  // from the saved object; an edit keeps its name and namespace, and what
+  // the form has no input for.
   const from = params.edit || params.clone;
-  if (from && form.fill && params.ns) {
+  const [group, plural, namespaced] = SAVED[kind] || [];
+  if (from && form.fill && group && (params.edit || kind === 'TrainingJob') && (!namespaced || params.ns)) {
     try {
-      const saved = await api(`${collection(PLATFORM, 'trainingjobs', params.ns)}/${encodeURIComponent(from)}`, { signal });
+      const saved = await api(`${collection(group, plural, namespaced ? params.ns : '')}/${encodeURIComponent(from)}`, { signal });
       form.fill(saved, params.edit ? from : `${from}-copy`);
-      if (params.edit) el.querySelector('#cr-name').readOnly = true;
+      el.querySelector('#cr-name').value = params.edit ? from : `${from}-copy`;
+      if (params.edit) {
+        base = editable(saved);
+        for (const id of ['#cr-name', '#cr-namespace']) { const x = el.querySelector(id); if (x) x.readOnly = true; }
+      }
     } catch (e) {
       result.replaceChildren(h('div', { class: 'error', role: 'alert' }, e.message || String(e)));
     }

@@ -1,7 +1,7 @@
 // Data: the workspaces' datasets and images (namespaced, server-side paged,
 // filtered by namespace) and the cluster's storage mounts with each node's
 // mounted state, one tab each, all live through the paged lists' watches.
-import { page, h, get, age, badge, pagedList, tabs, go, collection, qs, session } from '../app.js';
+import { page, h, get, age, badge, pagedList, tabs, go, collection, qs, session, can } from '../app.js';
 import { t, strings } from '../i18n.js';
 
 strings({
@@ -13,6 +13,7 @@ strings({
     'data.preset': 'Preset', 'data.updated': 'Updated', 'data.dir': 'Node directory', 'data.desired': 'Desired',
     'data.nodes': 'Nodes', 'data.mounted': 'mounted', 'data.unmounted': 'unmounted', 'data.waiting': 'not reported yet',
     'data.yes': 'yes', 'data.no': 'no', 'data.bucket': 'bucket', 'data.presets': 'Preset images',
+    'data.edit': 'Edit', 'data.editLabel': 'Edit dataset',
   },
   zh: {
     'data.title': '数据', 'data.datasets': '数据集', 'data.images': '镜像', 'data.storage': '存储挂载',
@@ -22,6 +23,7 @@ strings({
     'data.preset': '预置', 'data.updated': '更新时间', 'data.dir': '节点目录', 'data.desired': '期望状态',
     'data.nodes': '节点', 'data.mounted': '已挂载', 'data.unmounted': '未挂载', 'data.waiting': '尚未上报',
     'data.yes': '是', 'data.no': '否', 'data.bucket': '存储桶', 'data.presets': '预置镜像',
+    'data.edit': '编辑', 'data.editLabel': '编辑数据集',
   },
 });
 
@@ -55,7 +57,14 @@ page('data', (main, args, params, signal) => {
   }
 }, true);
 
-function datasets(panel, ns, signal) {
+async function datasets(panel, ns, signal) {
+  // Edit is offered to who may patch datasets here (visibility may still refuse one that is not theirs).
+  const editable = await can('patch', GROUP, 'datasets', ns);
+  const edit = (d) => {
+    const name = get(d, 'metadata.name');
+    const href = `#/create/Dataset${qs({ ns: get(d, 'metadata.namespace'), edit: name })}`;
+    return h('a', { class: 'button', href, 'data-edit': name, 'aria-label': `${t('data.editLabel')} ${name}` }, t('data.edit'));
+  };
   pagedList(panel, {
     path: collection(GROUP, 'datasets', ns), signal, caption: t('data.datasets'),
     columns: [
@@ -66,6 +75,7 @@ function datasets(panel, ns, signal) {
       [t('data.source'), (d) => get(d, 'spec.source.path') || (get(d, 'spec.source.bucket') ? `${t('data.bucket')}: ${get(d, 'spec.source.bucket')}` : '')],
       [t('data.description'), (d) => get(d, 'spec.description')],
       [t('age'), (d) => age(get(d, 'metadata.creationTimestamp'))],
+      ...(editable ? [[t('data.edit'), edit]] : []),
     ],
   });
 }

@@ -2,7 +2,7 @@
 // quota, state, devices allocated) with lock/unlock, as `ringleader queue
 // lock|unlock` does (a merge patch of status.state), and the platform's
 // ResourceGroups (nodes, accelerator, policies, state). Both live.
-import { page, h, api, get, badge, table, tabs, errorBox } from '../app.js';
+import { page, h, api, get, badge, table, tabs, errorBox, can, qs } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { liveCollection, queueAllocation, deviceList, coalesce, resources, labelled, fill, QUEUES, RESOURCE_GROUPS } from '../shared.js';
 
@@ -16,6 +16,7 @@ strings({
     'q.displayName': 'Display name', 'q.accelerator': 'Accelerator', 'q.policies': 'Policies',
     'q.topology': 'Topology affinity', 'q.nodes': 'Nodes', 'q.message': 'Message', 'q.yes': 'yes', 'q.no': 'no',
     'q.instances': 'instances of', 'q.unknown': '\u2014', 'q.description': 'Description',
+    'q.edit': 'Edit', 'q.editQueue': 'Edit queue', 'q.editGroup': 'Edit resource group',
   },
   zh: {
     'q.title': '队列与资源组', 'q.queues': '队列', 'q.groups': '资源组', 'q.state': '状态',
@@ -26,6 +27,7 @@ strings({
     'q.displayName': '显示名称', 'q.accelerator': '加速卡类型', 'q.policies': '调度策略',
     'q.topology': '拓扑亲和', 'q.nodes': '节点', 'q.message': '信息', 'q.yes': '是', 'q.no': '否',
     'q.instances': '个实例，每个', 'q.unknown': '\u2014', 'q.description': '描述',
+    'q.edit': '编辑', 'q.editQueue': '编辑队列', 'q.editGroup': '编辑资源组',
   },
 });
 
@@ -39,6 +41,11 @@ function quotaText(q) {
 }
 
 const byName = (a, b) => get(a, 'metadata.name').localeCompare(get(b, 'metadata.name'));
+
+/** A link to `kind`'s edit form for `name`, for an identity that may patch it. */
+function editLink(kind, name, label, allowed) {
+  return allowed ? h('a', { class: 'button', id: `edit-${kind}-${name}`, href: `#/create/${kind}${qs({ edit: name })}`, 'aria-label': `${label} ${name}` }, t('q.edit')) : null;
+}
 
 page('queues', (main, args, params, signal) => {
   const note = h('div', { id: 'queues-note', role: 'status', 'aria-live': 'polite' });
@@ -55,6 +62,8 @@ async function queuesTab(panel, note, signal) {
   panel.append(heading, body);
   let queues = [];
   let alloc;
+  let mayEdit = false;
+  can('patch', 'scheduling.volcano.sh/v1beta1', 'queues').then((ok) => { mayEdit = ok; if (ok) render(); });
   const allocText = (q) => {
     if (!alloc) return t('q.unknown');
     return deviceList(alloc.get(get(q, 'metadata.name')));
@@ -91,6 +100,7 @@ async function queuesTab(panel, note, signal) {
           onclick: () => setState(q, closed ? 'Open' : 'Closed'),
         }, closed ? t('q.unlock') : t('q.lock'));
       }],
+      [t('q.edit'), (q) => editLink('Queue', get(q, 'metadata.name'), t('q.editQueue'), mayEdit)],
     ], [...queues].sort(byName)), 'queues-title'));
   };
   let busy = false;
@@ -125,7 +135,11 @@ async function groupsTab(panel, signal) {
     if (names.length > shown.length) out.push(` \u2026 (${names.length})`);
     return h('span', {}, out);
   };
+  let mayEdit = false;
+  let shown = [];
+  can('patch', 'platform.ringleader.io/v1alpha1', 'resourcegroups').then((ok) => { mayEdit = ok; if (ok) render(shown); });
   const render = (groups) => {
+    shown = groups;
     body.replaceChildren(labelled(table([
       [t('name'), (g) => get(g, 'metadata.name')],
       [t('q.displayName'), (g) => get(g, 'spec.displayName')],
@@ -136,6 +150,7 @@ async function groupsTab(panel, signal) {
       [t('q.state'), (g) => badge(get(g, 'status.state'))],
       [t('q.message'), (g) => get(g, 'status.message')],
       [t('q.description'), (g) => get(g, 'spec.description')],
+      [t('q.edit'), (g) => editLink('ResourceGroup', get(g, 'metadata.name'), t('q.editGroup'), mayEdit)],
     ], [...groups].sort(byName)), 'groups-title'));
   };
   try {

@@ -2,7 +2,7 @@
 // their roles, live; a workspace's detail lists its members (an admin may
 // add or remove one: a merge patch of spec.members guarded by the object's
 // resource version) and its queues with their state and capability.
-import { page, h, api, get, badge, table, errorBox, collection, JOB_KINDS, qs } from '../app.js';
+import { page, h, api, get, badge, table, errorBox, collection, JOB_KINDS, qs, can } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { liveCollection, resources, labelled, fill, QUEUES } from '../shared.js';
 
@@ -15,6 +15,7 @@ strings({
     'ws.back': 'All workspaces', 'ws.workspace': 'Workspace', 'ws.description': 'Description', 'ws.message': 'Message',
     'ws.capability': 'Capability', 'ws.weight': 'Weight', 'ws.noQueue': 'Not readable or deleted',
     'ws.confirmRemove': 'Remove this member from the workspace? They lose access to its namespace.',
+    'ws.edit': 'Edit', 'ws.editLabel': 'Edit workspace',
   },
   zh: {
     'ws.title': '工作空间', 'ws.displayName': '显示名称', 'ws.group': '资源组', 'ws.queues': '队列',
@@ -24,6 +25,7 @@ strings({
     'ws.back': '全部工作空间', 'ws.workspace': '工作空间', 'ws.description': '描述', 'ws.message': '信息',
     'ws.capability': '容量上限', 'ws.weight': '权重', 'ws.noQueue': '无法读取或已删除',
     'ws.confirmRemove': '确定将该成员移出工作空间？其将失去对该命名空间的访问权限。',
+    'ws.edit': '编辑', 'ws.editLabel': '编辑工作空间',
   },
 });
 
@@ -31,6 +33,12 @@ const WORKSPACES = collection('platform.ringleader.io/v1alpha1', 'workspaces');
 const TRAINING = JOB_KINDS.findIndex((k) => k.kind === 'TrainingJob');
 
 const roleText = (r) => (r === 'admin' ? t('ws.admin') : t('ws.member'));
+
+/** Its edit form, for an identity that may patch workspaces. */
+function editLink(name, allowed) {
+  return allowed ? h('a', { class: 'button', id: `edit-Workspace-${name}`, href: `#/create/Workspace${qs({ edit: name })}`, 'aria-label': `${t('ws.editLabel')} ${name}` }, t('ws.edit')) : null;
+}
+const mayEdit = () => can('patch', 'platform.ringleader.io/v1alpha1', 'workspaces');
 
 function jobsLink(ns) {
   return h('a', { href: `#/jobs${qs({ kind: TRAINING, ns })}` }, ns);
@@ -41,7 +49,11 @@ page('workspaces', async (main, args, params, signal) => {
   main.append(h('h1', { id: 'workspaces-title' }, t('ws.title')));
   const body = h('div', { id: 'workspaces' });
   main.append(body);
+  let editable = false;
+  let shown = [];
+  mayEdit().then((ok) => { editable = ok; if (ok) render(shown); });
   const render = (items) => {
+    shown = items;
     const rows = [...items].sort((a, b) => get(a, 'metadata.name').localeCompare(get(b, 'metadata.name')));
     body.replaceChildren(labelled(table([
       [t('name'), (w) => h('a', { href: `#/workspaces/${encodeURIComponent(get(w, 'metadata.name'))}` }, get(w, 'metadata.name'))],
@@ -51,6 +63,7 @@ page('workspaces', async (main, args, params, signal) => {
       [t('ws.members'), (w) => h('ul', { class: 'plain' }, get(w, 'spec.members', []).map((m) => h('li', {}, `${m.user} (${roleText(m.role)})`)))],
       [t('ws.state'), (w) => badge(get(w, 'status.state'))],
       [t('ws.namespace'), (w) => { const ns = get(w, 'status.namespace') || get(w, 'metadata.name'); return jobsLink(ns); }],
+      [t('ws.edit'), (w) => editLink(get(w, 'metadata.name'), editable)],
     ], rows), 'workspaces-title'));
   };
   try {
@@ -73,10 +86,12 @@ async function detail(main, name, signal) {
 
   let queues = new Map();
   let queuesError = null;
+  let editable = false;
+  mayEdit().then((ok) => { editable = ok; if (ok) render(); });
   const render = () => {
     const ns = get(ws, 'status.namespace') || name;
     fill(head,
-      h('h1', {}, `${t('ws.workspace')} ${name} `, badge(get(ws, 'status.state'))),
+      h('h1', {}, `${t('ws.workspace')} ${name} `, badge(get(ws, 'status.state'))), editLink(name, editable),
       h('dl', { class: 'facts' },
         [[t('ws.displayName'), get(ws, 'spec.displayName')], [t('ws.description'), get(ws, 'spec.description')],
           [t('ws.group'), get(ws, 'spec.resourceGroup')], [t('ws.message'), get(ws, 'status.message')]]
