@@ -49,7 +49,7 @@ export function fmt(v, unit) {
   if (unit === 'celsius') return `${Math.round(v)} \u00b0C`;
   if (unit === 'watts') return `${Math.round(v)} W`;
   if (unit === 'boolean') return v >= 0.5 ? t('state.True') : t('state.False');
-  const n = Number.isInteger(v) ? String(v) : v.toFixed(Math.abs(v) < 10 ? 2 : 1);
+  const n = Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(3)));
   const word = ['cores', 'pods', 'devices'].includes(unit) ? t(`unit.${unit}`) : (unit || '');
   return `${n} ${word}`.trim();
 }
@@ -88,12 +88,12 @@ function clock(sec) {
  * the latest values for screen readers.
  */
 export function timeChart({ title, unit, lines, id }, from, to) {
-  const W = 520;
-  const H = 190;
-  const L = 64;
-  const R = 10;
+  const W = 440;
+  const H = 180;
+  const L = 84;
+  const R = 22;
   const T = 10;
-  const B = 26;
+  const B = 28;
   const all = lines.flatMap((l) => l.points.map((p) => p[1]));
   const top = niceTop(Math.max(0, ...all), unit);
   const x = (s) => L + ((s - from) / Math.max(1, to - from)) * (W - L - R);
@@ -101,12 +101,12 @@ export function timeChart({ title, unit, lines, id }, from, to) {
   const grid = [];
   for (const v of [0, top / 2, top]) {
     grid.push(svg('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: v ? '#d0d7de' : '#8c959f' }));
-    grid.push(svg('text', { x: L - 4, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#57606a', class: 'y-tick' }, fmt(v, unit)));
+    grid.push(svg('text', { x: L - 4, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 13, fill: '#57606a', class: 'y-tick' }, fmt(v, unit)));
   }
   const step = tickStep(to - from);
   for (let s = Math.ceil(from / step) * step; s <= to; s += step) {
     grid.push(svg('line', { x1: x(s), x2: x(s), y1: H - B, y2: H - B + 4, stroke: '#8c959f' }));
-    grid.push(svg('text', { x: x(s), y: H - 6, 'text-anchor': 'middle', 'font-size': 11, fill: '#57606a', class: 'x-tick' }, clock(s)));
+    grid.push(svg('text', { x: x(s), y: H - 8, 'text-anchor': 'middle', 'font-size': 13, fill: '#57606a', class: 'x-tick' }, clock(s)));
   }
   const drawn = lines.map((l, i) => {
     const pts = l.points.filter((p) => p[0] >= from);
