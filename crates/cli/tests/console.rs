@@ -327,6 +327,9 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     platform_objects(plane).await;
     c.goto(&format!("{url}/#/jobs/7/default/bert")).await.expect("training job");
     wait_text(c, "[data-run='bert-r1']", "the run", |_| true).await;
+    // The run's detail, open while it runs, follows its watch: its pods' states change in place.
+    click(c, "[data-open-run='bert-r1']").await;
+    wait_text(c, "#run-pods", "the run's pods running", |t| t.contains("Running")).await;
     // The runs table re-renders on every change of the run: find the button afresh each time.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -347,6 +350,7 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     wait_text(c, "#tab-0", "runs tab", |t| !t.is_empty()).await;
+    wait_text(c, "#run-pods", "the run's pods no longer running", |t| !t.contains("Running")).await;
     // Run again: a second run, numbered after the first, appears live.
     click(c, "#rerun").await;
     wait_text(c, "[data-run='bert-r2']", "the second run", |_| true).await;
@@ -1082,6 +1086,7 @@ fn charts_have_time_axes_layouts_hold_in_chinese_and_a_lost_api_is_said() {
             assert!(Instant::now() < deadline, "the 10-minute range was not drawn");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        c.execute("document.getElementById('pod-metrics-title').scrollIntoView()", vec![]).await.expect("scroll");
         shoot(&c, "pod-charts").await;
         // The job's charts: its pods by phase.
         c.goto(&format!("{url}/#/jobs/1/default/console-ddp")).await.expect("job");
@@ -1127,7 +1132,8 @@ fn charts_have_time_axes_layouts_hold_in_chinese_and_a_lost_api_is_said() {
         let banner = wait_text(&c, "#conn-lost[role=alert]", "the banner", |t| !t.is_empty()).await;
         assert!(banner.contains("无法连接"), "{banner}");
         shoot(&c, "connection-lost-zh").await;
-        plane.spawn();
+        // `spawn` blocks on the plane's own runtime: not from inside this one.
+        std::thread::scope(|s| s.spawn(|| plane.spawn()).join().expect("restarted"));
         let deadline = Instant::now() + Duration::from_secs(30);
         while c.find(Locator::Css("#conn-lost")).await.is_ok() {
             assert!(Instant::now() < deadline, "the banner stayed after the API came back");

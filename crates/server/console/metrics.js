@@ -90,7 +90,7 @@ function clock(sec) {
 export function timeChart({ title, unit, lines, id }, from, to) {
   const W = 440;
   const H = 180;
-  const L = 84;
+  const L = 100;
   const R = 22;
   const T = 10;
   const B = 28;
@@ -101,7 +101,7 @@ export function timeChart({ title, unit, lines, id }, from, to) {
   const grid = [];
   for (const v of [0, top / 2, top]) {
     grid.push(svg('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: v ? '#d0d7de' : '#8c959f' }));
-    grid.push(svg('text', { x: L - 4, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 13, fill: '#57606a', class: 'y-tick' }, fmt(v, unit)));
+    grid.push(svg('text', { x: L - 4, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 12, fill: '#57606a', class: 'y-tick' }, fmt(v, unit)));
   }
   const step = tickStep(to - from);
   for (let s = Math.ceil(from / step) * step; s <= to; s += step) {
@@ -111,7 +111,11 @@ export function timeChart({ title, unit, lines, id }, from, to) {
   const drawn = lines.map((l, i) => {
     const pts = l.points.filter((p) => p[0] >= from);
     const d = pts.map((p, j) => `${j ? 'L' : 'M'}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(' ');
-    return pts.length ? svg('path', { d, fill: 'none', stroke: COLOURS[i % COLOURS.length], 'stroke-width': 2 }) : null;
+    if (!pts.length) return null;
+    const [lx, ly] = pts[pts.length - 1];
+    // The latest sample as a dot: a series of one sample draws no line.
+    return svg('g', {}, svg('path', { d, fill: 'none', stroke: COLOURS[i % COLOURS.length], 'stroke-width': 2 }),
+      svg('circle', { cx: x(lx).toFixed(1), cy: y(ly).toFixed(1), r: 3, fill: COLOURS[i % COLOURS.length] }));
   });
   const latest = lines.map((l) => {
     const last = l.points[l.points.length - 1];
