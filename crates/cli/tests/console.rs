@@ -281,6 +281,9 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     click(c, "#submit").await;
     wait_text(c, "#applied", "the applied list", |t| t.contains("console-ddp")).await;
     click(c, "#applied a").await;
+    // The timeline, open from the first moment, follows the job's watch to Running.
+    click(c, "[role=tab]:nth-child(6)").await;
+    wait_text(c, "[role=tabpanel] .timeline", "Running on the timeline", |t| t.contains("Running")).await;
     wait_text(c, "#job-phase", "Running", |t| t.contains("Running")).await;
     shoot(c, "job").await;
     click(c, "[role=tab]:nth-child(2)").await;
