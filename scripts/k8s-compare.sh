@@ -26,8 +26,10 @@
 # proxy here serves today; v1.13.0 if yours serves it),
 # RINGLEADER_VOLCANO_DIR (built binaries, reused; default
 # ~/.cache/ringleader/volcano-<version>), RINGLEADER_COMPARE_TIMEOUT (seconds
-# to all bound, default 900), RINGLEADER_COMPARE_DIR (logs; default a new
-# temporary directory). Only the Go module proxy configured here is used.
+# to all bound, default 900), RINGLEADER_COMPARE_SETTLE (seconds waited after
+# all are bound before the writes are read, so that the writes a bind sets off
+# (releases, status, Events) are counted whole; default 0),
+# RINGLEADER_COMPARE_DIR (logs; default a new temporary directory). Only the Go module proxy configured here is used.
 set -euo pipefail
 
 die() { echo "k8s-compare: $*" >&2; exit 1; }
@@ -200,6 +202,7 @@ measure() { # SYSTEM WORKLOAD NODES PODS YAML
     sleep 0.5
   done
   t1=$(date +%s.%N)
+  sleep "${RINGLEADER_COMPARE_SETTLE:-0}"
   after=$(writes)
   local rss
   rss=$(peak "${PIDS[@]}")

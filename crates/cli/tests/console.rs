@@ -281,6 +281,9 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     click(c, "#submit").await;
     wait_text(c, "#applied", "the applied list", |t| t.contains("console-ddp")).await;
     click(c, "#applied a").await;
+    // The timeline, open from the first moment, follows the job's watch to Running.
+    click(c, "[role=tab]:nth-child(6)").await;
+    wait_text(c, "[role=tabpanel] .timeline", "Running on the timeline", |t| t.contains("Running")).await;
     wait_text(c, "#job-phase", "Running", |t| t.contains("Running")).await;
     shoot(c, "job").await;
     click(c, "[role=tab]:nth-child(2)").await;
@@ -327,6 +330,9 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
     platform_objects(plane).await;
     c.goto(&format!("{url}/#/jobs/7/default/bert")).await.expect("training job");
     wait_text(c, "[data-run='bert-r1']", "the run", |_| true).await;
+    // The run's detail, open while it runs, follows its watch: its pods' states change in place.
+    click(c, "[data-open-run='bert-r1']").await;
+    wait_text(c, "#run-pods", "the run's pods running", |t| t.contains("Running")).await;
     // The runs table re-renders on every change of the run: find the button afresh each time.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -347,6 +353,7 @@ async fn journey(c: &Client, plane: &Plane, url: &str, token: &str) {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     wait_text(c, "#tab-0", "runs tab", |t| !t.is_empty()).await;
+    wait_text(c, "#run-pods", "the run's pods no longer running", |t| !t.contains("Running")).await;
     // Run again: a second run, numbered after the first, appears live.
     click(c, "#rerun").await;
     wait_text(c, "[data-run='bert-r2']", "the second run", |_| true).await;
@@ -1214,6 +1221,149 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
             t == "nvidia.com/gpu: 4"
         })
         .await;
+        let _ = c.close().await;
+    });
+}
+
+/// What overflows on the shown page: the page (or `<main>`, which scrolls
+/// on its own) wider than the window, and each table header whose text
+/// runs to more lines than it has words (a squeezed column: Chinese broke
+/// a character a line). Lines are told by the distinct tops of the text's
+/// line boxes, so a row made tall by another cell does not count.
+const OVERFLOW: &str = r#"
+const out = [];
+const de = document.documentElement;
+if (de.scrollWidth > de.clientWidth + 1) out.push(`page ${de.scrollWidth}px wide in ${de.clientWidth}px`);
+const main = document.getElementById('main');
+if (main.scrollWidth > main.clientWidth + 1) out.push(`main ${main.scrollWidth}px wide in ${main.clientWidth}px`);
+for (const th of document.querySelectorAll('main th')) {
+  if (!th.getClientRects().length) continue;
+  const tops = new Set();
+  const walk = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const r = document.createRange();
+    r.selectNodeContents(n);
+    for (const rect of r.getClientRects()) if (rect.width > 0) tops.add(Math.round(rect.top / 4));
+  }
+  const words = th.textContent.trim().split(/\s+/).filter(Boolean).length;
+  if (words && tops.size > words) out.push(`th "${th.textContent.trim()}": ${tops.size} lines for ${words} words`);
+}
+return out;
+"#;
+
+/// The x and y tick labels of the first chart under `css`.
+async fn ticks(c: &Client, css: &str) -> (Vec<String>, Vec<String>) {
+    let got = c
+        .execute(
+            "const f = document.querySelector(arguments[0]); if (!f) return [[], []];\n\
+             const t = (k) => [...f.querySelectorAll(k)].map((e) => e.textContent);\n\
+             return [t('.x-tick'), t('.y-tick')];",
+            vec![json!(css)],
+        )
+        .await
+        .expect("ticks");
+    serde_json::from_value(got).unwrap_or_default()
+}
+
+#[test]
+fn charts_have_time_axes_layouts_hold_in_chinese_and_a_lost_api_is_said() {
+    if !available() {
+        return;
+    }
+    let cluster = cluster_yaml(77, &[("gpu-1", "hgx-h100-8")]);
+    let mut plane = Plane::start(&cluster, &["--history-interval", "1"]);
+    // A restart listens where the browser looks.
+    plane.pin_port();
+    let url = std::fs::read_to_string(plane.data_dir().join("server")).expect("server url").trim().to_string();
+    let token = std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string();
+    plane.apply(JOB).expect("the job");
+    plane.wait_for(60, "the job's pods running", |p| {
+        p.list("Pod").iter().filter(|x| x["status"]["phase"] == "Running").count() == 2
+    });
+    let driver = start_driver();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    rt.block_on(async {
+        let c = browser(&driver).await;
+        c.set_window_size(1400, 900).await.expect("1400 px");
+        sign_in(&c, &url, &token).await;
+
+        // The pod page charts its figures on clock-time and unit axes.
+        c.goto(&format!("{url}/#/pods/default/console-ddp-master-0")).await.expect("pod");
+        wait_text(&c, "#pod-metrics-cpu figcaption", "the CPU chart", |t| t == "CPU").await;
+        wait_text(&c, "#pod-metrics-memory figcaption", "the memory chart", |t| t == "Memory").await;
+        let (x, y) = ticks(&c, "#pod-metrics-memory").await;
+        assert!(x.len() >= 3 && x.iter().all(|t| t.len() == 5 && t.as_bytes()[2] == b':'), "clock times: {x:?}");
+        assert!(y.len() == 3 && y.iter().all(|t| t.ends_with('B')), "bytes on the y axis: {y:?}");
+        let (_, y) = ticks(&c, "#pod-metrics-cpu").await;
+        assert!(y.iter().all(|t| t.ends_with("cores")), "cores on the y axis: {y:?}");
+        // The range picker redraws over the range chosen.
+        let label = |c: &Client| {
+            let c = c.clone();
+            async move {
+                let f = c.find(Locator::Css("#pod-metrics-cpu svg")).await.ok()?;
+                f.attr("aria-label").await.ok().flatten()
+            }
+        };
+        assert!(label(&c).await.unwrap_or_default().contains("last hour"), "an hour by default");
+        choose(&c, "#pod-metrics-range", &["600"]).await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !label(&c).await.unwrap_or_default().contains("last 10 minutes") {
+            assert!(Instant::now() < deadline, "the 10-minute range was not drawn");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        c.execute("document.getElementById('pod-metrics-title').scrollIntoView()", vec![]).await.expect("scroll");
+        shoot(&c, "pod-charts").await;
+        // The job's charts: its pods by phase.
+        c.goto(&format!("{url}/#/jobs/1/default/console-ddp")).await.expect("job");
+        wait_text(&c, "#job-phase", "the job", |t| t.contains("Running")).await;
+        click(&c, "[role=tab]:nth-child(4)").await;
+        wait_text(&c, "#job-metrics-pods", "pods by phase", |t| t.contains("Pods by phase") && t.contains("Running"))
+            .await;
+        // The node's.
+        c.goto(&format!("{url}/#/nodes/gpu-1")).await.expect("node");
+        wait_text(&c, "#node-metrics-allocated figcaption", "devices allocated", |t| t == "Devices allocated").await;
+
+        // Chinese at 1024 and 1400 px: no page scrolls sideways, no header breaks in a word.
+        c.execute("localStorage.setItem('ringleader-lang', 'zh')", vec![]).await.expect("Chinese");
+        let pages = [
+            ("overview", "#ov-families .card"),
+            ("jobs", "#all-jobs table tbody tr td a"),
+            ("queues", "#main [data-queue-allocated=default]"),
+            ("nodes", ".node-used[data-node=gpu-1] [role=meter]"),
+            ("create/TrainingJob", "#cr-yaml"),
+            ("pods/default/console-ddp-master-0", "#pod-metrics-cpu"),
+        ];
+        for (width, height) in [(1024, 768), (1400, 900)] {
+            c.set_window_size(width, height).await.expect("window size");
+            for (hash, css) in pages {
+                c.goto(&format!("{url}/#/{hash}")).await.expect("page");
+                find(&c, css).await;
+                wait_text(&c, "#nav", "Chinese", |t| t.contains("作业")).await;
+                // Sections fill in as their data arrives: let them settle.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                let problems = c.execute(OVERFLOW, vec![]).await.expect("layout");
+                assert_eq!(problems, json!([]), "{hash} at {width} px in Chinese");
+                if width == 1024 && hash == "queues" {
+                    shoot(&c, "queues-zh-1024").await;
+                }
+            }
+        }
+        assert!(c.find(Locator::Css("#conn-lost")).await.is_err(), "no banner while the API answers");
+
+        // The API goes away: a banner says so (in Chinese), and goes when it is back.
+        c.goto(&format!("{url}/#/jobs")).await.expect("jobs");
+        find(&c, "#all-jobs table tbody tr td a").await;
+        plane.kill();
+        let banner = wait_text(&c, "#conn-lost[role=alert]", "the banner", |t| !t.is_empty()).await;
+        assert!(banner.contains("无法连接"), "{banner}");
+        shoot(&c, "connection-lost-zh").await;
+        // `spawn` blocks on the plane's own runtime: not from inside this one.
+        std::thread::scope(|s| s.spawn(|| plane.spawn()).join().expect("restarted"));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while c.find(Locator::Css("#conn-lost")).await.is_ok() {
+            assert!(Instant::now() < deadline, "the banner stayed after the API came back");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         let _ = c.close().await;
     });
 }

@@ -192,11 +192,14 @@ impl KubeCluster {
                     });
                 }
             }
-            let binding = json!({
+            let mut binding = json!({
                 "apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": key.name, "namespace": key.namespace},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node},
             });
+            if let Some(annotations) = write.bind_annotations {
+                binding["metadata"]["annotations"] = Value::Object(annotations);
+            }
             self.call(
                 http::Method::POST,
                 kind.object(&key.namespace, &key.name, Some("binding")),

@@ -97,6 +97,9 @@ pub struct Write {
     pub main: Option<Value>,
     /// The node a pod is bound to (`pods/binding`).
     pub bind: Option<String>,
+    /// Annotations the binding itself sets on the pod (kube-apiserver merges
+    /// a Binding's annotations into its pod's), in place of a PATCH.
+    pub bind_annotations: Option<Map<String, Value>>,
     /// Merge patch through `/status`.
     pub status: Option<Value>,
     /// A graceful delete, with its grace period in seconds.
@@ -187,10 +190,31 @@ pub fn split_patch(kind: &Kind, patch: &Value, job_state: Option<&Value>) -> Res
     if main.get("metadata").and_then(Value::as_object).is_some_and(Map::is_empty) {
         main.remove("metadata");
     }
+    if write.bind.is_some() {
+        if let Some(annotations) = annotations_only(&main) {
+            write.bind_annotations = Some(annotations);
+            main.clear();
+        }
+    }
     if !main.is_empty() {
         write.main = Some(Value::Object(main));
     }
     Ok(write)
+}
+
+/// The annotations of a main patch that sets only annotations, each to a
+/// string: those a Binding can carry (it can neither remove one nor touch
+/// anything else), sparing the pod a PATCH of its own.
+fn annotations_only(main: &Map<String, Value>) -> Option<Map<String, Value>> {
+    if main.len() != 1 {
+        return None;
+    }
+    let meta = main.get("metadata")?.as_object()?;
+    if meta.len() != 1 {
+        return None;
+    }
+    let annotations = meta.get("annotations")?.as_object()?;
+    annotations.values().all(Value::is_string).then(|| annotations.clone())
 }
 
 /// A new object as Kubernetes takes it: pods get `scheduler` as their

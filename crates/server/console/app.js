@@ -43,10 +43,63 @@ function headers(type) {
   return h;
 }
 
+// ---- reachability ----
+
+let unreachable = false;
+/** Watches waiting to retry: woken when the API answers again, so pages catch up at once rather than after their back-off. */
+const wakers = new Set();
+
+/**
+ * A fetch that tells the banner whether the API answered: a request that
+ * gets no response at all (refused, reset, offline) raises it, and a probe
+ * of `/version` every two seconds lowers it once anything answers. An
+ * aborted request says nothing either way.
+ */
+async function reach(path, init) {
+  try {
+    const res = await fetch(path, init);
+    if (unreachable) setReachable(true);
+    return res;
+  } catch (e) {
+    if (e && e.name !== 'AbortError' && !(init && init.signal && init.signal.aborted)) setReachable(false);
+    throw e;
+  }
+}
+
+function setReachable(ok) {
+  const shown = document.getElementById('conn-lost');
+  if (ok) {
+    unreachable = false;
+    if (shown) shown.remove();
+    for (const wake of [...wakers]) wake();
+    return;
+  }
+  if (!shown) {
+    // Outside <main>: a page's own re-render must not take it away.
+    document.body.append(h('div', { id: 'conn-lost', class: 'conn-lost', role: 'alert' }, t('connLost')));
+  }
+  if (unreachable) return;
+  unreachable = true;
+  (async () => {
+    while (unreachable) {
+      await sleep(2000);
+      try {
+        await fetch('/version', { cache: 'no-store' });
+        setReachable(true);
+      } catch (_) { /* still down */ }
+    }
+  })();
+}
+
+/** A placeholder shown while a page or section reads its first data. */
+export function loading() {
+  return h('p', { class: 'muted loading', role: 'status' }, t('loading'));
+}
+
 /** One request; JSON in and out unless `type` says otherwise. */
 export async function api(path, { method = 'GET', body, type, signal } = {}) {
   const payload = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
-  const res = await fetch(path, {
+  const res = await reach(path, {
     method, signal, body: payload, cache: 'no-store',
     headers: headers(payload === undefined ? undefined : (type || 'application/json')),
   });
@@ -72,7 +125,7 @@ export async function list(path, params = {}, signal) {
 
 /** Streams a response body to `onLine`, line by line, until it ends or `signal` aborts. */
 export async function lines(path, onLine, signal) {
-  const res = await fetch(path, { headers: headers(), signal, cache: 'no-store' });
+  const res = await reach(path, { headers: headers(), signal, cache: 'no-store' });
   if (!res.ok) throw await failure(res);
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
@@ -125,7 +178,11 @@ export function watch(path, resourceVersion, onEvent, signal, onReset, params = 
         if (e.status === 401 || e.status === 403) return;
         failures += 1;
       }
-      await sleep(Math.min(30000, 500 * 2 ** Math.min(failures, 6)), signal);
+      await new Promise((resolve) => {
+        const done = () => { wakers.delete(done); resolve(); };
+        wakers.add(done);
+        sleep(Math.min(30000, 500 * 2 ** Math.min(failures, 6)), signal).then(done);
+      });
     }
   };
   run();
@@ -212,9 +269,18 @@ export function table(columns, rows, { caption, empty } = {}) {
   const body = rows.length
     ? rows.map((r) => h('tr', {}, columns.map(([, f]) => h('td', {}, f(r)))))
     : [h('tr', {}, h('td', { colspan: columns.length, class: 'empty' }, empty || t('none')))];
-  return h('table', {}, caption ? h('caption', {}, caption) : null,
+  return scroller(h('table', {}, caption ? h('caption', {}, caption) : null,
     h('thead', {}, h('tr', {}, columns.map(([label]) => h('th', { scope: 'col' }, label)))),
-    h('tbody', {}, body));
+    h('tbody', {}, body)));
+}
+
+/**
+ * A table in a box of its own that scrolls sideways when the table is wider
+ * than the page (many columns, Chinese at 1024 px), so the page itself never
+ * does and no column is squeezed to a character a line.
+ */
+export function scroller(tableEl) {
+  return h('div', { class: 'table-scroll' }, tableEl);
 }
 
 /**
@@ -227,7 +293,7 @@ export function pagedList(container, { path, params = {}, columns, limit = 50, s
   const stack = [''];
   let rows = [];
   let shownPage = null;
-  const view = h('div', { class: 'paged' });
+  const view = h('div', { class: 'paged' }, loading());
   container.appendChild(view);
   const status = h('p', { class: 'muted', role: 'status', 'aria-live': 'polite' });
   let watchAbort = null;
@@ -435,17 +501,25 @@ async function show() {
   renderChrome();
   if (current) current.abort();
   current = new AbortController();
+  const mine = current.signal;
   const [name, args, params] = parse(location.hash);
   const render = pages.get(name) || pages.get('overview');
+  // Not an empty page while the first data is read: a note the page's own content follows.
+  const wait = loading();
+  main.replaceChildren(wait);
+  main.setAttribute('aria-busy', 'true');
   // Kinds at the versions the server serves before any page asks for them.
   try { await discover(); } catch (_) { /* the guesses stay */ }
+  if (mine.aborted) return;
   document.querySelectorAll('#nav a').forEach((a) => a.setAttribute('aria-current', a.dataset.page === name ? 'page' : 'false'));
-  main.replaceChildren();
   try {
-    await render(main, args, params, current.signal);
+    await render(main, args, params, mine);
   } catch (e) {
-    if (!current.signal.aborted) main.replaceChildren(errorBox(e));
+    if (!mine.aborted) main.replaceChildren(errorBox(e));
   }
+  if (mine.aborted) return;
+  wait.remove();
+  main.removeAttribute('aria-busy');
   main.focus({ preventScroll: true });
 }
 

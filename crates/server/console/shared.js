@@ -1,7 +1,7 @@
 // What the operator pages (overview, nodes, queues, workspaces, data) share:
 // bounded listing, live collections, device and resource figures, job
 // links, and the allocation figures read from the embedded history.
-import { h, api, list, watch, get, errorBox, collection, JOB_KINDS, sameGroup } from './app.js';
+import { h, api, list, watch, get, errorBox, collection, JOB_KINDS, sameGroup, loading } from './app.js';
 
 /** Cluster-scoped objects by name, namespaced ones by namespace/name. */
 export function keyOf(o) {
@@ -67,7 +67,8 @@ export function fill(el, ...children) {
 
 /** A table labelled by a heading rather than a caption of its own. */
 export function labelled(tableEl, headingId) {
-  tableEl.setAttribute('aria-labelledby', headingId);
+  // `table()` wraps its table in a scrolling box: the label belongs on the table.
+  (tableEl.tagName === 'TABLE' ? tableEl : tableEl.querySelector('table')).setAttribute('aria-labelledby', headingId);
   return tableEl;
 }
 
@@ -79,7 +80,7 @@ export function wrap(el) {
 
 /** A section whose body is replaced as its data changes; a failure shows in it. */
 export function section(id, title) {
-  const body = h('div', { class: 'section-body' });
+  const body = h('div', { class: 'section-body' }, loading());
   const el = h('section', { id, 'aria-labelledby': `${id}-title` }, h('h2', { id: `${id}-title` }, title), body);
   return { el, body, fail: (e) => body.replaceChildren(errorBox(e)) };
 }

@@ -16,6 +16,7 @@ const ASSETS: &[(&str, &[u8])] = &[
     ("i18n.js", include_bytes!("../console/i18n.js")),
     ("main.js", include_bytes!("../console/main.js")),
     ("shared.js", include_bytes!("../console/shared.js")),
+    ("metrics.js", include_bytes!("../console/metrics.js")),
     ("pages/overview.js", include_bytes!("../console/pages/overview.js")),
     ("pages/jobs.js", include_bytes!("../console/pages/jobs.js")),
     ("pages/pod.js", include_bytes!("../console/pages/pod.js")),

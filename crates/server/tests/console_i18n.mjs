@@ -22,7 +22,7 @@ for (const f of pages) await import(`${dir}/pages/${f}`);
 const { en, zh } = i18n.tables();
 const has = (k) => k in en && k in zh;
 const used = new Set();
-for (const f of ['app.js', 'shared.js', ...pages.map((p) => `pages/${p}`)]) {
+for (const f of ['app.js', 'shared.js', 'metrics.js', ...pages.map((p) => `pages/${p}`)]) {
   const src = fs.readFileSync(`${dir}/${f}`, 'utf8');
   for (const m of src.matchAll(/\bt\(\s*(['"])([^'"`]+)\1\s*\)/g)) used.add(m[2]);
 }

@@ -74,6 +74,19 @@ impl Plane {
         plane
     }
 
+    /// Makes the next [`Plane::spawn`] listen on the port this start got
+    /// (it started on any free one), so a client holding the URL (a
+    /// browser) finds the restarted server where it was.
+    pub fn pin_port(&mut self) {
+        let url = std::fs::read_to_string(self.data_dir().join("server")).expect("server url");
+        let port = url.trim().trim_end_matches('/').rsplit(':').next().expect("a port").to_string();
+        for a in &mut self.args {
+            if a == "127.0.0.1:0" {
+                *a = format!("127.0.0.1:{port}");
+            }
+        }
+    }
+
     /// Adds flags for the next [`Plane::spawn`].
     pub fn args_push(&mut self, arg: &str) {
         self.args.push(arg.to_string());

@@ -14,9 +14,27 @@ fn a_bind_patch_becomes_metadata_binding_and_status() {
     });
     let w = split_patch(&pod_kind(), &patch, None).expect("split");
     assert_eq!(w.bind.as_deref(), Some("n1"));
-    assert_eq!(w.main, Some(json!({"metadata": {"annotations": {"ringleader.io/devices": "0,1"}}})));
+    // The annotations ride in the Binding: no PATCH of the pod itself.
+    assert_eq!(w.main, None);
+    let carried = json!({"ringleader.io/devices": "0,1"});
+    assert_eq!(w.bind_annotations.map(Value::Object), Some(carried));
     assert_eq!(w.status, Some(json!({"conditions": [{"type": "PodScheduled", "status": "True"}]})));
     assert_eq!(w.delete, None);
+}
+
+#[test]
+fn a_bind_patch_a_binding_cannot_carry_keeps_its_own_patch() {
+    // A label, and a finalizer: neither is a Binding's to write.
+    for metadata in [
+        json!({"labels": {"a": "b"}, "annotations": {"ringleader.io/devices": "0"}}),
+        json!({"finalizers": ["x"], "annotations": {"ringleader.io/devices": "0"}}),
+    ] {
+        let patch = json!({"spec": {"nodeName": "n1"}, "metadata": metadata});
+        let w = split_patch(&pod_kind(), &patch, None).expect("split");
+        assert_eq!(w.bind.as_deref(), Some("n1"));
+        assert_eq!(w.bind_annotations, None, "{patch}");
+        assert_eq!(w.main.map(|m| m["metadata"].clone()), Some(patch["metadata"].clone()));
+    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 // editable: what is sent is that text, through the same apply as Submit,
 // so the API's validation speaks (strict fields included) and each refusal
 // marks both the form field and the YAML line it names.
-import { page, h, api, get, collection, qs, JOB_KINDS, sameGroup } from '../app.js';
+import { page, h, api, get, collection, qs, JOB_KINDS, sameGroup, scroller } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { placeErrors } from './submit.js';
 import { vipPreview } from './vip.js';
@@ -333,7 +333,7 @@ const FORMS = {
       fields: [imageList, field('name', t('cr.name'), f.name, 'metadata.name'), field('namespace', t('cr.namespace'), f.namespace, 'metadata.namespace'),
         field('queue', t('cr.queue'), f.queue, 'spec.queue'), field('framework', t('cr.framework'), f.framework, 'spec.framework'),
         field('image', t('cr.imageRef'), f.image, 'spec.image'), field('command', t('cr.command'), f.command, 'spec.command'),
-        h('fieldset', { class: 'form-field' }, h('legend', {}, t('cr.roles')), roleTable,
+        h('fieldset', { class: 'form-field' }, h('legend', {}, t('cr.roles')), scroller(roleTable),
           h('button', { type: 'button', id: 'cr-add-role', onclick: () => addRole('Worker', 1) }, t('cr.addRole'))),
         field('env', t('cr.env'), f.env, 'spec.env'), field('datasets', t('cr.datasets'), f.datasets, 'spec.mounts'),
         field('shm', t('cr.shm'), f.shm, 'spec.sharedMemoryGB'), field('visibility', t('cr.visibility'), f.visibility, 'spec.visibility'),

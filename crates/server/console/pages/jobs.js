@@ -3,10 +3,11 @@
 // why-pending explanation and the actions (stop, re-run, clone, delete).
 import {
   page, h, api, list, qs, lines, watch, get, age, badge, table, tabs, pagedList, errorBox, go,
-  JOB_KINDS, collection, jobPhase, session, can,
+  JOB_KINDS, collection, jobPhase, session, can, loading,
 } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { containerState, podsTrouble, coalesce } from '../shared.js';
+import { metricsPanel, metricsSection, podSeries } from '../metrics.js';
 
 strings({
   en: {
@@ -19,7 +20,7 @@ strings({
     notPending: 'Nothing is pending: every pod of this job is placed.', deleted: 'Deleted.',
     runCreated: 'Run created: ', editForm: 'Edit', cloneForm: 'Clone with changes', stopped: 'Stop requested.', killedBy: 'Killed by',
     allKinds: 'All job kinds', kindsRefused: 'Not shown (you may not list them):',
-    cause: 'Cause', inTrouble: 'Nothing waits to be placed, but these pods cannot run:',
+    cause: 'Cause', inTrouble: 'Nothing waits to be placed, but these pods cannot run:', metrics: 'Metrics',
   },
   zh: {
     jobs: '作业', kindFilter: '作业类型', labelSelector: '标签选择器', phaseFilter: '状态（本页）', apply: '应用',
@@ -31,7 +32,7 @@ strings({
     notPending: '没有等待：该作业的容器组均已调度。', deleted: '已删除。',
     runCreated: '已创建运行：', editForm: '编辑', cloneForm: '复制并修改', stopped: '已请求停止。', killedBy: '被抢占者',
     allKinds: '全部作业类型', kindsRefused: '未显示（您无权查看）：',
-    cause: '原因', inTrouble: '没有等待调度的容器组，但以下容器组无法运行：',
+    cause: '原因', inTrouble: '没有等待调度的容器组，但以下容器组无法运行：', metrics: '监控指标',
   },
 });
 
@@ -166,7 +167,7 @@ page('jobs', async (main, args, params, signal) => {
  */
 function everyKind(container, { ns, sel, signal, filter, columns, limit = 50 }) {
   const kinds = JOB_KINDS.map((k, i) => ({ k, i })).filter(({ k }) => !k.absent);
-  const view = h('div', { class: 'paged', id: 'all-jobs' });
+  const view = h('div', { class: 'paged', id: 'all-jobs' }, loading());
   container.appendChild(view);
   const stack = [new Map(kinds.map(({ i }) => [i, '']))];
   let rows = [];
@@ -231,13 +232,20 @@ async function detail(main, [kindIdx, ns, name], signal) {
   const actions = h('div', { class: 'toolbar' });
   main.append(h('h1', {}, `${kindLabel(k)} ${ns}/${name} `, phaseSlot), actions, note);
 
-  // Keep the phase live.
+  // Keep the phase live, and whatever tab reads the job (its timeline).
+  const onJob = new Set();
   watch(collection(k.group, k.plural, ns), get(job, 'metadata.resourceVersion'), (type, o) => {
     if (get(o, 'metadata.name') !== name) return;
     if (type === 'DELETED') { phaseSlot.replaceChildren(badge(t('deleted'))); return; }
     current = o;
     showState();
+    for (const f of onJob) f(o);
   }, signal, null, { fieldSelector: `metadata.name=${name}` });
+  const live = (draw, s) => {
+    draw(current);
+    onJob.add(draw);
+    s.addEventListener('abort', () => onJob.delete(draw), { once: true });
+  };
   if (k.kind !== 'TrainingJob') {
     livePods(ns, podSelector(k, job), signal, (pods) => { trouble = podsTrouble(pods); showState(); })
       .catch(() => {});
@@ -270,8 +278,10 @@ async function detail(main, [kindIdx, ns, name], signal) {
     items.push([t('logs'), (panel, s) => logTab(panel, ns, podSelector(k, job), s)]);
     items.push([t('why'), (panel, s) => whyTab(panel, ns, k, job, s)]);
   }
+  const selector = k.kind === 'TrainingJob' ? `platform.ringleader.io/training-job=${name}` : podSelector(k, job);
+  items.push([t('metrics'), (panel, s) => metricsTab(panel, k, ns, name, selector, s)]);
   items.push([t('events'), (panel, s) => eventsTab(panel, ns, name, s)]);
-  items.push([t('timeline'), (panel) => timelineTab(panel, job)]);
+  items.push([t('timeline'), (panel, s) => live((o) => timelineTab(panel, o), s)]);
   items.push([t('yaml'), (panel, s) => yamlTab(panel, path, s)]);
   tabs(main, items, signal);
 }
@@ -365,6 +375,22 @@ async function eventsTab(panel, ns, name, signal) {
   }, signal, null, params);
 }
 
+/** How many pods' figures a job's or run's charts draw (a gang may have thousands). */
+const CHARTED_PODS = 8;
+
+/** The job's pods by phase and the figures of its first pods and their devices, over a chosen range. */
+function metricsTab(panel, k, ns, name, selector, signal) {
+  const resource = `${k.plural}.${k.group.split('/')[0]}`;
+  metricsPanel(panel, async () => {
+    const pods = (await list(collection('v1', 'pods', ns), { labelSelector: selector, limit: CHARTED_PODS }, signal));
+    const phases = ['Pending', 'Running', 'Succeeded', 'Failed'].map((p) => `job/${ns}/${resource}/${name}/pods-${p}`);
+    return {
+      names: [...phases, ...podSeries(pods.items)],
+      note: pods.continue ? `${t('metrics.firstPods')} ${pods.items.map((p) => get(p, 'metadata.name')).join(', ')}` : '',
+    };
+  }, signal, { gridId: 'job-metrics' });
+}
+
 function timelineTab(panel, job) {
   const conds = get(job, 'status.conditions', []);
   const entries = (Array.isArray(conds) ? conds : []).map((c) => ({ time: c.lastTransitionTime || c.lastUpdateTime || '', state: c.type, message: c.message || c.reason || '' }));
@@ -421,10 +447,18 @@ async function runsTab(panel, job, note, signal) {
   const first = await list(path, { labelSelector: selector, limit: 500 }, signal);
   const runs = new Map(first.items.map((r) => [get(r, 'metadata.name'), r]));
   const detailBox = h('div', { id: 'run-detail' });
+  // The run whose detail is open, redrawn as its watch reports it.
+  let shown = null;
+  const open = (r) => {
+    if (shown) shown.abort.abort();
+    const abort = new AbortController();
+    signal.addEventListener('abort', () => abort.abort(), { once: true });
+    shown = { name: get(r, 'metadata.name'), abort, update: showRun(detailBox, r, abort.signal) };
+  };
   const render = () => {
     const sorted = [...runs.values()].sort((a, b) => get(b, 'metadata.creationTimestamp').localeCompare(get(a, 'metadata.creationTimestamp')));
     panel.replaceChildren(table([
-      [t('name'), (r) => h('button', { type: 'button', class: 'link', onclick: () => showRun(detailBox, r, signal) }, get(r, 'metadata.name'))],
+      [t('name'), (r) => h('button', { type: 'button', class: 'link', 'data-open-run': get(r, 'metadata.name'), onclick: () => open(runs.get(get(r, 'metadata.name')) || r) }, get(r, 'metadata.name'))],
       [t('state'), (r) => badge(get(r, 'status.state'))],
       [t('age'), (r) => age(get(r, 'metadata.creationTimestamp'))],
       [t('actions'), (r) => h('button', {
@@ -442,21 +476,44 @@ async function runsTab(panel, job, note, signal) {
   watch(path, first.resourceVersion, (type, r) => {
     if (type === 'DELETED') runs.delete(get(r, 'metadata.name')); else runs.set(get(r, 'metadata.name'), r);
     render();
+    if (shown && shown.name === get(r, 'metadata.name') && type !== 'DELETED') shown.update(r);
   }, signal, null, { labelSelector: selector });
 }
 
+/**
+ * A run's detail: its pods and states, timeline, logs and charts; returns
+ * the function that redraws it from a newer version of the run (the
+ * charts and an open log stay as they are).
+ */
 function showRun(box, run, signal) {
   const ns = get(run, 'metadata.namespace');
-  const killed = get(run, 'status.killedBy', null);
-  box.replaceChildren(h('h2', {}, get(run, 'metadata.name')),
-    killed ? h('p', {}, `${t('killedBy')}: ${killed.namespace || ''}/${killed.trainingJob || killed.name || ''} ${killed.run || ''}`) : null,
-    table([
-      [t('role'), (p) => p.role || ''], [t('name'), (p) => p.name || ''], [t('phase'), (p) => badge(p.phase)],
-      [t('restarts'), (p) => p.restarts || 0], [t('podIP'), (p) => p.podIP || ''], [t('hostIP'), (p) => p.hostIP || ''],
-      [t('logs'), (p) => h('button', { type: 'button', onclick: () => { const l = h('div'); box.append(l); logTab(l, ns, '', signal, p.name); } }, t('logs'))],
-    ], get(run, 'status.pods', []), { caption: t('pods') }),
-    h('h2', {}, t('timeline')),
-    h('ol', {}, get(run, 'status.timeline', []).map((e) => h('li', {}, h('time', {}, e.time || ''), ' ', badge(e.state), ' ', e.message || ''))));
+  let current = run;
+  const killedBox = h('div');
+  const podsBox = h('div', { id: 'run-pods' });
+  const timeline = h('ol', { id: 'run-timeline' });
+  const logs = h('div');
+  const draw = () => {
+    const killed = get(current, 'status.killedBy', null);
+    killedBox.replaceChildren(killed ? h('p', {}, `${t('killedBy')}: ${killed.namespace || ''}/${killed.trainingJob || killed.name || ''} ${killed.run || ''}`) : '');
+    const podLink = (p) => (p.name ? h('a', { href: `#/pods/${encodeURIComponent(ns)}/${encodeURIComponent(p.name)}` }, p.name) : '');
+    podsBox.replaceChildren(table([
+      [t('role'), (p) => p.role || ''], [t('name'), podLink], [t('phase'), (p) => badge(p.phase)],
+      [t('restarts'), (p) => String(p.restarts || 0)], [t('podIP'), (p) => p.podIP || ''], [t('hostIP'), (p) => p.hostIP || ''],
+      [t('logs'), (p) => h('button', { type: 'button', onclick: () => { const l = h('div'); logs.replaceChildren(l); logTab(l, ns, '', signal, p.name); } }, t('logs'))],
+    ], (get(current, 'status.pods', []) || []).filter(Boolean), { caption: t('pods') }));
+    timeline.replaceChildren(...(get(current, 'status.timeline', []) || []).filter(Boolean)
+      .map((e) => h('li', {}, h('time', {}, e.time || ''), ' ', badge(e.state), ' ', e.message || '')));
+  };
+  draw();
+  box.replaceChildren(h('h2', {}, get(run, 'metadata.name')), killedBox, podsBox, logs, h('h2', {}, t('timeline')), timeline);
+  // The run's pods' figures: its pods by name (gone ones still have their history), their devices while they hold them.
+  metricsSection(box, async () => {
+    const wanted = (get(current, 'status.pods', []) || []).filter((p) => p && p.name).slice(0, CHARTED_PODS).map((p) => p.name);
+    const live = (await list(collection('v1', 'pods', ns), { labelSelector: `platform.ringleader.io/training-job=${get(current, 'spec.trainingJob')}`, limit: 500 }, signal)).items;
+    const pods = wanted.map((n) => live.find((p) => get(p, 'metadata.name') === n) || { metadata: { namespace: ns, name: n } });
+    return podSeries(pods);
+  }, signal, 'run-metrics');
+  return (r) => { current = r; draw(); };
 }
 
 async function newRun(job, note, signal) {

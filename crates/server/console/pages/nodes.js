@@ -6,6 +6,7 @@
 // by the server every few seconds, so a page of nodes costs one request.
 import { page, h, api, list, watch, get, age, badge, table, pagedList, errorBox, collection } from '../app.js';
 import { t, strings } from '../i18n.js';
+import { metricsPanel } from '../metrics.js';
 import { accelerators, nodeReady, heldDevices, jobHref, meter, liveCollection, coalesce, fill, labelled, nodeAllocation, RL_NODES } from '../shared.js';
 
 strings({
@@ -148,6 +149,10 @@ async function detail(main, name, signal) {
     h('h1', {}, `${t('nodes.node')} ${name} `, title), note, facts,
     h('h2', { id: 'device-map-title' }, t('nodes.deviceMap')), mapBox,
     h('h2', { id: 'node-pods-title' }, t('nodes.pods')), podsBox);
+  // The node's and its devices' figures over a chosen range.
+  const charts = h('section', { 'aria-labelledby': 'node-metrics-title' }, h('h2', { id: 'node-metrics-title' }, t('metrics.title')));
+  main.append(charts);
+  metricsPanel(charts, null, signal, { prefix: `node/${name}/`, gridId: 'node-metrics' });
 
   const render = () => {
     title.replaceChildren(badge(nodeReady(state.core) ? 'Ready' : 'NotReady'));

@@ -5,6 +5,7 @@
 import { page, h, api, list, qs, lines, watch, get, age, badge, table, errorBox, collection, session } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { heldDevices, jobLink, fill, containerState } from '../shared.js';
+import { metricsSection, podSeries } from '../metrics.js';
 
 strings({
   en: {
@@ -44,11 +45,15 @@ page('pods', async (main, [ns, name], params, signal) => {
   const containers = h('div', { id: 'pod-containers' });
   const events = h('div', { id: 'pod-events' });
   const logBox = h('div', { id: 'pod-log' });
+  const metricsBox = h('div');
   main.append(h('h1', {}, `${t('pod.title')} ${ns}/${name} `, phase),
     h('section', { 'aria-labelledby': 'pod-summary-title' }, h('h2', { id: 'pod-summary-title' }, t('pod.summary')), summary),
     h('section', { 'aria-labelledby': 'pod-containers-title' }, h('h2', { id: 'pod-containers-title' }, t('pod.containers')), containers),
+    metricsBox,
     h('section', { 'aria-labelledby': 'pod-events-title' }, h('h2', { id: 'pod-events-title' }, t('pod.events')), events),
     h('section', { 'aria-labelledby': 'pod-log-title' }, h('h2', { id: 'pod-log-title' }, t('pod.log')), logBox));
+  // Its own figures and its devices', from the pod as last seen (devices come with placement).
+  metricsSection(metricsBox, async () => podSeries([pod]), signal, 'pod-metrics');
 
   const render = () => {
     const st = containerState(pod);
