@@ -26,17 +26,7 @@ pub const MEMBERS: &str = "platform:workspace-members";
 
 /// The RoleBinding `binding` of `ws` binding `cluster_role` to the users of `role`.
 pub fn role_binding(ws: &Value, binding: &str, cluster_role: &str, role: &str) -> Value {
-    let users: BTreeSet<&str> = at(ws, &["spec", "members"])
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some(role))
-        .filter_map(|m| m.get("user").and_then(Value::as_str))
-        .collect();
-    let subjects: Vec<Value> = users
-        .into_iter()
-        .map(|u| json!({"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": u}))
-        .collect();
+    let subjects = members(ws, Some(role));
     json!({
         "apiVersion": RBAC_API,
         "kind": "RoleBinding",
@@ -44,6 +34,18 @@ pub fn role_binding(ws: &Value, binding: &str, cluster_role: &str, role: &str) -
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
         "subjects": subjects,
     })
+}
+
+/// The workspace's members (of `role`, or all) as RBAC User subjects, each once.
+fn members(ws: &Value, role: Option<&str>) -> Vec<Value> {
+    let users: BTreeSet<&str> = at(ws, &["spec", "members"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|m| role.is_none_or(|r| m.get("role").and_then(Value::as_str) == Some(r)))
+        .filter_map(|m| m.get("user").and_then(Value::as_str))
+        .collect();
+    users.into_iter().map(|u| json!({"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": u})).collect()
 }
 
 /// The ClusterRole (and its ClusterRoleBinding) letting the people of workspace `ws` read it and its queues.
@@ -67,16 +69,7 @@ pub fn reader(ws: &Value, queues: &[&str]) -> [Value; 2] {
         rules.push(json!({"apiGroups": ["scheduling.volcano.sh"], "resources": ["queues"],
                           "verbs": ["get"], "resourceNames": queues}));
     }
-    let users: BTreeSet<&str> = at(ws, &["spec", "members"])
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|m| m.get("user").and_then(Value::as_str))
-        .collect();
-    let subjects: Vec<Value> = users
-        .into_iter()
-        .map(|u| json!({"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": u}))
-        .collect();
+    let subjects = members(ws, None);
     [
         json!({"apiVersion": RBAC_API, "kind": "ClusterRole",
                "metadata": {"name": role, "ownerReferences": owner_ref(ws)}, "rules": rules}),
