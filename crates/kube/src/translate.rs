@@ -123,6 +123,25 @@ fn annotate(main: &mut Map<String, Value>, key: &str, text: String) -> Result<()
     Ok(())
 }
 
+/// Folds merge patch `more` into merge patch `into`, keeping its nulls:
+/// both are patches still to send, and a null is what removes a field
+/// there (`json_patch::merge` applies a patch, dropping them).
+fn combine(into: &mut Value, more: Value) {
+    match (into, more) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(slot @ Value::Object(_)) if v.is_object() => combine(slot, v),
+                    _ => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, more) => *slot = more,
+    }
+}
+
 /// Splits a merge patch of ringleader's onto the calls Kubernetes takes.
 /// `job_state`: the current job-controller state of a typed-status kind
 /// (what [`JOB_STATE_ANNOTATION`] holds), to merge a patch of it into.
@@ -180,7 +199,7 @@ pub fn split_patch(kind: &Kind, patch: &Value, job_state: Option<&Value>) -> Res
                     m.remove("deletionGracePeriodSeconds");
                 }
                 let into = main.entry("metadata").or_insert_with(|| json!({}));
-                json_patch::merge(into, &meta);
+                combine(into, meta);
             }
             _ => {
                 main.insert(field.clone(), value.clone());

@@ -267,3 +267,18 @@ fn only_labels_or_a_registration_reach_a_node_no_agent_registered() {
         assert!(why.contains("kubelet") && why.contains(NODE_SPEC_ANNOTATION), "{why}");
     }
 }
+
+#[test]
+fn an_annotation_set_to_null_is_sent_as_null_so_kubernetes_removes_it() {
+    let patch = json!({"metadata": {"annotations": {"ringleader.io/evicted": null, "keep": "yes"}}});
+    let w = split_patch(&pod_kind(), &patch, None).expect("split");
+    assert_eq!(w.main, Some(json!({"metadata": {"annotations": {"ringleader.io/evicted": null, "keep": "yes"}}})));
+    // And with the job state annotated into the same metadata first.
+    let job = kind("apps/v1", "Deployment").expect("deployment");
+    let patch = json!({"status": {"ringleader": {"phase": "Running"}}, "metadata": {"annotations": {"gone": null}}});
+    let w = split_patch(&job, &patch, Some(&json!({"phase": "Pending"}))).expect("split");
+    let annotations = &w.main.expect("a main patch")["metadata"]["annotations"];
+    assert_eq!(annotations["gone"], Value::Null);
+    assert!(annotations.as_object().is_some_and(|a| a.contains_key("gone")), "{annotations}");
+    assert!(annotations[JOB_STATE_ANNOTATION].as_str().is_some_and(|s| s.contains("Running")), "{annotations}");
+}
