@@ -554,15 +554,23 @@ impl Backend for KubeCluster {
             // Kinds are listed side by side: one after another, a cold start
             // waited out a round trip per kind (dozens) before the first page
             // of Nodes or pods. Each kind's own pages stay in order.
+            // ConfigMaps first, on their own: a Node is modelled as it is read,
+            // from the MindCluster device info (its broken chips) known by then.
             let namespace = selector.namespace.as_deref();
-            let lists: Vec<Result<(Vec<Stored>, u64), StoreError>> =
-                futures_util::stream::iter(kinds.iter().map(|kind| self.list_kind(kind, namespace)))
+            let (first, rest): (Vec<&Kind>, Vec<&Kind>) = kinds.iter().partition(|k| k.kind == "ConfigMap");
+            let mut lists = Vec::with_capacity(kinds.len());
+            for kind in &first {
+                lists.push(self.list_kind(kind, namespace).await);
+            }
+            lists.extend(
+                futures_util::stream::iter(rest.iter().map(|kind| self.list_kind(kind, namespace)))
                     .buffered(LIST_PARALLELISM)
-                    .collect()
-                    .await;
+                    .collect::<Vec<_>>()
+                    .await,
+            );
             let mut all = Vec::new();
             let mut top = 0;
-            for (kind, listed) in kinds.iter().zip(lists) {
+            for (kind, listed) in first.iter().chain(rest.iter()).zip(lists) {
                 let (items, version) = listed?;
                 if let Ok(mut known) = self.listed.lock() {
                     known.insert((kind.api_version.to_string(), kind.kind.to_string()), version);
