@@ -1156,12 +1156,15 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
     let plane = Plane::start(&cluster, &["--history-interval", "1"]);
     let url = std::fs::read_to_string(plane.data_dir().join("server")).expect("server url").trim().to_string();
     let token = std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string();
-    // Three 100-pod gangs that cannot fit (8 GPUs each, one 8-GPU node): 300 pods wait.
-    for i in 0..3 {
+    // Four 500-pod gangs that cannot fit (8 GPUs each, one 8-GPU node):
+    // 2,000 pods wait, as the issue's overview had them.
+    const GANGS: usize = 4;
+    const EACH: usize = 500;
+    for i in 0..GANGS {
         plane
             .apply(&format!(
-                "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: wait-{i}}}\nspec:\n  minAvailable: 100\n  \
-                 schedulerName: volcano\n  tasks:\n  - name: w\n    replicas: 100\n    template:\n      spec:\n        containers:\n        \
+                "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: wait-{i}}}\nspec:\n  minAvailable: {EACH}\n  \
+                 schedulerName: volcano\n  tasks:\n  - name: w\n    replicas: {EACH}\n    template:\n      spec:\n        containers:\n        \
                  - {{name: c, image: x, command: [sleep, '1'], resources: {{limits: {{nvidia.com/gpu: 8}}}}}}\n"
             ))
             .expect("waiting gang");
@@ -1175,12 +1178,12 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
         "  runPolicy: {schedulingPolicy: {queue: train-a2}}\n  pytorchReplicaSpecs:",
     );
     plane.apply(&on_queue).expect("job on train-a2");
-    plane.wait_for(120, "300 waiting pods and the job running", |p| {
+    plane.wait_for(180, "2,000 waiting pods and the job running", |p| {
         let pods = p.list("Pod");
-        pods.len() >= 302 && pods.iter().filter(|x| x["status"]["phase"] == "Running").count() == 2
+        pods.len() >= GANGS * EACH + 2 && pods.iter().filter(|x| x["status"]["phase"] == "Running").count() == 2
     });
     let pending = plane.list("Pod").iter().filter(|p| p["status"]["phase"] == "Pending").count();
-    assert_eq!(pending, 300);
+    assert_eq!(pending, GANGS * EACH);
     let driver = start_driver();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
@@ -1188,21 +1191,26 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
         sign_in(&c, &url, &token).await;
         c.goto(&format!("{url}/#/overview")).await.expect("overview");
         let t0 = Instant::now();
-        // Totals equal the API's: 300 pods in 3 jobs, 100 each, with the scheduler's reason.
-        let total = wait_text(&c, "#ov-pending-total", "the pending total", |t| t.starts_with("300 ")).await;
+        // Totals equal the API's: 2,000 pods in 4 jobs, 500 each, with the scheduler's reason.
+        let total = wait_text(&c, "#ov-pending-total", "the pending total", |t| {
+            t.starts_with(&format!("{} ", GANGS * EACH))
+        })
+        .await;
         println!("pending summary shown after {:.2} s", t0.elapsed().as_secs_f64());
-        assert!(total.contains(" 3 jobs"), "{total}");
-        for i in 0..3 {
+        assert!(total.contains(&format!(" {GANGS} jobs")), "{total}");
+        for i in 0..GANGS {
             let n =
                 wait_text(&c, &format!(".pending-count[data-job=wait-{i}]"), "a job's count", |t| !t.is_empty()).await;
-            assert_eq!(n, "100");
+            assert_eq!(n, EACH.to_string());
         }
         // One row a job, not one a pod.
-        wait_text(&c, "#ov-pending tbody", "three rows", |t| t.lines().count() == 3).await;
+        wait_text(&c, "#ov-pending tbody", "a row a job", |t| t.lines().count() == GANGS).await;
         // Jobs by kind and phase.
-        let volcano =
-            wait_text(&c, "#ov-jobs [data-kind='Volcano Job'][data-phase='']", "the Volcano total", |t| t == "3").await;
-        assert_eq!(volcano, "3");
+        let volcano = wait_text(&c, "#ov-jobs [data-kind='Volcano Job'][data-phase='']", "the Volcano total", |t| {
+            t == GANGS.to_string()
+        })
+        .await;
+        assert_eq!(volcano, GANGS.to_string());
         wait_text(&c, "#ov-jobs [data-kind=PyTorchJob][data-phase=Running]", "the running PyTorchJob", |t| t == "1")
             .await;
         // The queue's devices under its own name, with deserved and capability.
