@@ -1192,10 +1192,9 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
         c.goto(&format!("{url}/#/overview")).await.expect("overview");
         let t0 = Instant::now();
         // Totals equal the API's: 2,000 pods in 4 jobs, 500 each, with the scheduler's reason.
-        let total = wait_text(&c, "#ov-pending-total", "the pending total", |t| {
-            t.starts_with(&format!("{} ", GANGS * EACH))
-        })
-        .await;
+        let total =
+            wait_text(&c, "#ov-pending-total", "the pending total", |t| t.starts_with(&format!("{} ", GANGS * EACH)))
+                .await;
         println!("pending summary shown after {:.2} s", t0.elapsed().as_secs_f64());
         assert!(total.contains(&format!(" {GANGS} jobs")), "{total}");
         for i in 0..GANGS {
