@@ -80,6 +80,9 @@ pub struct ManagerArgs {
 /// and the next leader starts over from what it holds (as after a crash).
 const STOP_GRACE: Duration = Duration::from_millis(1000);
 
+/// What gives this replica's Lease up when a stop abandons the pass.
+static RELEASER: std::sync::OnceLock<Arc<LeaderElector>> = std::sync::OnceLock::new();
+
 pub fn run(args: ManagerArgs) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let result = rt.block_on(serve(args));
@@ -101,6 +104,12 @@ fn stop_on_signal(stop: Arc<tokio::sync::watch::Sender<bool>>) {
         tracing::info!("stop signal received: stopping the manager");
         let _ = stop.send(true);
         tokio::time::sleep(STOP_GRACE).await;
+        // Abandoned mid-pass: give the Lease up on the way out all the same
+        // (the process ends a moment later, long before a successor has
+        // listed anything), so the next leader need not wait it out.
+        if let Some(releaser) = RELEASER.get() {
+            let _ = tokio::time::timeout(Duration::from_millis(300), releaser.release()).await;
+        }
         eprintln!("ringleader manager: stopped, the pass in progress abandoned");
         std::process::exit(0);
     });
@@ -181,7 +190,8 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     lease.duration = Duration::from_secs(args.lease_duration);
     lease.retry = Duration::from_secs_f64((args.lease_duration as f64 / 5.0).clamp(0.2, 2.0));
     let elector = LeaderElector::new(client.clone(), lease.clone())?;
-    let releaser = LeaderElector::new(client.clone(), lease.clone())?;
+    let releaser = Arc::new(LeaderElector::new(client.clone(), lease.clone())?);
+    let _ = RELEASER.set(releaser.clone());
     let (leading_tx, mut leading) = tokio::sync::watch::channel(false);
     tokio::spawn({
         let (metrics, mut leading, name) = (metrics.clone(), leading.clone(), lease.name.clone());
