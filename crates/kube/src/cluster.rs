@@ -437,10 +437,6 @@ impl KubeCluster {
     }
 }
 
-/// How many kinds a list asks kube-apiserver for at once (its default
-/// max-requests-inflight for reads is 400; this stays well under it).
-const LIST_PARALLELISM: usize = 8;
-
 const JSON: &str = "application/json";
 const MERGE: &str = "application/merge-patch+json";
 const STRATEGIC: &str = "application/strategic-merge-patch+json";
@@ -551,29 +547,15 @@ impl Backend for KubeCluster {
     fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {
         let kinds = selected(selector)?;
         self.block(async {
-            // Kinds are listed side by side: one after another, a cold start
-            // waited out a round trip per kind (dozens) before the first page
-            // of Nodes or pods. Each kind's own pages stay in order.
-            // ConfigMaps first, on their own: a Node is modelled as it is read,
-            // from the MindCluster device info (its broken chips) known by then.
-            let namespace = selector.namespace.as_deref();
-            let (first, rest): (Vec<&Kind>, Vec<&Kind>) = kinds.iter().partition(|k| k.kind == "ConfigMap");
-            let mut lists = Vec::with_capacity(kinds.len());
-            for kind in &first {
-                lists.push(self.list_kind(kind, namespace).await);
-            }
-            lists.extend(
-                futures_util::stream::iter(rest.iter().map(|kind| self.list_kind(kind, namespace)))
-                    .buffered(LIST_PARALLELISM)
-                    .collect::<Vec<_>>()
-                    .await,
-            );
+            // One kind after another, in the order `selected` gives: a Node is
+            // modelled as it is read, from the MindCluster device info (its
+            // broken chips) its ConfigMap gave before it.
             let mut all = Vec::new();
             let mut top = 0;
-            for (kind, listed) in first.iter().chain(rest.iter()).zip(lists) {
-                let (items, version) = listed?;
-                if let Ok(mut known) = self.listed.lock() {
-                    known.insert((kind.api_version.to_string(), kind.kind.to_string()), version);
+            for kind in &kinds {
+                let (items, version) = self.list_kind(kind, selector.namespace.as_deref()).await?;
+                if let Ok(mut listed) = self.listed.lock() {
+                    listed.insert((kind.api_version.to_string(), kind.kind.to_string()), version);
                 }
                 top = top.max(version);
                 all.extend(items);
