@@ -189,9 +189,8 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     let mut lease = LeaseConfig::new(&args.lease_namespace, &args.lease_name, &identity(&args));
     lease.duration = Duration::from_secs(args.lease_duration);
     lease.retry = Duration::from_secs_f64((args.lease_duration as f64 / 5.0).clamp(0.2, 2.0));
-    let elector = LeaderElector::new(client.clone(), lease.clone())?;
-    let releaser = Arc::new(LeaderElector::new(client.clone(), lease.clone())?);
-    let _ = RELEASER.set(releaser.clone());
+    let elector = Arc::new(LeaderElector::new(client.clone(), lease.clone())?);
+    let _ = RELEASER.set(elector.clone());
     let (leading_tx, mut leading) = tokio::sync::watch::channel(false);
     tokio::spawn({
         let (metrics, mut leading, name) = (metrics.clone(), leading.clone(), lease.name.clone());
@@ -206,7 +205,7 @@ async fn serve(args: ManagerArgs) -> Result<()> {
         }
     });
     let election = tokio::spawn({
-        let stop = stop_rx.clone();
+        let (stop, elector) = (stop_rx.clone(), elector.clone());
         async move { elector.run(leading_tx, stop, ringleader_api::time::now).await }
     });
     println!("ringleader manager {}: waiting to lead (Lease {}/{})", lease.identity, lease.namespace, lease.name);
@@ -265,9 +264,9 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     let _ = tokio::time::timeout(Duration::from_secs(3), election).await;
     // The work and the rounds have ended: give the Lease up so a successor
     // leads now, not when it expires. (A pass abandoned at STOP_GRACE never
-    // gets here, and its Lease runs out as after a crash.)
+    // gets here: `stop_on_signal` gives it up on the way out.)
     if result.is_ok() {
-        match tokio::time::timeout(Duration::from_millis(500), releaser.release()).await {
+        match tokio::time::timeout(Duration::from_millis(500), elector.release()).await {
             Ok(Err(e)) => tracing::warn!("{e}: the Lease is left to expire"),
             Err(_) => tracing::warn!("no answer releasing the Lease: it is left to expire"),
             Ok(Ok(())) => {}
