@@ -260,10 +260,10 @@ pub fn write(
         all.push(op);
         subjects.push(subject);
     }
-    match writes::batch(store, cache, all.clone()) {
+    match writes::batch_or_back(store, cache, all) {
         Ok(()) => Ok(()),
-        Err(StoreError::Io(e)) => Err(ManagerError::Store(StoreError::Io(e))),
-        Err(_) => {
+        Err((StoreError::Io(e), _)) => Err(ManagerError::Store(StoreError::Io(e))),
+        Err((_, mut all)) => {
             let event_ops = all.split_off(decisions);
             let gone: BTreeSet<ObjectKey> = all
                 .iter()

@@ -62,14 +62,20 @@ pub fn schedule(
             continue;
         }
         let any_bound = pods.iter().filter(live).any(|p| pods::node_of(&p.object).is_some());
-        let mut by_role: BTreeMap<String, Vec<&Stored>> = BTreeMap::new();
+        // Each pod's plan read once: reading it in the sort's comparisons
+        // parsed a 5,000-pod gang's annotations some 100,000 times a pass.
+        let mut indexed: BTreeMap<String, Vec<(u32, &Stored)>> = BTreeMap::new();
         for p in unbound {
             let Some(o) = pods::observe(&p.object) else { continue };
-            by_role.entry(o.role).or_default().push(p);
+            indexed.entry(o.role).or_default().push((o.index, p));
         }
-        for list in by_role.values_mut() {
-            list.sort_by_key(|p| pods::observe(&p.object).map(|o| o.index).unwrap_or(0));
-        }
+        let by_role: BTreeMap<String, Vec<&Stored>> = indexed
+            .into_iter()
+            .map(|(role, mut list)| {
+                list.sort_by_key(|(index, _)| *index);
+                (role, list.into_iter().map(|(_, p)| p).collect())
+            })
+            .collect();
         let mut model = job.state.effective_job();
         // The gang at its full size: a pod replaced alone, or an elastic job
         // shrunk to one pod, is still part of a distributed job (the shrunk

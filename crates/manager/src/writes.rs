@@ -3,7 +3,8 @@
 
 use crate::cache::Cache;
 use crate::ManagerError;
-use ringleader_store::{Backend, ObjectKey, Op, StoreError};
+use ringleader_store::{Backend, ObjectKey, Op, StoreError, Stored};
+use std::sync::Arc;
 
 /// Carries out writes in one transaction; when that fails because the cache
 /// lagged (a pod already created or gone), each write alone, skipping those.
@@ -11,10 +12,12 @@ pub fn write(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(),
     if ops.is_empty() {
         return Ok(());
     }
-    match batch(store, cache, ops.clone()) {
+    // The ops come back only when the transaction fails: a 5,000-pod
+    // batch is not copied for the rare retry.
+    match batch_or_back(store, cache, ops) {
         Ok(()) => Ok(()),
-        Err(StoreError::Io(e)) => Err(ManagerError::Store(StoreError::Io(e))),
-        Err(_) => {
+        Err((StoreError::Io(e), _)) => Err(ManagerError::Store(StoreError::Io(e))),
+        Err((_, ops)) => {
             for op in ops {
                 let delete = match &op {
                     Op::Delete { key, .. } => Some(key.clone()),
@@ -39,20 +42,29 @@ pub fn write(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(),
 }
 
 /// One transaction, its results recorded in the cache (shared with the
-/// watch events, not copied); on error nothing was written.
-pub(crate) fn batch(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(), StoreError> {
-    let deletes: Vec<Option<ObjectKey>> = ops
-        .iter()
+/// watch events, not copied); on error nothing was written and the ops
+/// come back.
+pub(crate) fn batch_or_back(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(), (StoreError, Vec<Op>)> {
+    let deletes = deleted_keys(&ops);
+    record(cache, store.batch_or_back(ops)?, deletes);
+    Ok(())
+}
+
+/// Per op, the key it deletes (`None` for any other op).
+fn deleted_keys(ops: &[Op]) -> Vec<Option<ObjectKey>> {
+    ops.iter()
         .map(|o| match o {
             Op::Delete { key, .. } => Some(key.clone()),
             _ => None,
         })
-        .collect();
-    for (r, d) in store.batch(ops)?.into_iter().zip(deletes) {
+        .collect()
+}
+
+fn record(cache: &mut Cache, results: Vec<Arc<Stored>>, deletes: Vec<Option<ObjectKey>>) {
+    for (r, d) in results.into_iter().zip(deletes) {
         match d {
             Some(key) => cache.remove(&key, r.resource_version),
             None => cache.put_shared(r),
         };
     }
-    Ok(())
 }

@@ -24,6 +24,12 @@ pub trait Backend: Send + Sync + 'static {
     /// (the manager then retries each write alone, which is safe: creates
     /// answer `AlreadyExists`, conditional writes `Conflict`).
     fn batch(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, StoreError>;
+    /// [`Backend::batch`] that gives the ops back when it fails, for a
+    /// caller that then tries them one by one.
+    fn batch_or_back(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, (StoreError, Vec<Op>)> {
+        let copy = ops.clone();
+        self.batch(ops).map_err(|e| (e, copy))
+    }
     /// Every object the selector covers, and the version to watch from.
     fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError>;
     /// Changes after version `from`, in order. A remote backend's stream
@@ -48,6 +54,10 @@ impl Backend for Store {
 
     fn batch(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, StoreError> {
         Store::batch_shared(self, ops)
+    }
+
+    fn batch_or_back(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, (StoreError, Vec<Op>)> {
+        Store::batch_kept(self, ops)
     }
 
     fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {

@@ -166,31 +166,78 @@ fn check_expected(key: &ObjectKey, expected: Option<u64>, actual: u64) -> Result
     }
 }
 
+/// The objects the writer last wrote, as it wrote them: a write to an
+/// object written shortly before (a pod created, bound, released, then
+/// reported Running) starts from this copy instead of reading and parsing
+/// its row again. A copy is used only while its row still carries its
+/// version (versions are never reused, so another process writing the file
+/// cannot make it stale); most are shared with the callers and watches
+/// that received them, so holding them costs little.
+#[derive(Default)]
+struct Latest {
+    objects: std::collections::HashMap<ObjectKey, Arc<Stored>>,
+}
+
+impl Latest {
+    /// Beyond this many the copies are dropped and the set starts again.
+    const MAX: usize = 16_384;
+
+    fn get(&self, key: &ObjectKey, version: u64) -> Option<Arc<Stored>> {
+        self.objects.get(key).filter(|s| s.resource_version == version).cloned()
+    }
+
+    /// After a commit: what it wrote (`None`: deleted).
+    fn keep(&mut self, written: Vec<(ObjectKey, Option<Arc<Stored>>)>) {
+        for (key, stored) in written {
+            match stored {
+                Some(s) => {
+                    if self.objects.len() >= Self::MAX && !self.objects.contains_key(&key) {
+                        self.objects.clear();
+                    }
+                    self.objects.insert(key, s);
+                }
+                None => {
+                    self.objects.remove(&key);
+                }
+            }
+        }
+    }
+}
+
 /// The writes of one transaction.
 struct Tx<'c> {
     conn: &'c Connection,
     sealer: &'c Sealer,
+    latest: &'c Latest,
     version: u64,
     /// Collected only when some watch is open.
     events: Option<Vec<Event>>,
+    /// What the transaction wrote, for [`Latest`] once it commits.
+    written: Vec<(ObjectKey, Option<Arc<Stored>>)>,
 }
 
 impl Tx<'_> {
-    fn load(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
+    fn load(&self, key: &ObjectKey) -> Result<Option<Arc<Stored>>, StoreError> {
         let mut st =
             self.conn.prepare_cached(&format!("SELECT version, object FROM objects WHERE {KEY_WHERE}")).map_err(io)?;
         let row = st
             .query_row(params![key.api_version, key.kind, key.namespace, key.name], |r| {
-                Ok((r.get::<_, u64>(0)?, r.get::<_, String>(1)?))
+                let version = r.get::<_, u64>(0)?;
+                // The object's text is read only when no copy holds it.
+                match self.latest.get(key, version) {
+                    Some(kept) => Ok(Ok(kept)),
+                    None => Ok(Err((version, r.get::<_, String>(1)?))),
+                }
             })
             .optional()
             .map_err(io)?;
-        row.map(|(version, text)| {
-            Ok(Stored {
+        row.map(|row| match row {
+            Ok(kept) => Ok(kept),
+            Err((version, text)) => Ok(Arc::new(Stored {
                 key: key.clone(),
                 resource_version: version,
                 object: serde_json::from_str(&self.sealer.open_text(key, &text)?).map_err(corrupt)?,
-            })
+            })),
         })
         .transpose()
     }
@@ -222,6 +269,15 @@ impl Tx<'_> {
         }
     }
 
+    /// [`Tx::op`] on a borrowed op: only what is stored whole is copied.
+    fn op_ref(&mut self, op: &Op) -> Result<Arc<Stored>, StoreError> {
+        match op {
+            Op::Patch { key, patch, expected } => self.patch(key.clone(), patch, *expected),
+            Op::Delete { key, expected } => self.delete(key.clone(), *expected),
+            Op::Create(_) | Op::Update(_) | Op::Apply(_) => self.op(op.clone()),
+        }
+    }
+
     fn create(&mut self, key: ObjectKey, mut object: Value) -> Result<Arc<Stored>, StoreError> {
         let meta = metadata_mut(&mut object).ok_or_else(no_metadata)?;
         meta.insert("uid".into(), Value::String(clock::new_uid()));
@@ -232,7 +288,7 @@ impl Tx<'_> {
     /// Writes `object` over `current`, keeping the store-owned metadata. A
     /// replacement that changes nothing is no write (as in Kubernetes), so
     /// controllers that re-assert their state do not wake their own watches.
-    fn replace(&mut self, key: ObjectKey, mut object: Value, current: Stored) -> Result<Arc<Stored>, StoreError> {
+    fn replace(&mut self, key: ObjectKey, mut object: Value, current: Arc<Stored>) -> Result<Arc<Stored>, StoreError> {
         for field in ["uid", "creationTimestamp"] {
             restore(&mut object, &current.object, &["metadata", field]);
         }
@@ -245,7 +301,7 @@ impl Tx<'_> {
         }
         set_version(&mut object, current.resource_version)?;
         if object == current.object {
-            return Ok(Arc::new(current));
+            return Ok(current);
         }
         self.put(key, object, EventType::Modified)
     }
@@ -276,7 +332,7 @@ impl Tx<'_> {
         let current = self.load(&key)?.ok_or_else(|| StoreError::NotFound(key.clone()))?;
         check_expected(&key, expected, current.resource_version)?;
         self.version += 1;
-        let mut object = current.object;
+        let mut object = Arc::unwrap_or_clone(current).object;
         set_version(&mut object, self.version)?;
         self.conn
             .prepare_cached(&format!("DELETE FROM objects WHERE {KEY_WHERE}"))
@@ -285,6 +341,7 @@ impl Tx<'_> {
         let text = serde_json::to_string(&object).map_err(corrupt)?;
         let text = self.sealer.seal(&key, &text)?;
         self.record(&key, EventType::Deleted, &text)?;
+        self.written.push((key.clone(), None));
         self.finish(key, object, EventType::Deleted)
     }
 
@@ -305,7 +362,9 @@ impl Tx<'_> {
             })
             .map_err(io)?;
         self.record(&key, kind, &text)?;
-        self.finish(key, object, kind)
+        let stored = self.finish(key, object, kind)?;
+        self.written.push((stored.key.clone(), Some(stored.clone())));
+        Ok(stored)
     }
 
     fn record(&self, key: &ObjectKey, kind: EventType, text: &str) -> Result<(), StoreError> {
@@ -345,6 +404,7 @@ pub(crate) struct Writer {
     sealer: Arc<Sealer>,
     watchers: Watchers,
     history: u64,
+    latest: Latest,
 }
 
 impl Writer {
@@ -373,7 +433,7 @@ impl Writer {
             conn.execute_batch(&format!("PRAGMA user_version = {}", crate::safety::SCHEMA_VERSION)).map_err(io)?;
         }
         seal_plain_secrets(&conn, &sealer)?;
-        Ok(Writer { conn, sealer, watchers: Watchers::default(), history })
+        Ok(Writer { conn, sealer, watchers: Watchers::default(), history, latest: Latest::default() })
     }
 
     pub fn version(&self) -> Result<u64, StoreError> {
@@ -383,22 +443,45 @@ impl Writer {
     /// Runs `ops` in one transaction; publishes their events once it committed.
     /// Returns the results and the store version after it.
     pub fn write(&mut self, ops: Vec<Op>) -> Result<(Vec<Arc<Stored>>, u64), StoreError> {
-        let events = (!self.watchers.is_empty()).then(|| Vec::with_capacity(ops.len()));
+        self.write_with(ops.len(), ops, |tx, op| tx.op(op))
+    }
+
+    /// [`Writer::write`] leaving the ops with the caller (who may try them
+    /// again one by one when the transaction fails).
+    pub fn write_borrowed(&mut self, ops: &[Op]) -> Result<(Vec<Arc<Stored>>, u64), StoreError> {
+        self.write_with(ops.len(), ops, |tx, op| tx.op_ref(op))
+    }
+
+    fn write_with<I: IntoIterator>(
+        &mut self,
+        n: usize,
+        ops: I,
+        mut op: impl FnMut(&mut Tx<'_>, I::Item) -> Result<Arc<Stored>, StoreError>,
+    ) -> Result<(Vec<Arc<Stored>>, u64), StoreError> {
+        let events = (!self.watchers.is_empty()).then(|| Vec::with_capacity(n));
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(io)?;
         // Read inside the write lock rather than cached, so that a second
         // process writing the same file cannot make versions collide.
         let start = read_meta(&tx, "version")?;
-        let mut w = Tx { conn: &tx, sealer: &self.sealer, version: start, events };
-        let mut out = Vec::with_capacity(ops.len());
-        for op in ops {
-            out.push(w.op(op)?);
+        let mut w = Tx {
+            conn: &tx,
+            sealer: &self.sealer,
+            latest: &self.latest,
+            version: start,
+            events,
+            written: Vec::with_capacity(n),
+        };
+        let mut out = Vec::with_capacity(n);
+        for o in ops {
+            out.push(op(&mut w, o)?);
         }
-        let Tx { version, events, .. } = w;
+        let Tx { version, events, written, .. } = w;
         if version != start {
             write_meta(&tx, "version", version)?;
             prune(&tx, version, self.history)?;
         }
         tx.commit().map_err(io)?;
+        self.latest.keep(written);
         if let Some(events) = events {
             self.watchers.publish(&events);
         }
@@ -410,7 +493,8 @@ impl Writer {
     pub fn dry_run(&mut self, ops: Vec<Op>) -> Result<Vec<Stored>, StoreError> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(io)?;
         let start = read_meta(&tx, "version")?;
-        let mut w = Tx { conn: &tx, sealer: &self.sealer, version: start, events: None };
+        let mut w =
+            Tx { conn: &tx, sealer: &self.sealer, latest: &self.latest, version: start, events: None, written: Vec::new() };
         let mut out = Vec::with_capacity(ops.len());
         for op in ops {
             out.push(Arc::unwrap_or_clone(w.op(op)?));
@@ -542,7 +626,11 @@ impl Readers {
     }
 
     pub fn get(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
-        self.with(|conn| Tx { conn, sealer: &self.sealer, version: 0, events: None }.load(key))
+        let latest = Latest::default();
+        self.with(|conn| {
+            let tx = Tx { conn, sealer: &self.sealer, latest: &latest, version: 0, events: None, written: Vec::new() };
+            Ok(tx.load(key)?.map(Arc::unwrap_or_clone))
+        })
     }
 
     pub fn page(

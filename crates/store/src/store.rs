@@ -176,6 +176,30 @@ impl Store {
             }
         }
         drop(writer);
+        self.written(result)
+    }
+
+    /// [`Store::batch_shared`] that gives the ops back when the transaction
+    /// fails, without a copy of them kept for that case: only the objects
+    /// stored whole (creates, updates, applies) are copied, not the patches.
+    pub fn batch_kept(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, (StoreError, Vec<Op>)> {
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut writer = self.writer();
+        let mut result = writer.write_borrowed(&ops);
+        if let Err(e) = &result {
+            if ops.iter().all(|op| matches!(op, Op::Delete { .. })) && e.is_disk_full() && self.release_reserve() {
+                result = writer.write_borrowed(&ops);
+            }
+        }
+        drop(writer);
+        self.written(result).map_err(|e| (e, ops))
+    }
+
+    /// Records a transaction's outcome: the write error shown by `/readyz`,
+    /// the store's version, the reserve file.
+    fn written(&self, result: Result<(Vec<Arc<Stored>>, u64), StoreError>) -> Result<Vec<Arc<Stored>>, StoreError> {
         let mut error = self.inner.write_error.lock().unwrap_or_else(PoisonError::into_inner);
         match &result {
             Ok(_) => *error = None,

@@ -329,3 +329,54 @@ fn store_files_are_private() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(mode(&data.join("store.sqlite"))?, 0o600);
     Ok(())
 }
+
+/// A write starts from the writer's own copy of what it last wrote; that
+/// copy must never outlive a rolled-back transaction or a row another
+/// process rewrote.
+#[test]
+fn writes_start_from_the_rows_as_they_stand() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create(pod("a")).unwrap();
+    // A transaction that patched `a` and then failed: its version of `a` is not kept.
+    let failed = vec![
+        Op::Patch { key: key("a"), patch: json!({"status": {"phase": "Running"}}), expected: None },
+        Op::Create(pod("a")),
+    ];
+    assert!(matches!(store.batch(failed), Err(StoreError::AlreadyExists(_))));
+    let patched = store.patch(&key("a"), &json!({"spec": {"nodeName": "n1"}}), Some(1)).unwrap();
+    assert_eq!(patched.object["status"]["phase"], "Pending");
+    assert_eq!(patched.object["spec"]["nodeName"], "n1");
+
+    // A second process writing the same file: the next write builds on its row.
+    let other = Store::open(dir.path()).unwrap();
+    other.patch(&key("a"), &json!({"metadata": {"labels": {"by": "other"}}}), None).unwrap();
+    let next = store.patch(&key("a"), &json!({"status": {"phase": "Running"}}), None).unwrap();
+    assert_eq!(next.object["metadata"]["labels"]["by"], "other");
+    assert_eq!(next.object["spec"]["nodeName"], "n1");
+    assert_eq!(store.get(&key("a")).unwrap().unwrap().object, next.object);
+
+    // A deleted and re-created object is read fresh, not from the old copy.
+    store.delete(&key("a"), None).unwrap();
+    let again = store.create(pod("a")).unwrap();
+    let patched = store.patch(&key("a"), &json!({"status": {"reason": "x"}}), None).unwrap();
+    assert!(patched.object["spec"].get("nodeName").is_none());
+    assert_eq!(patched.object["metadata"]["uid"], again.object["metadata"]["uid"]);
+}
+
+#[test]
+fn a_failed_batch_gives_its_ops_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    store.create(pod("a")).unwrap();
+    let ops = vec![
+        Op::Patch { key: key("a"), patch: json!({"spec": {"nodeName": "n1"}}), expected: Some(1) },
+        Op::Patch { key: key("missing"), patch: json!({"spec": {"nodeName": "n1"}}), expected: None },
+    ];
+    let (e, back) = store.batch_kept(ops.clone()).unwrap_err();
+    assert!(matches!(e, StoreError::NotFound(k) if k == key("missing")));
+    assert_eq!(format!("{back:?}"), format!("{ops:?}"));
+    assert_eq!(store.version(), 1, "nothing written");
+    let out = store.batch_kept(back[..1].to_vec()).unwrap();
+    assert_eq!(out[0].object["spec"]["nodeName"], "n1");
+}
