@@ -619,7 +619,9 @@ fn forms_walk(walk: Walk) {
     if !available() {
         return;
     }
-    let plane = Plane::start(&cluster_yaml(72, &[("f1", "hgx-h100-8"), ("f2", "hgx-h100-8")]), &[]);
+    // f3 stays outside the walk's resource group: a VIP picker must not offer it.
+    let plane =
+        Plane::start(&cluster_yaml(72, &[("f1", "hgx-h100-8"), ("f2", "hgx-h100-8"), ("f3", "hgx-h100-8")]), &[]);
     let url = std::fs::read_to_string(plane.data_dir().join("server")).expect("server url").trim().to_string();
     let token = std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string();
     let carol = plane.ctl(&["token", "create", "--user", "carol"]).trim().to_string();
@@ -873,6 +875,10 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
     // Not the edit form the admin signed in on: that one's inputs would be gone by the time they are set.
     wait_text(c, "#create-title", "a new job's form", |t| t == "Create: Training job").await;
+    // The admin lists every machine, but is offered only those of the queue's group (f3 would be refused).
+    assert_eq!(vip_offered(c).await, ["f1", "f2"], "the admin's VIP machines on q-form");
+    let hint = find(c, "#cr-vip-hint").await.text().await.unwrap_or_default();
+    assert!(hint.contains("rg-form"), "{hint}");
     choose(c, "#cr-vip", &["f1", "f2"]).await;
     choose(c, "#cr-onBusy", &["kill"]).await;
     let shown = wait_text(c, "#cr-vip-preview", "the admin's VIP preview", |t| {
@@ -880,6 +886,23 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     })
     .await;
     assert!(!shown.contains("Only your workspace"), "{shown}");
+    // Where the queue is chosen, the machines follow it: a queue of no group offers all, q-form its group's.
+    c.goto(&format!("{url}/#/create/TrainingJob?ns=default")).await.expect("form");
+    wait_text(c, "#cr-vip-hint", "the hint of a queue of no group", |t| t.contains("no resource group")).await;
+    assert_eq!(vip_offered(c).await, ["f1", "f2", "f3"], "queue default: every machine");
+    choose(c, "#cr-queue", &["q-form"]).await;
+    wait_text(c, "#cr-vip-hint", "the hint of q-form", |t| t.contains("rg-form")).await;
+    assert_eq!(vip_offered(c).await, ["f1", "f2"], "queue q-form: its group's machines");
+}
+
+/// The machines the training-job form offers for a VIP job.
+async fn vip_offered(c: &Client) -> Vec<String> {
+    find(c, "#cr-vip-hint").await;
+    let got = c
+        .execute("return [...document.querySelectorAll('#cr-vip option')].map((o) => o.value)", vec![])
+        .await
+        .expect("the VIP options");
+    serde_json::from_value(got).unwrap_or_default()
 }
 
 fn admin_token(plane: &Plane) -> String {

@@ -7,7 +7,7 @@
 import { page, h, api, get, collection, qs, JOB_KINDS, sameGroup, scroller } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { placeErrors } from './submit.js';
-import { vipPreview } from './vip.js';
+import { vipPreview, vipMachines, vipHint, groupNodes } from './vip.js';
 
 strings({
   en: {
@@ -285,30 +285,44 @@ const FORMS = {
     const [queues, nodes, datasets, images] = await Promise.all([
       names(collection(QUEUE_API, 'queues'), signal), names(collection('v1', 'nodes'), signal),
       ns ? names(collection(PLATFORM, 'datasets', ns), signal) : [], names(collection(PLATFORM, 'images'), signal)]);
-    // The workspace's own queues are the ones its jobs use, its group's
-    // machines the ones a VIP job may name; a member, who may not list the
-    // cluster's, may read these (the workspace grants it).
+    // The workspace's own queues are the ones its jobs use; a member, who
+    // may not list the cluster's, may read these (the workspace grants it).
     let ownQueues = [];
-    let vipNodes = nodes;
+    let wsNodes = [];
     try {
       const ws = ns ? await api(`${collection(PLATFORM, 'workspaces')}/${encodeURIComponent(ns)}`, { signal }) : null;
       ownQueues = get(ws, 'spec.queues', []);
       const group = get(ws, 'spec.resourceGroup');
-      if (!nodes.length && group) {
-        const g = await api(`${collection(PLATFORM, 'resourcegroups')}/${encodeURIComponent(group)}`, { signal });
-        vipNodes = [...new Set([...get(g, 'status.nodes', []), ...get(g, 'spec.nodes.names', [])])].sort();
-      }
+      if (!nodes.length && group) wsNodes = groupNodes(await api(`${collection(PLATFORM, 'resourcegroups')}/${encodeURIComponent(group)}`, { signal }));
     } catch (_) { /* not readable: the fields fall back to what could be listed */ }
     const imageList = h('datalist', { id: 'cr-images' }, images.map((i) => h('option', { value: i })));
     const f = { name: text(), namespace: text(ns || ''), queue: choice(ownQueues.length ? ownQueues : queues), image: text(),
       framework: select(FRAMEWORKS.map((x) => [x, x])), command: text(), env: area(), datasets: multi(datasets),
       shm: text(), visibility: select([['only-me', t('cr.onlyMe')], ['workspace', t('cr.wholeWorkspace')]]),
-      vip: multi(vipNodes), onBusy: select([['wait', t('cr.wait')], ['kill', t('cr.kill')]]), description: area() };
+      vip: multi([]), onBusy: select([['wait', t('cr.wait')], ['kill', t('cr.kill')]]), description: area() };
     f.image.setAttribute('list', 'cr-images');
     const preview = vipPreview(() => f.namespace.value.trim());
     const showVip = () => preview.update(chosen(f.vip), f.onBusy.value);
     f.vip.addEventListener('change', showVip);
     f.onBusy.addEventListener('change', showVip);
+    // The VIP machines offered are the chosen queue's group's, re-read as
+    // the queue changes (a machine chosen outside it is dropped: the API
+    // would refuse it); a newer read wins over an older one.
+    const vipHintBox = h('p', { id: 'cr-vip-hint', class: 'muted' });
+    f.vip.setAttribute('aria-describedby', 'cr-vip-hint');
+    let vipRead = 0;
+    const offerVip = async () => {
+      const mine = ++vipRead;
+      const { group, nodes: offered } = await vipMachines(f.queue.value.trim(), nodes, wsNodes, signal);
+      if (mine !== vipRead || signal.aborted) return;
+      const keep = new Set(chosen(f.vip));
+      f.vip.replaceChildren(...offered.map((n) => h('option', { value: n, selected: keep.has(n) }, n)));
+      f.vip.size = Math.min(6, Math.max(2, offered.length));
+      f.vip.dataset.group = group || '';
+      vipHintBox.replaceChildren(...vipHint(group));
+      showVip();
+      changed();
+    };
     const roles = h('tbody', { id: 'cr-roles' });
     const addRole = (name = 'Master', count = 1) => {
       const cells = { name: text(name), count: text(String(count)), gpu: text(), npu: text(), cpu: text(), memory: text() };
@@ -325,6 +339,8 @@ const FORMS = {
       changed();
     };
     let changed = () => {};
+    await offerVip();
+    f.queue.addEventListener('change', offerVip);
     const roleTable = h('table', { class: 'roles' },
       h('thead', {}, h('tr', {}, ['cr.role', 'cr.count', 'cr.gpu', 'cr.npu', 'cr.cpu', 'cr.memory', 'cr.removeRole'].map((k) => h('th', {}, t(k))))),
       roles);
@@ -337,7 +353,7 @@ const FORMS = {
           h('button', { type: 'button', id: 'cr-add-role', onclick: () => addRole('Worker', 1) }, t('cr.addRole'))),
         field('env', t('cr.env'), f.env, 'spec.env'), field('datasets', t('cr.datasets'), f.datasets, 'spec.mounts'),
         field('shm', t('cr.shm'), f.shm, 'spec.sharedMemoryGB'), field('visibility', t('cr.visibility'), f.visibility, 'spec.visibility'),
-        field('vip', t('cr.vip'), f.vip, 'spec.vip.nodes'), field('onBusy', t('cr.onBusy'), f.onBusy, 'spec.vip.onBusy'), preview.box,
+        field('vip', t('cr.vip'), f.vip, 'spec.vip.nodes'), vipHintBox, field('onBusy', t('cr.onBusy'), f.onBusy, 'spec.vip.onBusy'), preview.box,
         field('description', t('cr.description'), f.description, 'spec.description')],
       build: () => {
         const vip = chosen(f.vip);
@@ -363,7 +379,7 @@ const FORMS = {
         [...f.datasets.options].forEach((o) => { o.selected = mounted.has(o.value); });
         pick(f.vip, get(sp, 'vip.nodes', []));
         if (sp.vip && sp.vip.onBusy) f.onBusy.value = sp.vip.onBusy;
-        showVip();
+        offerVip();
         roles.replaceChildren();
         for (const r of sp.roles || []) {
           addRole(r.name, r.count);
