@@ -720,10 +720,12 @@ async fn admin_walk(c: &Client, plane: &Plane, url: &str, token: &str, walk: Wal
     c.goto(&format!("{url}/#/workspaces")).await.expect("workspaces");
     click(c, "#edit-Workspace-ws-form").await;
     wait_until_value(c, "#cr-members", "carol member").await;
-    type_in(c, "#cr-members", "carol member\ndave member").await;
+    // Carol becomes the workspace's admin: she edits it herself in the member's walk.
+    type_in(c, "#cr-members", "carol admin\ndave member").await;
     click(c, "#create").await;
     wait_text(c, "#created", "the saved workspace", |t| t.contains("ws-form")).await;
     let ws = ctl_json(plane, &["get", "workspace", "ws-form", "-o", "json"]);
+    assert_eq!(ws["spec"]["members"][0], json!({"user": "carol", "role": "admin"}), "{ws}");
     assert_eq!(ws["spec"]["members"][1], json!({"user": "dave", "role": "member"}), "{ws}");
     assert_eq!(ws["spec"]["queues"], json!(["q-form"]), "{ws}");
 }
@@ -867,6 +869,26 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     let edited = ctl_json(plane, &["get", "trainingjob", "tj-form", "-n", "ws-form", "-o", "json"]);
     assert_eq!(edited["spec"]["description"], "edited by form");
     assert_eq!(edited["spec"]["roles"], tj["spec"]["roles"], "the rest kept");
+
+    // Carol, the workspace's admin, edits it from its page: its description is hers to set ...
+    c.goto(&format!("{url}/#/workspaces/ws-form")).await.expect("workspace");
+    click(c, "#edit-Workspace-ws-form").await;
+    wait_until_value(c, "#cr-name", "ws-form").await;
+    type_in(c, "#cr-description", "carol's team").await;
+    click(c, "#create").await;
+    wait_text(c, "#created", "the workspace saved by its admin", |t| t.contains("ws-form")).await;
+    shoot(c, "form-workspace-edit-by-its-admin").await;
+    let ws = ctl_json(plane, &["get", "workspace", "ws-form", "-o", "json"]);
+    assert_eq!(ws["spec"]["description"], "carol's team", "{ws}");
+    // ... its resource group is not: the API refuses it, naming the field.
+    let yaml = find(c, "#cr-yaml").await.prop("value").await.expect("yaml").unwrap_or_default();
+    assert!(yaml.contains("resourceGroup: rg-form"), "{yaml}");
+    type_in(c, "#cr-yaml", &yaml.replace("resourceGroup: rg-form", "resourceGroup: rg-other")).await;
+    click(c, "#create").await;
+    let refused = wait_text(c, "#create-errors", "the refusal", |t| t.contains("platform admin")).await;
+    assert!(c.find(Locator::Css("#create-errors [data-field='spec.resourceGroup']")).await.is_ok(), "{refused}");
+    let ws = ctl_json(plane, &["get", "workspace", "ws-form", "-o", "json"]);
+    assert_eq!(ws["spec"]["resourceGroup"], "rg-form", "{ws}");
 
     // The admin, who may read every namespace's pods, is shown the clone's two on their machines, with no note.
     click(c, "#logout").await;

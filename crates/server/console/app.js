@@ -402,13 +402,13 @@ const allowed = new Map();
  * review counts as allowed: the API still refuses what it must, and a
  * hidden action would be worse than an error.
  */
-export function can(verb, apiVersion, resource, namespace = '') {
+export function can(verb, apiVersion, resource, namespace = '', name = '') {
   const group = String(apiVersion).includes('/') ? String(apiVersion).split('/')[0] : '';
-  const key = `${verb} ${group} ${resource} ${namespace}`;
+  const key = `${verb} ${group} ${resource} ${namespace} ${name}`;
   if (!allowed.has(key)) {
     allowed.set(key, api('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
       method: 'POST',
-      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, group, resource, namespace } } },
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, group, resource, namespace, name } } },
     }).then((r) => get(r, 'status.allowed', false) === true).catch(() => true));
   }
   return allowed.get(key);

@@ -38,7 +38,8 @@ const roleText = (r) => (r === 'admin' ? t('ws.admin') : t('ws.member'));
 function editLink(name, allowed) {
   return allowed ? h('a', { class: 'button', id: `edit-Workspace-${name}`, href: `#/create/Workspace${qs({ edit: name })}`, 'aria-label': `${t('ws.editLabel')} ${name}` }, t('ws.edit')) : null;
 }
-const mayEdit = () => can('patch', 'platform.ringleader.io/v1alpha1', 'workspaces');
+// By name: a workspace's own admins may patch it (and only it) without patching workspaces at large.
+const mayEdit = (name = '') => can('patch', 'platform.ringleader.io/v1alpha1', 'workspaces', '', name);
 
 function jobsLink(ns) {
   return h('a', { href: `#/jobs${qs({ kind: TRAINING, ns })}` }, ns);
@@ -87,7 +88,7 @@ async function detail(main, name, signal) {
   let queues = new Map();
   let queuesError = null;
   let editable = false;
-  mayEdit().then((ok) => { editable = ok; if (ok) render(); });
+  mayEdit(name).then((ok) => { editable = ok; if (ok) render(); });
   const render = () => {
     const ns = get(ws, 'status.namespace') || name;
     fill(head,

@@ -22,6 +22,8 @@
 //!   must all be allowed to the writer (or they hold `escalate`), a
 //!   binding's role likewise (or they hold `bind` on it), as Kubernetes'
 //!   escalation check.
+//! - **Workspaces**: their resource group and queues change only by whom
+//!   may create workspaces ([`super::workspace_fields`]).
 
 use super::refusal::invalid;
 use crate::authz::{self, Attributes};
@@ -154,7 +156,14 @@ fn beyond_status(rt: &ResourceType, object: Option<&Value>) -> Value {
     o
 }
 
-fn refuse(id: &Identity, verb: &str, rt: &ResourceType, object: &Value, fields: &[String], why: &str) -> ApiError {
+pub(crate) fn refuse(
+    id: &Identity,
+    verb: &str,
+    rt: &ResourceType,
+    object: &Value,
+    fields: &[String],
+    why: &str,
+) -> ApiError {
     let s = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
     let a = Attributes::write_of(verb, rt, &s("/metadata/namespace"), &s("/metadata/name"));
     let because = if fields.is_empty() { why.to_string() } else { format!("{}: {why}", fields.join(", ")) };
@@ -241,11 +250,13 @@ pub(crate) async fn admit(
         }
     }
     let training_job = rt.group == "platform.ringleader.io" && rt.kind == "TrainingJob";
+    let workspace = rt.group == "platform.ringleader.io" && rt.kind == "Workspace";
     let concerned = rt == PODS
         || rt == NODES
         || rt.group == rbac::GROUP
         || training_job
         || rt == ringleader_registry::resources::RESOURCE_GROUPS
+        || workspace
         || super::platform_nodes::concerned(rt);
     if !concerned {
         return Ok(());
@@ -278,6 +289,9 @@ pub(crate) async fn admit(
         rbac_object(state, id, verb, rt, after, before).await?;
     }
     super::platform_nodes::admit(state, rt, after, before).await?;
+    if workspace {
+        super::workspace_fields::admit(state, id, verb, rt, after, before).await?;
+    }
     if rt == ringleader_registry::resources::RESOURCE_GROUPS && before.is_none() {
         resource_group_quota(state, rt, after).await?;
     }
