@@ -668,6 +668,22 @@ async fn admin_walk(c: &Client, plane: &Plane, url: &str, token: &str, walk: Wal
     let yaml = find(c, "#cr-yaml").await.prop("value").await.expect("yaml").unwrap_or_default();
     assert!(yaml.contains("members:") && yaml.contains("user: carol"), "the form's YAML: {yaml}");
     walk.step(c, "workspace").await;
+    // The resource group edited from its list: the form filled from it, a new description saved, the machines kept.
+    c.goto(&format!("{url}/#/queues")).await.expect("queues");
+    click(c, "#tab-1").await;
+    click(c, "#edit-ResourceGroup-rg-form").await;
+    wait_until_value(c, "#cr-name", "rg-form").await;
+    let about = walk.word("H100 pool, edited by form", "H100 资源池（表单编辑）");
+    type_in(c, "#cr-description", about).await;
+    click(c, "#create").await;
+    wait_text(c, "#created", "the saved resource group", |t| t.contains("rg-form")).await;
+    walk.step(c, "resource-group-edit").await;
+    if !walk.zh {
+        shoot(c, "form-resource-group-edit").await;
+    }
+    let rg = ctl_json(plane, &["get", "resourcegroup", "rg-form", "-o", "json"]);
+    assert_eq!(rg["spec"]["description"], about, "{rg}");
+    assert_eq!(rg["spec"]["nodes"]["names"], json!(["f1", "f2"]), "the machines kept: {rg}");
     if walk.zh {
         c.goto(&format!("{url}/#/queues")).await.expect("queues");
         find(c, "#edit-Queue-q-form").await;
@@ -739,6 +755,21 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     let path = files.path().to_string_lossy().into_owned();
     create_by_form(c, url, "Dataset?ns=ws-form", &[("#cr-name", "ds-form"), ("#cr-path", &path)], &[]).await;
     walk.step(c, "dataset").await;
+    // Edited from the data page's list: the form filled from it, a description saved, its source kept.
+    c.goto(&format!("{url}/#/data?ns=ws-form")).await.expect("data");
+    click(c, "[data-edit=ds-form]").await;
+    wait_until_value(c, "#cr-path", &path).await;
+    let about = walk.word("Corpus for the form walk", "表单演练用语料");
+    type_in(c, "#cr-description", about).await;
+    click(c, "#create").await;
+    wait_text(c, "#created", "the saved dataset", |t| t.contains("ds-form")).await;
+    walk.step(c, "dataset-edit").await;
+    if !walk.zh {
+        shoot(c, "form-dataset-edit").await;
+    }
+    let ds = ctl_json(plane, &["get", "dataset", "ds-form", "-n", "ws-form", "-o", "json"]);
+    assert_eq!(ds["spec"]["description"], about, "{ds}");
+    assert_eq!(ds["spec"]["source"]["path"], path.as_str(), "the source kept: {ds}");
     c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
     find(c, "#cr-name").await;
     // The member may read the workspace's own queues: a picker, not a typed name.
