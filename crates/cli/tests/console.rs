@@ -1440,8 +1440,29 @@ fn charts_have_time_axes_layouts_hold_in_chinese_and_a_lost_api_is_said() {
         let banner = wait_text(&c, "#conn-lost[role=alert]", "the banner", |t| !t.is_empty()).await;
         assert!(banner.contains("无法连接"), "{banner}");
         shoot(&c, "connection-lost-zh").await;
+        // A page opened meanwhile waits on its first read: its loading note
+        // (translated, a status, the page busy) stays until the API is back.
+        c.goto(&format!("{url}/#/pods/default/console-ddp-master-0")).await.expect("pod");
+        let note = wait_text(&c, "#main[aria-busy=true] > p.loading[role=status]", "the loading note", |t| !t.is_empty()).await;
+        assert_eq!(note, "正在加载…");
         // `spawn` blocks on the plane's own runtime: not from inside this one.
         std::thread::scope(|s| s.spawn(|| plane.spawn()).join().expect("restarted"));
+        find(&c, "#pod-summary").await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let busy = c
+                .execute(
+                    "return [document.getElementById('main').getAttribute('aria-busy'), document.querySelectorAll('#main > p.loading').length]",
+                    vec![],
+                )
+                .await
+                .expect("busy");
+            if busy == json!([null, 0]) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the note never gave way to the pod's page: {busy}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         let deadline = Instant::now() + Duration::from_secs(30);
         while c.find(Locator::Css("#conn-lost")).await.is_ok() {
             assert!(Instant::now() < deadline, "the banner stayed after the API came back");
