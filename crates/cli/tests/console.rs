@@ -836,6 +836,11 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     .expect("open the run");
     click(c, "#run-detail table button").await;
     wait_text(c, "#log", "the run's log", |t| t.contains("trained on ")).await;
+    // Her pods' figures, not a refusal: the devices' history (a machine's, which she may not read) is left out, and said so.
+    find(c, "#run-metrics:not([aria-busy])").await;
+    assert!(c.find(Locator::Css("#run-metrics .error")).await.is_err(), "a refusal in the run's metrics");
+    let note = wait_text(c, "#run-metrics-note", "the devices note", |t| !t.is_empty()).await;
+    assert!(note.contains(walk.word("Device figures", "加速卡指标")), "{note}");
     scroll_to(c, "#log").await;
     walk.step(c, "run-log").await;
 
