@@ -677,6 +677,7 @@ async fn admin_walk(c: &Client, plane: &Plane, url: &str, token: &str, walk: Wal
     type_in(c, "#cr-description", about).await;
     click(c, "#create").await;
     wait_text(c, "#created", "the saved resource group", |t| t.contains("rg-form")).await;
+    scroll_to(c, "#create-result").await;
     walk.step(c, "resource-group-edit").await;
     if !walk.zh {
         shoot(c, "form-resource-group-edit").await;
@@ -763,6 +764,7 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     type_in(c, "#cr-description", about).await;
     click(c, "#create").await;
     wait_text(c, "#created", "the saved dataset", |t| t.contains("ds-form")).await;
+    scroll_to(c, "#create-result").await;
     walk.step(c, "dataset-edit").await;
     if !walk.zh {
         shoot(c, "form-dataset-edit").await;
@@ -913,6 +915,7 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     type_in(c, "#cr-description", "carol's team").await;
     click(c, "#create").await;
     wait_text(c, "#created", "the workspace saved by its admin", |t| t.contains("ws-form")).await;
+    scroll_to(c, "#create-result").await;
     shoot(c, "form-workspace-edit-by-its-admin").await;
     let ws = ctl_json(plane, &["get", "workspace", "ws-form", "-o", "json"]);
     assert_eq!(ws["spec"]["description"], "carol's team", "{ws}");
