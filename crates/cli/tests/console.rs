@@ -910,6 +910,12 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
 
     // Carol, the workspace's admin, edits it from its page: its description is hers to set ...
     c.goto(&format!("{url}/#/workspaces/ws-form")).await.expect("workspace");
+    // She may not list workspaces or queues: the page reads hers by name, and shows no refusal.
+    wait_text(c, "#workspace-queues", "her queue, read by name", |t| {
+        t.contains("q-form") && !t.contains("Not readable")
+    })
+    .await;
+    assert!(c.find(Locator::Css("#main .error")).await.is_err(), "a refusal on her workspace's page");
     click(c, "#edit-Workspace-ws-form").await;
     wait_until_value(c, "#cr-name", "ws-form").await;
     type_in(c, "#cr-description", "carol's team").await;

@@ -153,14 +153,24 @@ async function detail(main, name, signal) {
   }
 
   render();
-  // The workspace and the queues it names, live. Queues are cluster-wide
-  // objects a member may not list: then the table says why.
+  // The workspace and the queues it names, live for who may list them. Its
+  // people may only `get` it and its queues, by name (the workspace grants
+  // that): for them the page is what was read, the queues read one by one,
+  // and a queue that cannot be read says so in its row.
   liveCollection(WORKSPACES, { fieldSelector: `metadata.name=${name}` }, signal, (items) => {
     if (items[0]) { ws = items[0]; render(); }
-  }).catch((e) => { if (!signal.aborted) note.replaceChildren(errorBox(e)); });
+  }).catch((e) => { if (!signal.aborted && e.status !== 403) note.replaceChildren(errorBox(e)); });
   liveCollection(QUEUES, {}, signal, (items) => {
     queues = new Map(items.map((q) => [get(q, 'metadata.name'), q]));
     queuesError = null;
     render();
-  }).catch((e) => { if (!signal.aborted) { queuesError = e; render(); } });
+  }).catch(async (e) => {
+    if (signal.aborted) return;
+    if (e.status !== 403) { queuesError = e; render(); return; }
+    const named = get(ws, 'spec.queues', []);
+    const read = await Promise.all(named.map((q) => api(`${QUEUES}/${encodeURIComponent(q)}`, { signal }).catch(() => null)));
+    if (signal.aborted) return;
+    queues = new Map(read.filter(Boolean).map((q) => [get(q, 'metadata.name'), q]));
+    render();
+  });
 }
