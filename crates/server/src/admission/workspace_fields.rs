@@ -7,7 +7,7 @@
 //! changes either field is held to what creating a workspace needs: RBAC
 //! `create` of `workspaces`, which no per-workspace role grants.
 
-use super::protect::refuse;
+use super::refusal::refuse;
 use crate::authz::{self, Attributes};
 use crate::ServerState;
 use ringleader_auth::Identity;
