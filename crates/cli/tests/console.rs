@@ -619,7 +619,9 @@ fn forms_walk(walk: Walk) {
     if !available() {
         return;
     }
-    let plane = Plane::start(&cluster_yaml(72, &[("f1", "hgx-h100-8"), ("f2", "hgx-h100-8")]), &[]);
+    // f3 stays outside the walk's resource group: a VIP picker must not offer it.
+    let plane =
+        Plane::start(&cluster_yaml(72, &[("f1", "hgx-h100-8"), ("f2", "hgx-h100-8"), ("f3", "hgx-h100-8")]), &[]);
     let url = std::fs::read_to_string(plane.data_dir().join("server")).expect("server url").trim().to_string();
     let token = std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string();
     let carol = plane.ctl(&["token", "create", "--user", "carol"]).trim().to_string();
@@ -666,6 +668,23 @@ async fn admin_walk(c: &Client, plane: &Plane, url: &str, token: &str, walk: Wal
     let yaml = find(c, "#cr-yaml").await.prop("value").await.expect("yaml").unwrap_or_default();
     assert!(yaml.contains("members:") && yaml.contains("user: carol"), "the form's YAML: {yaml}");
     walk.step(c, "workspace").await;
+    // The resource group edited from its list: the form filled from it, a new description saved, the machines kept.
+    c.goto(&format!("{url}/#/queues")).await.expect("queues");
+    click(c, "#tab-1").await;
+    click(c, "#edit-ResourceGroup-rg-form").await;
+    wait_until_value(c, "#cr-name", "rg-form").await;
+    let about = walk.word("H100 pool, edited by form", "H100 资源池（表单编辑）");
+    type_in(c, "#cr-description", about).await;
+    click(c, "#create").await;
+    wait_text(c, "#created", "the saved resource group", |t| t.contains("rg-form")).await;
+    scroll_to(c, "#create-result").await;
+    walk.step(c, "resource-group-edit").await;
+    if !walk.zh {
+        shoot(c, "form-resource-group-edit").await;
+    }
+    let rg = ctl_json(plane, &["get", "resourcegroup", "rg-form", "-o", "json"]);
+    assert_eq!(rg["spec"]["description"], about, "{rg}");
+    assert_eq!(rg["spec"]["nodes"]["names"], json!(["f1", "f2"]), "the machines kept: {rg}");
     if walk.zh {
         c.goto(&format!("{url}/#/queues")).await.expect("queues");
         find(c, "#edit-Queue-q-form").await;
@@ -718,10 +737,12 @@ async fn admin_walk(c: &Client, plane: &Plane, url: &str, token: &str, walk: Wal
     c.goto(&format!("{url}/#/workspaces")).await.expect("workspaces");
     click(c, "#edit-Workspace-ws-form").await;
     wait_until_value(c, "#cr-members", "carol member").await;
-    type_in(c, "#cr-members", "carol member\ndave member").await;
+    // Carol becomes the workspace's admin: she edits it herself in the member's walk.
+    type_in(c, "#cr-members", "carol admin\ndave member").await;
     click(c, "#create").await;
     wait_text(c, "#created", "the saved workspace", |t| t.contains("ws-form")).await;
     let ws = ctl_json(plane, &["get", "workspace", "ws-form", "-o", "json"]);
+    assert_eq!(ws["spec"]["members"][0], json!({"user": "carol", "role": "admin"}), "{ws}");
     assert_eq!(ws["spec"]["members"][1], json!({"user": "dave", "role": "member"}), "{ws}");
     assert_eq!(ws["spec"]["queues"], json!(["q-form"]), "{ws}");
 }
@@ -735,6 +756,22 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     let path = files.path().to_string_lossy().into_owned();
     create_by_form(c, url, "Dataset?ns=ws-form", &[("#cr-name", "ds-form"), ("#cr-path", &path)], &[]).await;
     walk.step(c, "dataset").await;
+    // Edited from the data page's list: the form filled from it, a description saved, its source kept.
+    c.goto(&format!("{url}/#/data?ns=ws-form")).await.expect("data");
+    click(c, "[data-edit=ds-form]").await;
+    wait_until_value(c, "#cr-path", &path).await;
+    let about = walk.word("Corpus for the form walk", "表单演练用语料");
+    type_in(c, "#cr-description", about).await;
+    click(c, "#create").await;
+    wait_text(c, "#created", "the saved dataset", |t| t.contains("ds-form")).await;
+    scroll_to(c, "#create-result").await;
+    walk.step(c, "dataset-edit").await;
+    if !walk.zh {
+        shoot(c, "form-dataset-edit").await;
+    }
+    let ds = ctl_json(plane, &["get", "dataset", "ds-form", "-n", "ws-form", "-o", "json"]);
+    assert_eq!(ds["spec"]["description"], about, "{ds}");
+    assert_eq!(ds["spec"]["source"]["path"], path.as_str(), "the source kept: {ds}");
     c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
     find(c, "#cr-name").await;
     // The member may read the workspace's own queues: a picker, not a typed name.
@@ -801,6 +838,11 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     .expect("open the run");
     click(c, "#run-detail table button").await;
     wait_text(c, "#log", "the run's log", |t| t.contains("trained on ")).await;
+    // Her pods' figures, not a refusal: the devices' history (a machine's, which she may not read) is left out, and said so.
+    find(c, "#run-metrics:not([aria-busy])").await;
+    assert!(c.find(Locator::Css("#run-metrics .error")).await.is_err(), "a refusal in the run's metrics");
+    let note = wait_text(c, "#run-metrics-note", "the devices note", |t| !t.is_empty()).await;
+    assert!(note.contains(walk.word("Device figures", "加速卡指标")), "{note}");
     scroll_to(c, "#log").await;
     walk.step(c, "run-log").await;
 
@@ -866,6 +908,33 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     assert_eq!(edited["spec"]["description"], "edited by form");
     assert_eq!(edited["spec"]["roles"], tj["spec"]["roles"], "the rest kept");
 
+    // Carol, the workspace's admin, edits it from its page: its description is hers to set ...
+    c.goto(&format!("{url}/#/workspaces/ws-form")).await.expect("workspace");
+    // She may not list workspaces or queues: the page reads hers by name, and shows no refusal.
+    wait_text(c, "#workspace-queues", "her queue, read by name", |t| {
+        t.contains("q-form") && !t.contains("Not readable")
+    })
+    .await;
+    assert!(c.find(Locator::Css("#main .error")).await.is_err(), "a refusal on her workspace's page");
+    click(c, "#edit-Workspace-ws-form").await;
+    wait_until_value(c, "#cr-name", "ws-form").await;
+    type_in(c, "#cr-description", "carol's team").await;
+    click(c, "#create").await;
+    wait_text(c, "#created", "the workspace saved by its admin", |t| t.contains("ws-form")).await;
+    scroll_to(c, "#create-result").await;
+    shoot(c, "form-workspace-edit-by-its-admin").await;
+    let ws = ctl_json(plane, &["get", "workspace", "ws-form", "-o", "json"]);
+    assert_eq!(ws["spec"]["description"], "carol's team", "{ws}");
+    // ... its resource group is not: the API refuses it, naming the field.
+    let yaml = find(c, "#cr-yaml").await.prop("value").await.expect("yaml").unwrap_or_default();
+    assert!(yaml.contains("resourceGroup: rg-form"), "{yaml}");
+    type_in(c, "#cr-yaml", &yaml.replace("resourceGroup: rg-form", "resourceGroup: rg-other")).await;
+    click(c, "#create").await;
+    let refused = wait_text(c, "#create-errors", "the refusal", |t| t.contains("platform admin")).await;
+    assert!(c.find(Locator::Css("#create-errors [data-field='spec.resourceGroup']")).await.is_ok(), "{refused}");
+    let ws = ctl_json(plane, &["get", "workspace", "ws-form", "-o", "json"]);
+    assert_eq!(ws["spec"]["resourceGroup"], "rg-form", "{ws}");
+
     // The admin, who may read every namespace's pods, is shown the clone's two on their machines, with no note.
     click(c, "#logout").await;
     find(c, "#token").await.send_keys(&format!("{}\u{E007}", admin_token(plane))).await.expect("admin signs in");
@@ -873,6 +942,10 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     c.goto(&format!("{url}/#/create/TrainingJob?ns=ws-form")).await.expect("form");
     // Not the edit form the admin signed in on: that one's inputs would be gone by the time they are set.
     wait_text(c, "#create-title", "a new job's form", |t| t == "Create: Training job").await;
+    // The admin lists every machine, but is offered only those of the queue's group (f3 would be refused).
+    assert_eq!(vip_offered(c).await, ["f1", "f2"], "the admin's VIP machines on q-form");
+    let hint = find(c, "#cr-vip-hint").await.text().await.unwrap_or_default();
+    assert!(hint.contains("rg-form"), "{hint}");
     choose(c, "#cr-vip", &["f1", "f2"]).await;
     choose(c, "#cr-onBusy", &["kill"]).await;
     let shown = wait_text(c, "#cr-vip-preview", "the admin's VIP preview", |t| {
@@ -880,6 +953,23 @@ async fn member_walk(c: &Client, plane: &Plane, url: &str, carol: &str, walk: Wa
     })
     .await;
     assert!(!shown.contains("Only your workspace"), "{shown}");
+    // Where the queue is chosen, the machines follow it: a queue of no group offers all, q-form its group's.
+    c.goto(&format!("{url}/#/create/TrainingJob?ns=default")).await.expect("form");
+    wait_text(c, "#cr-vip-hint", "the hint of a queue of no group", |t| t.contains("no resource group")).await;
+    assert_eq!(vip_offered(c).await, ["f1", "f2", "f3"], "queue default: every machine");
+    choose(c, "#cr-queue", &["q-form"]).await;
+    wait_text(c, "#cr-vip-hint", "the hint of q-form", |t| t.contains("rg-form")).await;
+    assert_eq!(vip_offered(c).await, ["f1", "f2"], "queue q-form: its group's machines");
+}
+
+/// The machines the training-job form offers for a VIP job.
+async fn vip_offered(c: &Client) -> Vec<String> {
+    find(c, "#cr-vip-hint").await;
+    let got = c
+        .execute("return [...document.querySelectorAll('#cr-vip option')].map((o) => o.value)", vec![])
+        .await
+        .expect("the VIP options");
+    serde_json::from_value(got).unwrap_or_default()
 }
 
 fn admin_token(plane: &Plane) -> String {
@@ -1364,8 +1454,29 @@ fn charts_have_time_axes_layouts_hold_in_chinese_and_a_lost_api_is_said() {
         let banner = wait_text(&c, "#conn-lost[role=alert]", "the banner", |t| !t.is_empty()).await;
         assert!(banner.contains("无法连接"), "{banner}");
         shoot(&c, "connection-lost-zh").await;
+        // A page opened meanwhile waits on its first read: its loading note
+        // (translated, a status, the page busy) stays until the API is back.
+        c.goto(&format!("{url}/#/pods/default/console-ddp-master-0")).await.expect("pod");
+        let note = wait_text(&c, "#main[aria-busy=true] > p.loading[role=status]", "the loading note", |t| !t.is_empty()).await;
+        assert_eq!(note, "正在加载…");
         // `spawn` blocks on the plane's own runtime: not from inside this one.
         std::thread::scope(|s| s.spawn(|| plane.spawn()).join().expect("restarted"));
+        find(&c, "#pod-summary").await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let busy = c
+                .execute(
+                    "return [document.getElementById('main').getAttribute('aria-busy'), document.querySelectorAll('#main > p.loading').length]",
+                    vec![],
+                )
+                .await
+                .expect("busy");
+            if busy == json!([null, 0]) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the note never gave way to the pod's page: {busy}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         let deadline = Instant::now() + Duration::from_secs(30);
         while c.find(Locator::Css("#conn-lost")).await.is_ok() {
             assert!(Instant::now() < deadline, "the banner stayed after the API came back");

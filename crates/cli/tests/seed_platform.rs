@@ -10,7 +10,7 @@
 mod common;
 
 use common::Plane;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -261,9 +261,47 @@ fn a_vip_kill_run_evicts_victims_holding_the_quota_and_keeps_its_machine_across_
 }
 
 #[test]
-fn a_queue_a_workspace_uses_cannot_be_deleted() {
+fn a_workspace_admin_edits_its_people_not_its_group_and_a_queue_it_uses_cannot_be_deleted() {
     let plane = Plane::start(&common::cluster_yaml(223, &[("g1", "hgx-h100-8")]), &[]);
-    platform(&plane, "g1", 8);
+    let (alice, _, dave) = platform(&plane, "g1", 8);
+    let ws = |spec: &str| {
+        format!(
+            "apiVersion: platform.ringleader.io/v1alpha1\nkind: Workspace\nmetadata: {{name: ws-a}}\nspec: {{{spec}, \
+             members: [{{user: alice, role: member}}, {{user: carol, role: member}}, {{user: dave, role: admin}}, {{user: erin, role: member}}]}}\n"
+        )
+    };
+    // Dave, its admin, keeps its people and its words ...
+    apply(
+        &plane,
+        Some(&dave),
+        "ws-dave.yaml",
+        &ws("resourceGroup: rg-gpu, queues: [team-a], description: dave's team"),
+    );
+    let saved = get_json(&plane, None, &["workspaces", "ws-a"]);
+    assert_eq!(
+        (saved["spec"]["description"].as_str(), saved["spec"]["members"][3]["user"].as_str()),
+        (Some("dave's team"), Some("erin"))
+    );
+    // ... not what it is made of: another group, another queue (403 naming the field).
+    for (file, spec, field) in [
+        ("ws-group.yaml", "resourceGroup: rg-other, queues: [team-a]", "spec.resourceGroup"),
+        ("ws-queues.yaml", "resourceGroup: rg-gpu, queues: [team-a, team-b]", "spec.queues"),
+    ] {
+        let (done, out) = apply_as(&plane, Some(&dave), file, &ws(spec));
+        assert!(
+            !done && out.contains("is forbidden: User") && out.contains(field) && out.contains("platform admin"),
+            "{out}"
+        );
+    }
+    // A member may not edit it at all.
+    let (done, out) = apply_as(&plane, Some(&alice), "ws-alice.yaml", &ws("resourceGroup: rg-gpu, queues: [team-a]"));
+    assert!(!done && out.contains("is forbidden: User \"alice\""), "{out}");
+    let kept = get_json(&plane, None, &["workspaces", "ws-a"]);
+    assert_eq!(
+        (kept["spec"]["resourceGroup"].as_str(), kept["spec"]["queues"].clone()),
+        (Some("rg-gpu"), json!(["team-a"]))
+    );
+
     let (deleted, out) = plane.ringleader_as(None, &["delete", "queue", "team-a"]);
     assert!(!deleted && out.contains("ws-a") && out.contains("team-a"), "refused, naming the workspace:\n{out}");
     assert!(get_json(&plane, None, &["queues", "team-a"])["metadata"]["name"] == "team-a", "the queue is kept");

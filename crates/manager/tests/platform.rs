@@ -98,6 +98,14 @@ fn a_workspace_runs_a_training_job_and_stops_it() {
     );
     let ws = get(&store, API, "Workspace", "", "team-a").expect("workspace");
     assert_eq!(ws["status"]["state"], "ready", "{}", ws["status"]);
+    // Its admins may edit it, by name (write_count.rs: once written, no pass rewrites it).
+    let editors =
+        get(&store, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "platform:workspace-editor:team-a")
+            .expect("editors binding");
+    assert_eq!(
+        editors["subjects"],
+        json!([{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"}])
+    );
 
     // Resource group: its selected nodes labelled, the other not.
     for (n, member) in [("h100-1", true), ("h100-2", true), ("h100-3", false)] {

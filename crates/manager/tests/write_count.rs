@@ -164,3 +164,31 @@ fn a_one_pod_vcjob_costs_few_writes_from_submit_to_running() -> Result<(), Box<d
     assert!(writes.len() <= expected.len(), "{} writes > {}:\n  {listing}", writes.len(), expected.len());
     Ok(())
 }
+
+/// A workspace, once its namespace, bindings and roles (its readers' and
+/// its admins' editor role) are written, costs no write per pass.
+#[test]
+fn a_settled_workspace_costs_no_writes() -> Result<(), Box<dyn std::error::Error>> {
+    let (_dir, store) = open();
+    store.create(json!({"apiVersion": "platform.ringleader.io/v1alpha1", "kind": "Workspace",
+                        "metadata": {"name": "team-a"},
+                        "spec": {"members": [{"user": "alice", "role": "admin"}, {"user": "bob", "role": "member"}]}}))?;
+    let backend = Counting { store, writes: Mutex::new(Vec::new()) };
+    let mut timers = HashMap::new();
+    let mut step = 0.0;
+    let mut run = |backend: &Counting| -> Result<(), Box<dyn std::error::Error>> {
+        for _ in 0..3 {
+            let mut cache = Cache::default();
+            cache.load(backend.store.list(&Selector::all())?.0);
+            step += 1.0;
+            pass(backend, &mut cache, &ManagerConfig::default(), &mut timers, NOW + step)?;
+        }
+        Ok(())
+    };
+    run(&backend)?;
+    let made = backend.take();
+    assert!(made.iter().any(|w| w == "APPLY ClusterRoleBinding platform:workspace-editor:team-a"), "{made:?}");
+    run(&backend)?;
+    assert_eq!(backend.take(), Vec::<String>::new(), "writes once settled");
+    Ok(())
+}

@@ -53,16 +53,28 @@ const wakers = new Set();
  * A fetch that tells the banner whether the API answered: a request that
  * gets no response at all (refused, reset, offline) raises it, and a probe
  * of `/version` every two seconds lowers it once anything answers. An
- * aborted request says nothing either way.
+ * aborted request says nothing either way. A read that got no response
+ * waits for the API and is sent again: a page opened meanwhile keeps its
+ * loading note (the banner says why) rather than an error it would have to
+ * be reopened to clear. A write fails at once, for its form to say so.
  */
 async function reach(path, init) {
-  try {
-    const res = await fetch(path, init);
-    if (unreachable) setReachable(true);
-    return res;
-  } catch (e) {
-    if (e && e.name !== 'AbortError' && !(init && init.signal && init.signal.aborted)) setReachable(false);
-    throw e;
+  const signal = init && init.signal;
+  for (;;) {
+    try {
+      const res = await fetch(path, init);
+      if (unreachable) setReachable(true);
+      return res;
+    } catch (e) {
+      if ((e && e.name === 'AbortError') || (signal && signal.aborted)) throw e;
+      setReachable(false);
+      if (init && init.method && init.method !== 'GET') throw e;
+      await new Promise((resolve) => {
+        const done = () => { wakers.delete(done); resolve(); };
+        wakers.add(done);
+        if (signal) signal.addEventListener('abort', done, { once: true });
+      });
+    }
   }
 }
 
@@ -402,13 +414,13 @@ const allowed = new Map();
  * review counts as allowed: the API still refuses what it must, and a
  * hidden action would be worse than an error.
  */
-export function can(verb, apiVersion, resource, namespace = '') {
+export function can(verb, apiVersion, resource, namespace = '', name = '') {
   const group = String(apiVersion).includes('/') ? String(apiVersion).split('/')[0] : '';
-  const key = `${verb} ${group} ${resource} ${namespace}`;
+  const key = `${verb} ${group} ${resource} ${namespace} ${name}`;
   if (!allowed.has(key)) {
     allowed.set(key, api('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
       method: 'POST',
-      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, group, resource, namespace } } },
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb, group, resource, namespace, name } } },
     }).then((r) => get(r, 'status.allowed', false) === true).catch(() => true));
   }
   return allowed.get(key);

@@ -2,7 +2,7 @@
 // with clock-time and unit axes, and a panel that keeps a group of them
 // current over a chosen range: the job, run, pod and node pages and the
 // Charts page draw theirs with it.
-import { h, svg, api, qs, get, errorBox, sleep } from './app.js';
+import { h, svg, api, qs, get, errorBox, sleep, can } from './app.js';
 import { t, strings } from './i18n.js';
 import { heldDevices } from './shared.js';
 
@@ -10,6 +10,7 @@ strings({
   en: {
     'metrics.title': 'Metrics', 'metrics.range': 'Range', 'metrics.noData': 'No samples in this range yet.',
     'metrics.latest': 'latest', 'metrics.time': 'Time', 'metrics.loading': 'Loading metrics\u2026',
+    'metrics.noDevices': 'Device figures are not shown: their history needs read access to machines, which you do not have.',
     'metrics.firstPods': 'Shown for the first pods only:',
     'range.600': 'last 10 minutes', 'range.3600': 'last hour', 'range.86400': 'last 24 hours',
     'fig.cpu': 'CPU', 'fig.memory': 'Memory', 'fig.ready': 'Node Ready', 'fig.allocated': 'Devices allocated',
@@ -21,6 +22,7 @@ strings({
   zh: {
     'metrics.title': '监控指标', 'metrics.range': '时间范围', 'metrics.noData': '该时间范围内暂无采样。',
     'metrics.latest': '最新值', 'metrics.time': '时间', 'metrics.loading': '正在加载监控指标\u2026',
+    'metrics.noDevices': '未显示加速卡指标：其历史数据需要读取节点的权限，您没有该权限。',
     'metrics.firstPods': '仅显示前几个容器组：',
     'range.600': '最近 10 分钟', 'range.3600': '最近 1 小时', 'range.86400': '最近 24 小时',
     'fig.cpu': 'CPU', 'fig.memory': '内存', 'fig.ready': '节点就绪', 'fig.allocated': '已分配设备',
@@ -233,8 +235,16 @@ export function metricsPanel(container, names, signal, opts = {}) {
           got = { series: ((body && body.series) || []).slice(0, opts.perSeries ? 60 : 400), interval: Number(body && body.interval) || 10 };
         } else {
           const asked = await names();
-          note.textContent = asked.note || '';
-          got = await fetchSeries(asked.names || asked, drawn, signal);
+          let wanted = asked.names || asked;
+          const notes = [asked.note || ''];
+          // A device's series is a machine's history: one the identity may
+          // not read would refuse the whole request, its own pods' figures too.
+          if (wanted.some((n) => n.startsWith('node/')) && !(await can('list', 'ringleader.io/v1alpha1', 'nodes'))) {
+            wanted = wanted.filter((n) => !n.startsWith('node/'));
+            notes.push(t('metrics.noDevices'));
+          }
+          note.textContent = notes.filter(Boolean).join(' ');
+          got = await fetchSeries(wanted, drawn, signal);
         }
         interval = Math.max(1, got.interval);
         const charts = opts.perSeries

@@ -28,6 +28,11 @@ const ASSETS: &[(&str, &[u8])] = &[
     ("pages/checks.js", include_bytes!("../console/pages/checks.js")),
     ("pages/charts.js", include_bytes!("../console/pages/charts.js")),
     ("pages/create.js", include_bytes!("../console/pages/create.js")),
+    ("pages/create/yaml.js", include_bytes!("../console/pages/create/yaml.js")),
+    ("pages/create/inputs.js", include_bytes!("../console/pages/create/inputs.js")),
+    ("pages/create/platform.js", include_bytes!("../console/pages/create/platform.js")),
+    ("pages/create/training.js", include_bytes!("../console/pages/create/training.js")),
+    ("pages/create/operations.js", include_bytes!("../console/pages/create/operations.js")),
     ("pages/vip.js", include_bytes!("../console/pages/vip.js")),
 ];
 

@@ -16,7 +16,8 @@ const dir = process.argv[2];
 const i18n = await import(`${dir}/i18n.js`);
 const app = await import(`${dir}/app.js`);
 await import(`${dir}/shared.js`);
-const pages = fs.readdirSync(`${dir}/pages`).filter((f) => f.endsWith('.js'));
+// Pages and the modules a page is split into (pages/create/…), all scanned.
+const pages = fs.readdirSync(`${dir}/pages`, { recursive: true }).filter((f) => f.endsWith('.js')).sort();
 for (const f of pages) await import(`${dir}/pages/${f}`);
 
 const { en, zh } = i18n.tables();

@@ -43,13 +43,16 @@ pub fn pass(store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), Mana
         write(store, cache, ops)?;
     }
     // The cluster's own ClusterRoles are none of the workspaces' business.
-    let readers = workspace::reader_name("");
+    let ours = [workspace::reader_name(""), workspace::editor_name("")];
     let bindings: Vec<_> = objects(cache, RBAC_API, "RoleBinding")
         .into_iter()
         .chain(["ClusterRole", "ClusterRoleBinding"].into_iter().flat_map(|k| {
             cache
                 .of_kind(RBAC_API, k)
-                .filter(|o| str_at(&o.object, &["metadata", "name"]).is_some_and(|n| n.starts_with(&readers)))
+                .filter(|o| {
+                    str_at(&o.object, &["metadata", "name"])
+                        .is_some_and(|n| ours.iter().any(|p| n.starts_with(p.as_str())))
+                })
                 .map(|o| o.object.clone())
         }))
         .collect();

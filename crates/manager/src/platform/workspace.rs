@@ -9,7 +9,9 @@
 //! people `get` exactly those objects, and its resource group, by name
 //! (nothing they could list), so a member's console offers the workspace's
 //! queues and the group's machines (a VIP job's) instead of asking for
-//! names typed from memory.
+//! names typed from memory. A second pair lets its admins `update` and
+//! `patch` the Workspace itself (members, display name, description), by
+//! name; its resource group and queues stay the platform admin's ([`editor`]).
 
 use super::api::{QUEUE_API, RBAC_API};
 use super::object::{key_of, name, owner_ref, status_op};
@@ -77,6 +79,34 @@ pub fn reader(ws: &Value, queues: &[&str]) -> [Value; 2] {
                "metadata": {"name": role, "ownerReferences": owner_ref(ws)},
                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
                "subjects": subjects}),
+    ]
+}
+
+/// The ClusterRole (and its ClusterRoleBinding) letting the admins of workspace `ws` edit it.
+pub fn editor_name(ws: &str) -> String {
+    format!("platform:workspace-editor:{ws}")
+}
+
+/// The ClusterRole and ClusterRoleBinding giving the admins of `ws` (role
+/// `admin`) `update` and `patch` of that Workspace, by name: its display
+/// name, description and members are theirs to keep. What it is made of —
+/// its resource group and queues — stays the platform admin's: the API
+/// refuses a change of those from anyone who may not create workspaces
+/// (`ringleader-server`'s admission, `workspace_fields`), so this grant
+/// cannot claim another group's machines or a queue. Being by name, it
+/// reaches no other workspace (an admin cannot add himself elsewhere), and
+/// it grants no `create` or `delete`.
+pub fn editor(ws: &Value) -> [Value; 2] {
+    let role = editor_name(name(ws));
+    let rules = json!([{"apiGroups": ["platform.ringleader.io"], "resources": ["workspaces"],
+                        "verbs": ["update", "patch"], "resourceNames": [name(ws)]}]);
+    [
+        json!({"apiVersion": RBAC_API, "kind": "ClusterRole",
+               "metadata": {"name": role, "ownerReferences": owner_ref(ws)}, "rules": rules}),
+        json!({"apiVersion": RBAC_API, "kind": "ClusterRoleBinding",
+               "metadata": {"name": role, "ownerReferences": owner_ref(ws)},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+               "subjects": members(ws, Some("admin"))}),
     ]
 }
 
@@ -177,7 +207,7 @@ pub fn decide(workspaces: &[Value], queues: &[Value], bindings: &[Value], namesp
             }
         }
         // Only queues the workspace holds: one claimed by another stays theirs to read.
-        for want in reader(ws, &bound) {
+        for want in reader(ws, &bound).into_iter().chain(editor(ws)) {
             if !written(bindings, &want) {
                 ops.push(Op::Apply(want));
             }
@@ -225,8 +255,15 @@ mod tests {
         let namespaces = [made[0].clone()];
         let applied: Vec<&Value> =
             ops.iter().filter_map(|o| if let Op::Apply(v) = o { Some(v) } else { None }).collect();
-        assert_eq!(applied.len(), 4, "two RoleBindings, the reader's ClusterRole and its binding: {applied:?}");
-        let role = applied.iter().find(|o| o["kind"] == "ClusterRole").expect("reader role");
+        assert_eq!(
+            applied.len(),
+            6,
+            "two RoleBindings, the reader's and editor's ClusterRoles and bindings: {applied:?}"
+        );
+        let role = applied
+            .iter()
+            .find(|o| name(o) == reader_name("team-a") && o["kind"] == "ClusterRole")
+            .expect("reader role");
         assert_eq!(name(role), "platform:workspace-reader:team-a");
         assert_eq!(
             role["rules"],
@@ -234,7 +271,10 @@ mod tests {
                    {"apiGroups": ["platform.ringleader.io"], "resources": ["resourcegroups"], "verbs": ["get"], "resourceNames": ["g"]},
                    {"apiGroups": ["scheduling.volcano.sh"], "resources": ["queues"], "verbs": ["get"], "resourceNames": ["q1"]}])
         );
-        let readers = applied.iter().find(|o| o["kind"] == "ClusterRoleBinding").expect("reader binding");
+        let readers = applied
+            .iter()
+            .find(|o| o["kind"] == "ClusterRoleBinding" && name(o) == reader_name("team-a"))
+            .expect("reader binding");
         assert_eq!(readers["roleRef"]["name"], "platform:workspace-reader:team-a");
         let who: Vec<&Value> = readers["subjects"].as_array().expect("list").iter().map(|s| &s["name"]).collect();
         assert_eq!(who, [&json!("alice"), &json!("bob"), &json!("carol")], "every member, either role");
@@ -266,6 +306,53 @@ mod tests {
         let mut done = ws("team-a", json!(["q1"]));
         done["status"] = status.unwrap_or_default();
         assert!(decide(&[done], &[queue("q1", "g", Some("team-a"))], &bindings, &namespaces).is_empty());
+    }
+
+    #[test]
+    fn the_workspace_s_admins_alone_may_edit_it_by_name() {
+        let ops = decide(&[ws("team-a", json!(["q1"]))], &[queue("q1", "g", None)], &[], &[]);
+        let applied = |kind: &str| {
+            ops.iter()
+                .find_map(|o| match o {
+                    Op::Apply(v) if v["kind"] == kind && name(v) == editor_name("team-a") => Some(v.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("editor {kind}: {ops:?}"))
+        };
+        let role = applied("ClusterRole");
+        // Only its own Workspace, and no verb that makes or removes one.
+        assert_eq!(
+            role["rules"],
+            json!([{"apiGroups": ["platform.ringleader.io"], "resources": ["workspaces"],
+                    "verbs": ["update", "patch"], "resourceNames": ["team-a"]}])
+        );
+        let binding = applied("ClusterRoleBinding");
+        assert_eq!(binding["roleRef"]["name"], "platform:workspace-editor:team-a");
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"}]),
+            "the admin, not bob or carol"
+        );
+        for o in [&role, &binding] {
+            assert_eq!(o["metadata"]["ownerReferences"][0]["uid"], "uid-team-a", "it goes with the workspace");
+        }
+        // A member made admin is bound at the next pass.
+        let mut promoted = ws("team-a", json!(["q1"]));
+        promoted["spec"]["members"][1]["role"] = json!("admin");
+        let again = decide(&[promoted], &[queue("q1", "g", Some("team-a"))], &[role, binding], &[]);
+        let subjects = again.iter().find_map(|o| match o {
+            Op::Apply(v) if v["kind"] == "ClusterRoleBinding" && name(v) == editor_name("team-a") => {
+                Some(v["subjects"].clone())
+            }
+            _ => None,
+        });
+        let names: Vec<Value> = subjects
+            .and_then(|s| s.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .map(|s| s["name"].clone())
+            .collect();
+        assert_eq!(names, [json!("alice"), json!("bob")], "{again:?}");
     }
 
     #[test]

@@ -14,6 +14,8 @@ strings({
     'vip.free': 'free', 'vip.pod': 'Pod', 'vip.job': 'Job',
     'vip.partial': 'Only your workspace\'s pods are shown: other workspaces\' are not readable by you.',
     'vip.loading': 'Reading what runs there\u2026',
+    'vip.group': 'Only the machines of the queue\'s resource group are offered (a VIP job may run nowhere else):',
+    'vip.anyGroup': 'The queue belongs to no resource group: every machine you may list is offered.',
   },
   zh: {
     'vip.kill': '创建本作业时将被停止（当前在所选节点上运行；VIP 作业不会被停止）',
@@ -21,8 +23,42 @@ strings({
     'vip.free': '空闲', 'vip.pod': '容器组', 'vip.job': '作业',
     'vip.partial': '仅显示本工作空间的容器组：您无权读取其他工作空间的容器组。',
     'vip.loading': '正在读取节点上的任务\u2026',
+    'vip.group': '仅列出该队列所属资源组的节点（VIP 作业不能在其他节点上运行）：',
+    'vip.anyGroup': '该队列不属于任何资源组：列出您可读取的全部节点。',
   },
 });
+
+const PLATFORM = 'platform.ringleader.io/v1alpha1';
+
+/**
+ * The machines a VIP job on `queue` may name, as the API decides it (its
+ * admission refuses any other): the queue's resource group's, named or
+ * labelled members both, when the queue has one; else `all`, what the
+ * identity could list. `fallback` stands in for `all` when that is empty (a
+ * member lists no machines but may read the workspace's group). A queue or
+ * group that cannot be read leaves the wider list: the API still says no.
+ */
+export async function vipMachines(queue, all, fallback, signal) {
+  const wide = { group: null, nodes: all.length ? all : fallback };
+  if (!queue) return wide;
+  try {
+    const q = await api(`${collection('scheduling.volcano.sh/v1beta1', 'queues')}/${encodeURIComponent(queue)}`, { signal });
+    const group = get(q, 'spec.resourceGroup');
+    if (!group) return wide;
+    const g = await api(`${collection(PLATFORM, 'resourcegroups')}/${encodeURIComponent(group)}`, { signal });
+    return { group, nodes: groupNodes(g) };
+  } catch (_) {
+    return wide;
+  }
+}
+
+/** A resource group's machines: those it names and those found to belong. */
+export const groupNodes = (g) => [...new Set([...get(g, 'status.nodes', []), ...get(g, 'spec.nodes.names', [])])].sort();
+
+/** The hint under the picker: which group's machines it offers. */
+export function vipHint(group) {
+  return group ? [t('vip.group'), ' ', h('strong', {}, group)] : [t('vip.anyGroup')];
+}
 
 const done = (p) => ['Succeeded', 'Failed'].includes(get(p, 'status.phase'));
 

@@ -38,7 +38,8 @@ const roleText = (r) => (r === 'admin' ? t('ws.admin') : t('ws.member'));
 function editLink(name, allowed) {
   return allowed ? h('a', { class: 'button', id: `edit-Workspace-${name}`, href: `#/create/Workspace${qs({ edit: name })}`, 'aria-label': `${t('ws.editLabel')} ${name}` }, t('ws.edit')) : null;
 }
-const mayEdit = () => can('patch', 'platform.ringleader.io/v1alpha1', 'workspaces');
+// By name: a workspace's own admins may patch it (and only it) without patching workspaces at large.
+const mayEdit = (name = '') => can('patch', 'platform.ringleader.io/v1alpha1', 'workspaces', '', name);
 
 function jobsLink(ns) {
   return h('a', { href: `#/jobs${qs({ kind: TRAINING, ns })}` }, ns);
@@ -87,7 +88,7 @@ async function detail(main, name, signal) {
   let queues = new Map();
   let queuesError = null;
   let editable = false;
-  mayEdit().then((ok) => { editable = ok; if (ok) render(); });
+  mayEdit(name).then((ok) => { editable = ok; if (ok) render(); });
   const render = () => {
     const ns = get(ws, 'status.namespace') || name;
     fill(head,
@@ -152,14 +153,24 @@ async function detail(main, name, signal) {
   }
 
   render();
-  // The workspace and the queues it names, live. Queues are cluster-wide
-  // objects a member may not list: then the table says why.
+  // The workspace and the queues it names, live for who may list them. Its
+  // people may only `get` it and its queues, by name (the workspace grants
+  // that): for them the page is what was read, the queues read one by one,
+  // and a queue that cannot be read says so in its row.
   liveCollection(WORKSPACES, { fieldSelector: `metadata.name=${name}` }, signal, (items) => {
     if (items[0]) { ws = items[0]; render(); }
-  }).catch((e) => { if (!signal.aborted) note.replaceChildren(errorBox(e)); });
+  }).catch((e) => { if (!signal.aborted && e.status !== 403) note.replaceChildren(errorBox(e)); });
   liveCollection(QUEUES, {}, signal, (items) => {
     queues = new Map(items.map((q) => [get(q, 'metadata.name'), q]));
     queuesError = null;
     render();
-  }).catch((e) => { if (!signal.aborted) { queuesError = e; render(); } });
+  }).catch(async (e) => {
+    if (signal.aborted) return;
+    if (e.status !== 403) { queuesError = e; render(); return; }
+    const named = get(ws, 'spec.queues', []);
+    const read = await Promise.all(named.map((q) => api(`${QUEUES}/${encodeURIComponent(q)}`, { signal }).catch(() => null)));
+    if (signal.aborted) return;
+    queues = new Map(read.filter(Boolean).map((q) => [get(q, 'metadata.name'), q]));
+    render();
+  });
 }

@@ -19,6 +19,7 @@ pub(crate) mod service_accounts;
 pub(crate) mod services;
 pub(crate) mod validation;
 pub(crate) mod vip;
+pub(crate) mod workspace_fields;
 
 use crate::state::ServerState;
 use ringleader_api::kinds::namespace;

@@ -22,15 +22,17 @@
 //!   must all be allowed to the writer (or they hold `escalate`), a
 //!   binding's role likewise (or they hold `bind` on it), as Kubernetes'
 //!   escalation check.
+//! - **Workspaces**: their resource group and queues change only by whom
+//!   may create workspaces ([`super::workspace_fields`]).
 
-use super::refusal::invalid;
+use super::refusal::{invalid, refuse};
 use crate::authz::{self, Attributes};
 use crate::ServerState;
 use axum::http::StatusCode;
 use ringleader_auth::identity::{Identity, MASTERS_GROUP, NODE_USER_PREFIX, SCHEDULER_USER};
 use ringleader_auth::rbac::{self, Rule};
 use ringleader_registry::resources::{ResourceType, NODES, PODS};
-use ringleader_registry::status::{ApiError, Cause};
+use ringleader_registry::status::ApiError;
 use ringleader_store::ObjectKey;
 use serde_json::Value;
 
@@ -154,18 +156,6 @@ fn beyond_status(rt: &ResourceType, object: Option<&Value>) -> Value {
     o
 }
 
-fn refuse(id: &Identity, verb: &str, rt: &ResourceType, object: &Value, fields: &[String], why: &str) -> ApiError {
-    let s = |p: &str| object.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
-    let a = Attributes::write_of(verb, rt, &s("/metadata/namespace"), &s("/metadata/name"));
-    let because = if fields.is_empty() { why.to_string() } else { format!("{}: {why}", fields.join(", ")) };
-    let mut e = authz::forbidden(id, &a, &because);
-    e.causes = fields
-        .iter()
-        .map(|f| Cause { field: f.clone(), message: why.to_string(), reason: "FieldValueForbidden".into() })
-        .collect();
-    e
-}
-
 /// 403 naming each protected field and who may set it (`context` says why
 /// nobody here may).
 fn refuse_fields(
@@ -241,11 +231,13 @@ pub(crate) async fn admit(
         }
     }
     let training_job = rt.group == "platform.ringleader.io" && rt.kind == "TrainingJob";
+    let workspace = rt.group == "platform.ringleader.io" && rt.kind == "Workspace";
     let concerned = rt == PODS
         || rt == NODES
         || rt.group == rbac::GROUP
         || training_job
         || rt == ringleader_registry::resources::RESOURCE_GROUPS
+        || workspace
         || super::platform_nodes::concerned(rt);
     if !concerned {
         return Ok(());
@@ -278,6 +270,9 @@ pub(crate) async fn admit(
         rbac_object(state, id, verb, rt, after, before).await?;
     }
     super::platform_nodes::admit(state, rt, after, before).await?;
+    if workspace {
+        super::workspace_fields::admit(state, id, verb, rt, after, before).await?;
+    }
     if rt == ringleader_registry::resources::RESOURCE_GROUPS && before.is_none() {
         resource_group_quota(state, rt, after).await?;
     }
