@@ -1272,6 +1272,36 @@ async fn ticks(c: &Client, css: &str) -> (Vec<String>, Vec<String>) {
     serde_json::from_value(got).unwrap_or_default()
 }
 
+/// A job whose one pod holds the GPU the agent on `real-1` discovered.
+const ON_THE_GPU: &str = "apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: on-gpu
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          nodeSelector: {kubernetes.io/hostname: real-1}
+          containers:
+          - name: pytorch
+            image: pytorch:2.3
+            command: [sh, -c, 'sleep 600']
+            resources: {limits: {nvidia.com/gpu: 1}}
+";
+
+/// Waits until the chart `css` shows the line of `real-1`'s device 0 with
+/// `latest` as its legend's latest value, then checks its axes: clock times
+/// across, three ticks in the figure's unit (`y_unit`) up.
+async fn device_chart(c: &Client, css: &str, latest: &str, y_unit: &str) {
+    let want = format!("real-1 device 0 {latest}");
+    wait_text(c, &format!("{css} .legend li"), &want, |t| t == want).await;
+    let (x, y) = ticks(c, css).await;
+    assert!(x.len() >= 3 && x.iter().all(|t| t.len() == 5 && t.as_bytes()[2] == b':'), "{css}: clock times {x:?}");
+    assert!(y.len() == 3 && y.iter().all(|t| t.ends_with(y_unit)), "{css}: {y_unit} on the y axis: {y:?}");
+}
+
 #[test]
 fn charts_have_time_axes_layouts_hold_in_chinese_and_a_lost_api_is_said() {
     if !available() {
@@ -1284,8 +1314,14 @@ fn charts_have_time_axes_layouts_hold_in_chinese_and_a_lost_api_is_said() {
     let url = std::fs::read_to_string(plane.data_dir().join("server")).expect("server url").trim().to_string();
     let token = std::fs::read_to_string(plane.data_dir().join("token")).expect("token").trim().to_string();
     plane.apply(JOB).expect("the job");
-    plane.wait_for(60, "the job's pods running", |p| {
-        p.list("Pod").iter().filter(|x| x["status"]["phase"] == "Running").count() == 2
+    // A GPU machine beside the virtual node: the agent finds its GPU through
+    // a scripted nvidia-smi (37 %, 1 GiB, 34 °C, no power figure at first).
+    let tools = tempfile::tempdir().expect("tempdir");
+    common::fake_nvidia_smi(tools.path());
+    let _agent = common::detecting_agent(&plane, "real-1", "127.0.77.9", tools.path());
+    plane.apply(ON_THE_GPU).expect("the GPU job");
+    plane.wait_for(60, "the jobs' pods running", |p| {
+        p.list("Pod").iter().filter(|x| x["status"]["phase"] == "Running").count() == 3
     });
     let driver = start_driver();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
@@ -1320,6 +1356,33 @@ fn charts_have_time_axes_layouts_hold_in_chinese_and_a_lost_api_is_said() {
         }
         c.execute("document.getElementById('pod-metrics-title').scrollIntoView()", vec![]).await.expect("scroll");
         shoot(&c, "pod-charts").await;
+        // The pod on the agent's GPU: its device's figures as the agent reported them,
+        // on its page, its job's Metrics tab and its node's page.
+        let charts = [
+            ("utilization", "92 %", "%"),
+            ("deviceMemory", "40 GiB", "B"),
+            ("temperature", "61 \u{b0}C", "\u{b0}C"),
+            ("power", "612 W", "W"),
+        ];
+        c.goto(&format!("{url}/#/pods/default/on-gpu-master-0")).await.expect("the GPU pod");
+        device_chart(&c, "#pod-metrics-utilization", "37 %", "%").await;
+        assert!(c.find(Locator::Css("#pod-metrics-power")).await.is_err(), "no power figure, no power chart");
+        // The GPU gets busy: the open page follows.
+        std::fs::write(tools.path().join("figures"), common::gpu_figures(92, 40960, 61, "612.40")).expect("figures");
+        for (figure, latest, unit) in charts {
+            device_chart(&c, &format!("#pod-metrics-{figure}"), latest, unit).await;
+        }
+        c.execute("document.getElementById('pod-metrics-utilization').scrollIntoView()", vec![]).await.expect("scroll");
+        shoot(&c, "device-charts").await;
+        c.goto(&format!("{url}/#/jobs/1/default/on-gpu")).await.expect("the GPU job");
+        click(&c, "[role=tab]:nth-child(4)").await;
+        for (figure, latest, unit) in charts {
+            device_chart(&c, &format!("#job-metrics-{figure}"), latest, unit).await;
+        }
+        c.goto(&format!("{url}/#/nodes/real-1")).await.expect("the GPU node");
+        for (figure, latest, unit) in charts {
+            device_chart(&c, &format!("#node-metrics-{figure}"), latest, unit).await;
+        }
         // The job's charts: its pods by phase.
         c.goto(&format!("{url}/#/jobs/1/default/console-ddp")).await.expect("job");
         wait_text(&c, "#job-phase", "the job", |t| t.contains("Running")).await;
