@@ -8,36 +8,10 @@
 
 mod common;
 
-use common::{cluster_yaml, fake_nvidia_smi, gpu_figures as figures, Agent, Plane};
+use common::{cluster_yaml, detecting_agent, fake_nvidia_smi, gpu_figures as figures, Plane};
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Stdio};
 
 const MIB: f64 = 1024.0 * 1024.0;
-
-fn detecting_agent(p: &Plane, node: &str, tools: &Path) -> Agent {
-    let kubeconfig = p.dir.path().join(format!("{node}.kubeconfig"));
-    let user = format!("system:node:{node}");
-    let out = kubeconfig.to_str().expect("utf-8 path");
-    p.ctl(&["token", "create", "--user", &user, "--group", "system:nodes", "--kubeconfig-out", out]);
-    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringleader"));
-    cmd.args(["agent", "--node", node, "--detect", "--listen", "127.0.0.1:0", "--heartbeat-interval", "0.2"])
-        .args(["--address", "127.0.117.9"])
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .arg("--data-dir")
-        .arg(p.dir.path().join(format!("agent-{node}")))
-        .env("PATH", path)
-        .env("RINGLEADER_NVML_LIBRARY", tools.join("no-such-libnvidia-ml.so.1"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        cmd.arg("--unsafe-process-runtime");
-    }
-    Agent(cmd.spawn().expect("ringleader agent"))
-}
 
 /// The value of the sample line starting with `prefix`.
 fn sample(text: &str, prefix: &str) -> Option<f64> {
@@ -58,7 +32,7 @@ fn a_detected_gpu_reports_figures_through_nvidia_smi_a_virtual_node_none() {
     let p = Plane::start(&cluster_yaml(117, &[("virt-1", "hgx-h100-8")]), &["--history-interval", "1"]);
     let tools = tempfile::tempdir().expect("tempdir");
     fake_nvidia_smi(tools.path());
-    let _agent = detecting_agent(&p, "real-1", tools.path());
+    let _agent = detecting_agent(&p, "real-1", "127.0.117.9", tools.path());
 
     let telemetry = |p: &Plane, node: &str| p.get("nodes", node).map(|n| n["status"]["deviceTelemetry"].clone());
     p.wait_for(60, "real-1's device figures", |p| telemetry(p, "real-1").is_some_and(|t| t.is_array()));

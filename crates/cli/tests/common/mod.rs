@@ -430,6 +430,33 @@ pub fn fake_nvidia_smi(dir: &Path) {
         .expect("chmod");
 }
 
+/// `ringleader agent --detect` registering `node` at `address`, on a
+/// machine where NVML cannot be loaded and the scripted `nvidia-smi` of
+/// [`fake_nvidia_smi`] in `tools` comes first on its PATH.
+pub fn detecting_agent(p: &Plane, node: &str, address: &str, tools: &Path) -> Agent {
+    let kubeconfig = p.dir.path().join(format!("{node}.kubeconfig"));
+    let user = format!("system:node:{node}");
+    let out = kubeconfig.to_str().expect("utf-8 path");
+    p.ctl(&["token", "create", "--user", &user, "--group", "system:nodes", "--kubeconfig-out", out]);
+    let path = format!("{}:{}", tools.display(), std::env::var("PATH").unwrap_or_default());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringleader"));
+    cmd.args(["agent", "--node", node, "--detect", "--listen", "127.0.0.1:0", "--heartbeat-interval", "0.2"])
+        .args(["--address", address])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--data-dir")
+        .arg(p.dir.path().join(format!("agent-{node}")))
+        .env("PATH", path)
+        .env("RINGLEADER_NVML_LIBRARY", tools.join("no-such-libnvidia-ml.so.1"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        cmd.arg("--unsafe-process-runtime");
+    }
+    Agent(cmd.spawn().expect("ringleader agent"))
+}
+
 /// Whether stock kubectl is on the PATH; when it is not, says which test is
 /// skipped, or fails when `RINGLEADER_REQUIRE_KUBECTL=1` (CI: the machine
 /// image has kubectl).
