@@ -22,7 +22,7 @@ use ringleader_api::time::{parse_rfc3339, rfc3339};
 use ringleader_controller::lifecycle::{JobStatus, Phase};
 use ringleader_controller::Action;
 use ringleader_scheduler::session::Eviction;
-use ringleader_store::{Backend, ObjectKey, Op, StoreError, Stored};
+use ringleader_store::{Backend, Failed, ObjectKey, Op, StoreError, Stored};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 
@@ -260,10 +260,10 @@ pub fn write(
         all.push(op);
         subjects.push(subject);
     }
-    match writes::batch_or_back(store, cache, all) {
+    match writes::batch_or_back(store, cache, all).map_err(|failed| *failed) {
         Ok(()) => Ok(()),
-        Err((StoreError::Io(e), _)) => Err(ManagerError::Store(StoreError::Io(e))),
-        Err((_, mut all)) => {
+        Err(Failed { error: StoreError::Io(e), .. }) => Err(ManagerError::Store(StoreError::Io(e))),
+        Err(Failed { ops: mut all, .. }) => {
             let event_ops = all.split_off(decisions);
             let gone: BTreeSet<ObjectKey> = all
                 .iter()

@@ -3,7 +3,7 @@
 
 use crate::cache::Cache;
 use crate::ManagerError;
-use ringleader_store::{Backend, ObjectKey, Op, StoreError, Stored};
+use ringleader_store::{Backend, Failed, ObjectKey, Op, StoreError, Stored};
 use std::sync::Arc;
 
 /// Carries out writes in one transaction; when that fails because the cache
@@ -14,10 +14,10 @@ pub fn write(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(),
     }
     // The ops come back only when the transaction fails: a 5,000-pod
     // batch is not copied for the rare retry.
-    match batch_or_back(store, cache, ops) {
+    match batch_or_back(store, cache, ops).map_err(|failed| *failed) {
         Ok(()) => Ok(()),
-        Err((StoreError::Io(e), _)) => Err(ManagerError::Store(StoreError::Io(e))),
-        Err((_, ops)) => {
+        Err(Failed { error: StoreError::Io(e), .. }) => Err(ManagerError::Store(StoreError::Io(e))),
+        Err(Failed { ops, .. }) => {
             for op in ops {
                 let delete = match &op {
                     Op::Delete { key, .. } => Some(key.clone()),
@@ -44,7 +44,7 @@ pub fn write(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(),
 /// One transaction, its results recorded in the cache (shared with the
 /// watch events, not copied); on error nothing was written and the ops
 /// come back.
-pub(crate) fn batch_or_back(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(), (StoreError, Vec<Op>)> {
+pub(crate) fn batch_or_back(store: &dyn Backend, cache: &mut Cache, ops: Vec<Op>) -> Result<(), Box<Failed>> {
     let deletes = deleted_keys(&ops);
     record(cache, store.batch_or_back(ops)?, deletes);
     Ok(())

@@ -26,9 +26,9 @@ pub trait Backend: Send + Sync + 'static {
     fn batch(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, StoreError>;
     /// [`Backend::batch`] that gives the ops back when it fails, for a
     /// caller that then tries them one by one.
-    fn batch_or_back(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, (StoreError, Vec<Op>)> {
+    fn batch_or_back(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, Box<Failed>> {
         let copy = ops.clone();
-        self.batch(ops).map_err(|e| (e, copy))
+        self.batch(ops).map_err(|error| Box::new(Failed { error, ops: copy }))
     }
     /// Every object the selector covers, and the version to watch from.
     fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError>;
@@ -56,7 +56,7 @@ impl Backend for Store {
         Store::batch_shared(self, ops)
     }
 
-    fn batch_or_back(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, (StoreError, Vec<Op>)> {
+    fn batch_or_back(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, Box<Failed>> {
         Store::batch_kept(self, ops)
     }
 

@@ -182,7 +182,7 @@ impl Store {
     /// [`Store::batch_shared`] that gives the ops back when the transaction
     /// fails, without a copy of them kept for that case: only the objects
     /// stored whole (creates, updates, applies) are copied, not the patches.
-    pub fn batch_kept(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, (StoreError, Vec<Op>)> {
+    pub fn batch_kept(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, Box<Failed>> {
         if ops.is_empty() {
             return Ok(Vec::new());
         }
@@ -194,7 +194,7 @@ impl Store {
             }
         }
         drop(writer);
-        self.written(result).map_err(|e| (e, ops))
+        self.written(result).map_err(|error| Box::new(Failed { error, ops }))
     }
 
     /// Records a transaction's outcome: the write error shown by `/readyz`,

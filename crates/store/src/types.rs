@@ -60,6 +60,14 @@ impl std::fmt::Display for ObjectKey {
     }
 }
 
+/// A batch that failed, with its ops given back for a caller that then
+/// tries them one by one (see [`crate::Backend::batch_or_back`]).
+#[derive(Debug)]
+pub struct Failed {
+    pub error: StoreError,
+    pub ops: Vec<Op>,
+}
+
 /// An object as stored. `object.metadata.resourceVersion` (a decimal string),
 /// `metadata.uid` and `metadata.creationTimestamp` (RFC 3339) are set by the store.
 #[derive(Debug, Clone, PartialEq)]
