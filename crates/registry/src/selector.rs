@@ -369,6 +369,20 @@ fn field_value(object: &Value, path: &str) -> Option<String> {
     }
 }
 
+/// Whether `"key":"value"` (or, for a number or a boolean, `"key":value`)
+/// may be in compact JSON `text`. An empty value always may: a missing field
+/// reads as no value, not as a pair in the text.
+fn pair_may_be_in(text: &str, key: &str, value: &str) -> bool {
+    if value.is_empty() {
+        return true;
+    }
+    let key = Value::String(key.to_string()).to_string();
+    let quoted = Value::String(value.to_string()).to_string();
+    // Only a value that reads as JSON other than a string can sit unquoted.
+    let bare = || serde_json::from_str::<Value>(value).is_ok_and(|v| !v.is_string());
+    text.contains(&format!("{key}:{quoted}")) || (bare() && text.contains(&format!("{key}:{value}")))
+}
+
 impl ObjectSelector {
     /// Parses `labelSelector` and `fieldSelector`; the error is Kubernetes'
     /// parse error for the selector that failed.
@@ -379,6 +393,24 @@ impl ObjectSelector {
     /// Whether the selector is empty.
     pub fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.fields.is_empty()
+    }
+
+    /// Whether an object kept as compact JSON text (as `serde_json::to_string`
+    /// writes it, which is how the store keeps every object) may be selected:
+    /// false only when a pair an `=` or `in` requirement needs appears nowhere
+    /// in the text. A selected list over thousands of pods spends its time
+    /// parsing each one; this lets it parse only those that can match
+    /// (`spec.nodeName=n1` on a node's page, `status.phase=Failed`). A text
+    /// that passes is still tested with [`ObjectSelector::matches`].
+    pub fn may_match_text(&self, text: &str) -> bool {
+        let labels = self.labels.iter().map(|r| (r.key.as_str(), &r.op));
+        // A field's last path segment is the key its value sits under.
+        let fields = self.fields.iter().map(|r| (r.key.rsplit('.').next().unwrap_or(&r.key), &r.op));
+        labels.chain(fields).all(|(key, op)| match op {
+            Op::Equals(v) => pair_may_be_in(text, key, v),
+            Op::In(set) => set.iter().any(|v| pair_may_be_in(text, key, v)),
+            _ => true,
+        })
     }
 
     /// Whether an object is selected.
@@ -428,6 +460,38 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(ObjectSelector::parse(Some(text), None)?.matches(&o), want, "{text:?}");
         }
+        Ok(())
+    }
+
+    /// The text test never turns away an object `matches` selects, and
+    /// turns away one that lacks a required pair.
+    #[test]
+    fn the_text_test_keeps_every_match() -> Result<(), String> {
+        let o = json!({"metadata": {"name": "p", "labels": {"app": "x", "volcano.sh/job-name": "big-0"}},
+            "spec": {"nodeName": "n1", "unschedulable": true, "replicas": 3}, "status": {"phase": "Pending"}});
+        let text = o.to_string();
+        let cases = [
+            (None, Some("spec.nodeName=n1"), true),
+            (None, Some("spec.nodeName=n11"), false),
+            (None, Some("spec.nodeName=n"), false),
+            (None, Some("spec.nodeName!=n2"), true),
+            (None, Some("spec.unschedulable=true"), true),
+            (None, Some("spec.replicas=3"), true),
+            (None, Some("status.phase=Pending,spec.nodeName=n1"), true),
+            (None, Some("status.phase=Failed"), false),
+            (Some("volcano.sh/job-name=big-0"), None, true),
+            (Some("volcano.sh/job-name=big-1"), None, false),
+            (Some("app in (y, x)"), None, true),
+            (Some("app in (y)"), None, false),
+        ];
+        for (labels, fields, want) in cases {
+            let s = ObjectSelector::parse(labels, fields)?;
+            assert_eq!(s.matches(&o), want, "{labels:?} {fields:?}");
+            assert_eq!(s.may_match_text(&text), want, "{labels:?} {fields:?}");
+        }
+        // An empty value is not a pair to look for: a missing field selects it.
+        let s = ObjectSelector::parse(None, Some("spec.schedulerName="))?;
+        assert!(s.may_match_text(&text));
         Ok(())
     }
 

@@ -464,7 +464,9 @@ async fn json_list(
         };
         let after = params.after.as_ref().map(|(_, key)| key.clone());
         let mut matches = |o: &Value| filter.matches(o);
-        let keep: Option<&mut dyn FnMut(&Value) -> bool> = (!filter.is_empty()).then_some(&mut matches);
+        let may = |text: &str| filter.selector.may_match_text(text);
+        let may: Option<&dyn Fn(&str) -> bool> = (!filter.selector.is_empty()).then_some(&may);
+        let keep: Option<ringleader_store::Keep<'_>> = (!filter.is_empty()).then_some((may, &mut matches));
         let mut buf = Vec::new();
         let mut first = true;
         let result = store.list_stream(

@@ -4,7 +4,7 @@
 
 use crate::seal::{self, Sealer};
 use crate::watch::{Watch, Watcher, Watchers};
-use crate::{clock, Event, EventType, ListHead, ObjectKey, Op, Page, Selector, StoreError, Stored};
+use crate::{clock, Event, EventType, Keep, ListHead, ObjectKey, Op, Page, Selector, StoreError, Stored};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -493,8 +493,14 @@ impl Writer {
     pub fn dry_run(&mut self, ops: Vec<Op>) -> Result<Vec<Stored>, StoreError> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(io)?;
         let start = read_meta(&tx, "version")?;
-        let mut w =
-            Tx { conn: &tx, sealer: &self.sealer, latest: &self.latest, version: start, events: None, written: Vec::new() };
+        let mut w = Tx {
+            conn: &tx,
+            sealer: &self.sealer,
+            latest: &self.latest,
+            version: start,
+            events: None,
+            written: Vec::new(),
+        };
         let mut out = Vec::with_capacity(ops.len());
         for op in ops {
             out.push(Arc::unwrap_or_clone(w.op(op)?));
@@ -701,7 +707,7 @@ impl Readers {
         selector: &Selector,
         after: Option<&ObjectKey>,
         limit: Option<usize>,
-        mut keep: Option<&mut dyn FnMut(&Value) -> bool>,
+        mut keep: Option<Keep<'_>>,
         head: impl FnOnce(&ListHead) -> Result<(), E>,
         mut row: impl FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -723,7 +729,7 @@ impl Readers {
             let mut wanted: Option<Vec<ObjectKey>> = None;
             let mut next = None;
             let mut skipped = false;
-            if let Some(keep) = keep.as_mut() {
+            if let Some((may, keep)) = keep.as_mut() {
                 let mut keys = Vec::new();
                 let mut st = tx
                     .prepare_cached(&format!(
@@ -736,7 +742,12 @@ impl Readers {
                         next = keys.last().cloned();
                         break;
                     }
-                    let object: Value = serde_json::from_str(&self.open_row(r)?).map_err(corrupt)?;
+                    let text = self.open_row(r)?;
+                    if !may.as_ref().is_none_or(|may| may(&text)) {
+                        skipped = true;
+                        continue;
+                    }
+                    let object: Value = serde_json::from_str(&text).map_err(corrupt)?;
                     if keep(&object) {
                         keys.push(key_of(r)?);
                     } else {

@@ -156,6 +156,11 @@ pub struct Page {
     pub remaining: Option<u64>,
 }
 
+/// What a streamed list keeps ([`Store::list_stream`]): an optional test on
+/// an object's stored text, which may turn it away unparsed, then the test
+/// on the parsed object.
+pub type Keep<'a> = (Option<&'a dyn Fn(&str) -> bool>, &'a mut dyn FnMut(&serde_json::Value) -> bool);
+
 /// What a streamed list knows before its first row ([`Store::list_stream`]):
 /// the same `version`, `next` and `remaining` as a [`Page`]'s.
 #[derive(Debug, Clone, PartialEq)]
