@@ -747,8 +747,11 @@ impl Readers {
                         skipped = true;
                         continue;
                     }
-                    let object: Value = serde_json::from_str(&text).map_err(corrupt)?;
-                    if keep(&object) {
+                    let kept = match keep {
+                        Some(keep) => keep(&serde_json::from_str(&text).map_err(corrupt)?),
+                        None => true,
+                    };
+                    if kept {
                         keys.push(key_of(r)?);
                     } else {
                         skipped = true;

@@ -283,7 +283,8 @@ impl Store {
     /// error from a callback stops the scan and is returned. `keep.0`, when
     /// given, sees each object's stored text first (compact JSON, as
     /// `serde_json::to_string` writes it): false turns the row away without
-    /// parsing it, which is most of what a selected list costs.
+    /// parsing it, which is most of what a selected list costs; without
+    /// `keep.1` it alone decides.
     pub fn list_stream<E: From<StoreError>>(
         &self,
         selector: &Selector,

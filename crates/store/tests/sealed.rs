@@ -64,7 +64,7 @@ fn a_secret_is_ciphertext_on_disk_and_itself_through_every_read() {
             &Selector::kind("v1", "Secret"),
             None,
             Some(5),
-            Some((Some(&opened), &mut keep)),
+            Some((Some(&opened), Some(&mut keep))),
             |_| Ok(()),
             |_| {
                 filtered += 1;
@@ -86,7 +86,7 @@ fn a_secret_is_ciphertext_on_disk_and_itself_through_every_read() {
             &Selector::kind("v1", "Secret"),
             None,
             Some(5),
-            Some((Some(&nothing), &mut count)),
+            Some((Some(&nothing), Some(&mut count))),
             |_| Ok(()),
             |_| {
                 sent += 1;
