@@ -259,7 +259,9 @@ async function pendingPods(sec, signal, onChange, ns) {
   const params = { fieldSelector: 'status.phase=Pending' };
   const SHOWN = 50;
   try {
-    const first = await listAll(path, params, signal);
+    // The same bound as other lists (10,000), in 2,500-pod requests: each
+    // request is a round trip and a scan from its continue point.
+    const first = await listAll(path, params, signal, 4, 2500);
     const brief = (p) => ({ ...podJob(p), reason: pendingReason(p).reason, created: get(p, 'metadata.creationTimestamp') });
     const pods = new Map(first.items.map((p) => [keyOf(p), brief(p)]));
     const render = () => {
