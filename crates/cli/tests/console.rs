@@ -1045,10 +1045,11 @@ fn page_times_with_5000_pods() {
         println!("as the admin:");
         time_pages(&c, &url, &admin_pages).await;
 
-        // erin: no cluster-wide list, so the overview has nothing to sum up
-        // for her (one sentence), and the node pages are not hers.
-        let erin_pages: [TimedPage; 8] = [
-            ("overview", "#/overview", None, "#ov-nothing"),
+        // erin: no cluster-wide list, so the overview sums up her namespace
+        // (jobs by phase, then its pending pods), and the node pages are not hers.
+        let erin_pages: [TimedPage; 9] = [
+            ("overview (namespace default)", "#/overview", None, "#ov-jobs [data-kind]"),
+            ("overview pending summary", "#/overview", None, "#ov-pending-total"),
             ("jobs (Volcano Jobs)", "#/jobs?kind=4&ns=default", None, "main table tbody tr td a"),
             ("jobs (every kind)", "#/jobs?ns=default", None, "#all-jobs table tbody tr td a"),
             (
@@ -1285,14 +1286,20 @@ fn every_job_kind_is_listed_together_at_the_version_the_api_serves() {
         wait_until_shown(&c, "#delete-job", true).await;
         assert!(find(&c, "#nav a[data-page=submit]").await.is_displayed().await.expect("shown"));
 
-        // A viewer of namespace default: one sentence on the overview, no
-        // refusals, and neither Delete nor Submit offered.
+        // A viewer of namespace default: the overview sums up that namespace
+        // (its jobs and pending pods, no cluster-wide section), no refusals,
+        // and neither Delete nor Submit offered.
         click(&c, "#logout").await;
         find(&c, "#token").await.send_keys(&format!("{viewer}\u{E007}")).await.expect("viewer signs in");
         wait_text(&c, "#nav", "the navigation", |t| t.contains("Jobs")).await;
         c.goto(&format!("{url}/#/overview")).await.expect("overview");
-        let sentence = wait_text(&c, "#ov-nothing", "the one sentence", |t| !t.is_empty()).await;
-        assert!(sentence.contains("may not read"), "{sentence}");
+        let scope = wait_text(&c, "#ov-scope", "the namespace summed up", |t| !t.is_empty()).await;
+        assert!(scope.contains("default"), "{scope}");
+        wait_text(&c, "#ov-jobs", "the namespace's jobs", |t| t.contains("PyTorchJob")).await;
+        wait_text(&c, "#ov-pending-total", "the namespace's pending pods", |t| !t.is_empty()).await;
+        for cluster_wide in ["#ov-families", "#ov-queues", "#ov-unhealthy"] {
+            assert!(c.find(Locator::Css(cluster_wide)).await.is_err(), "{cluster_wide} shown to a viewer");
+        }
         assert!(c.find(Locator::Css("main [role=alert]")).await.is_err(), "no refusal boxes");
         assert!(!find(&c, "#nav a[data-page=submit]").await.is_displayed().await.expect("nav"), "Submit not offered");
         shoot(&c, "overview-viewer").await;

@@ -5,6 +5,8 @@
 //! `=`, `==` and `!=` on dotted paths (`spec.nodeName=n1`). Hand-written: the
 //! Kubernetes crates for Rust build selectors but do not parse them.
 
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -369,6 +371,124 @@ fn field_value(object: &Value, path: &str) -> Option<String> {
     }
 }
 
+/// Reads the value at a path of JSON text without building the rest of the
+/// object: `None` where the path is absent or runs through a non-object, as
+/// `Value::get` reads it.
+struct At<'p> {
+    path: &'p [&'p str],
+}
+
+impl<'de> DeserializeSeed<'de> for At<'_> {
+    type Value = Option<Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        match self.path.split_first() {
+            None => Value::deserialize(d).map(Some),
+            Some((key, rest)) => d.deserialize_any(Walk { key, rest }),
+        }
+    }
+}
+
+struct Walk<'p> {
+    key: &'p str,
+    rest: &'p [&'p str],
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        // The last of duplicate keys wins, as in a parsed `Value`.
+        while let Some(hit) = map.next_key_seed(KeyIs(self.key))? {
+            if hit {
+                found = map.next_value_seed(At { path: self.rest })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// Whether a map key is the one looked for, compared where it lies.
+struct KeyIs<'k>(&'k str);
+
+impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIs<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<bool, E> {
+        Ok(v == self.0)
+    }
+}
+
+/// The value at `path` of JSON `text`; `Err` when the text is not JSON.
+fn value_at(text: &str, path: &[&str]) -> Result<Option<Value>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let found = At { path }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(found)
+}
+
+/// Whether `"key":"value"` (or, for a number or a boolean, `"key":value`)
+/// may be in compact JSON `text`. An empty value always may: a missing field
+/// reads as no value, not as a pair in the text.
+fn pair_may_be_in(text: &str, key: &str, value: &str) -> bool {
+    if value.is_empty() {
+        return true;
+    }
+    let key = Value::String(key.to_string()).to_string();
+    let quoted = Value::String(value.to_string()).to_string();
+    // Only a value that reads as JSON other than a string can sit unquoted.
+    let bare = || serde_json::from_str::<Value>(value).is_ok_and(|v| !v.is_string());
+    text.contains(&format!("{key}:{quoted}")) || (bare() && text.contains(&format!("{key}:{value}")))
+}
+
 impl ObjectSelector {
     /// Parses `labelSelector` and `fieldSelector`; the error is Kubernetes'
     /// parse error for the selector that failed.
@@ -379,6 +499,48 @@ impl ObjectSelector {
     /// Whether the selector is empty.
     pub fn is_empty(&self) -> bool {
         self.labels.is_empty() && self.fields.is_empty()
+    }
+
+    /// Whether an object kept as compact JSON text (as `serde_json::to_string`
+    /// writes it, which is how the store keeps every object) may be selected:
+    /// false only when a pair an `=` or `in` requirement needs appears nowhere
+    /// in the text. A selected list over thousands of pods spends its time
+    /// parsing each one; this lets it parse only those that can match
+    /// (`spec.nodeName=n1` on a node's page, `status.phase=Failed`). A text
+    /// that passes is still tested with [`ObjectSelector::matches`].
+    pub fn may_match_text(&self, text: &str) -> bool {
+        let labels = self.labels.iter().map(|r| (r.key.as_str(), &r.op));
+        // A field's last path segment is the key its value sits under.
+        let fields = self.fields.iter().map(|r| (r.key.rsplit('.').next().unwrap_or(&r.key), &r.op));
+        labels.chain(fields).all(|(key, op)| match op {
+            Op::Equals(v) => pair_may_be_in(text, key, v),
+            Op::In(set) => set.iter().any(|v| pair_may_be_in(text, key, v)),
+            _ => true,
+        })
+    }
+
+    /// [`ObjectSelector::matches`] on an object's JSON text, read one path
+    /// at a time without building the object (most of a selected list's
+    /// cost, when most objects match); `None` when the text is not JSON.
+    pub fn matches_text(&self, text: &str) -> Option<bool> {
+        for r in &self.labels {
+            let value = value_at(text, &["metadata", "labels", &r.key]).ok()?;
+            if !r.matches(value.as_ref().and_then(Value::as_str)) {
+                return Some(false);
+            }
+        }
+        for r in &self.fields {
+            let path: Vec<&str> = r.key.split('.').collect();
+            let value = value_at(text, &path).ok()?.and_then(|v| match v {
+                Value::String(s) => Some(s),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            });
+            if !r.matches(value.as_deref()) {
+                return Some(false);
+            }
+        }
+        Some(true)
     }
 
     /// Whether an object is selected.
@@ -428,6 +590,47 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(ObjectSelector::parse(Some(text), None)?.matches(&o), want, "{text:?}");
         }
+        Ok(())
+    }
+
+    /// The text test never turns away an object `matches` selects, and
+    /// turns away one that lacks a required pair.
+    #[test]
+    fn the_text_test_keeps_every_match() -> Result<(), String> {
+        let o = json!({"metadata": {"name": "p", "labels": {"app": "x", "volcano.sh/job-name": "big-0"}},
+            "spec": {"nodeName": "n1", "unschedulable": true, "replicas": 3}, "status": {"phase": "Pending"}});
+        let text = o.to_string();
+        let cases = [
+            (None, Some("spec.nodeName=n1"), true),
+            (None, Some("spec.nodeName=n11"), false),
+            (None, Some("spec.nodeName=n"), false),
+            (None, Some("spec.nodeName!=n2"), true),
+            (None, Some("spec.unschedulable=true"), true),
+            (None, Some("spec.replicas=3"), true),
+            (None, Some("status.phase=Pending,spec.nodeName=n1"), true),
+            (None, Some("status.phase=Failed"), false),
+            (Some("volcano.sh/job-name=big-0"), None, true),
+            (Some("volcano.sh/job-name=big-1"), None, false),
+            (Some("app in (y, x)"), None, true),
+            (Some("app in (y)"), None, false),
+        ];
+        for (labels, fields, want) in cases {
+            let s = ObjectSelector::parse(labels, fields)?;
+            assert_eq!(s.matches(&o), want, "{labels:?} {fields:?}");
+            assert_eq!(s.may_match_text(&text), want, "{labels:?} {fields:?}");
+            assert_eq!(s.matches_text(&text), Some(want), "{labels:?} {fields:?}");
+        }
+        // An empty value is not a pair to look for: a missing field selects it.
+        let s = ObjectSelector::parse(None, Some("spec.schedulerName="))?;
+        assert!(s.may_match_text(&text));
+        // Read from the text, a path agrees with the parsed object's everywhere.
+        let paths =
+            ["spec.replicas!=3", "spec.nodeName.x=1", "metadata.labels.app=x", "status=x", "missing!=a", "spec=x"];
+        for fields in paths {
+            let s = ObjectSelector::parse(Some("!gone,app notin (y)"), Some(fields))?;
+            assert_eq!(s.matches_text(&text), Some(s.matches(&o)), "{fields}");
+        }
+        assert_eq!(ObjectSelector::parse(None, Some("a=b"))?.matches_text("{\"a\":"), None);
         Ok(())
     }
 

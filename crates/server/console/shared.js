@@ -10,17 +10,17 @@ export function keyOf(o) {
 }
 
 /**
- * Every object of a collection, 500 a request and at most `maxPages`
+ * Every object of a collection, `limit` (500) a request and at most `maxPages`
  * requests (so a huge collection costs a bounded amount); `complete` says
  * whether the end was reached. The version is the first page's: continue
  * tokens list at that same snapshot, so a watch from it misses nothing.
  */
-export async function listAll(path, params, signal, maxPages = 20) {
+export async function listAll(path, params, signal, maxPages = 20, limit = 500) {
   let items = [];
   let cont = '';
   let resourceVersion = '';
   for (let i = 0; i < maxPages; i += 1) {
-    const p = await list(path, { ...params, limit: 500, continue: cont }, signal);
+    const p = await list(path, { ...params, limit, continue: cont }, signal);
     items = items.concat(p.items);
     if (!resourceVersion) resourceVersion = p.resourceVersion;
     cont = p.continue;

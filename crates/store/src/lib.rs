@@ -47,5 +47,5 @@ pub use seal::{Sealer, KEY_FILE as ENCRYPTION_KEY_FILE};
 /// RFC 7386 JSON merge patch (the `json-patch` crate's), as the store applies it.
 pub use json_patch::merge as merge_patch;
 pub use store::{Options, Store};
-pub use types::{Event, EventType, Failed, ListHead, ObjectKey, Op, Page, Selector, StoreError, Stored};
+pub use types::{Event, EventType, Failed, Keep, ListHead, ObjectKey, Op, Page, Selector, StoreError, Stored};
 pub use watch::Watch;

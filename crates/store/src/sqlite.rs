@@ -4,7 +4,7 @@
 
 use crate::seal::{self, Sealer};
 use crate::watch::{Watch, Watcher, Watchers};
-use crate::{clock, Event, EventType, ListHead, ObjectKey, Op, Page, Selector, StoreError, Stored};
+use crate::{clock, Event, EventType, Keep, ListHead, ObjectKey, Op, Page, Selector, StoreError, Stored};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -785,7 +785,7 @@ impl Readers {
         selector: &Selector,
         after: Option<&ObjectKey>,
         limit: Option<usize>,
-        mut keep: Option<&mut dyn FnMut(&Value) -> bool>,
+        mut keep: Option<Keep<'_>>,
         head: impl FnOnce(&ListHead) -> Result<(), E>,
         mut row: impl FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -807,7 +807,7 @@ impl Readers {
             let mut wanted: Option<Vec<ObjectKey>> = None;
             let mut next = None;
             let mut skipped = false;
-            if let Some(keep) = keep.as_mut() {
+            if let Some((may, keep)) = keep.as_mut() {
                 let mut keys = Vec::new();
                 let mut st = tx
                     .prepare_cached(&format!(
@@ -820,8 +820,16 @@ impl Readers {
                         next = keys.last().cloned();
                         break;
                     }
-                    let object: Value = serde_json::from_str(&self.open_row(r)?).map_err(corrupt)?;
-                    if keep(&object) {
+                    let text = self.open_row(r)?;
+                    if !may.as_ref().is_none_or(|may| may(&text)) {
+                        skipped = true;
+                        continue;
+                    }
+                    let kept = match keep {
+                        Some(keep) => keep(&serde_json::from_str(&text).map_err(corrupt)?),
+                        None => true,
+                    };
+                    if kept {
                         keys.push(key_of(r)?);
                     } else {
                         skipped = true;

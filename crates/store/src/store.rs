@@ -280,13 +280,17 @@ impl Store {
     /// object's stored JSON text, one at a time, in one read snapshot. With
     /// `keep`, matching rows are found first (each parsed, tested and
     /// dropped), so memory stays at one object whatever the page's size. An
-    /// error from a callback stops the scan and is returned.
+    /// error from a callback stops the scan and is returned. `keep.0`, when
+    /// given, sees each object's stored text first (compact JSON, as
+    /// `serde_json::to_string` writes it): false turns the row away without
+    /// parsing it, which is most of what a selected list costs; without
+    /// `keep.1` it alone decides.
     pub fn list_stream<E: From<StoreError>>(
         &self,
         selector: &Selector,
         after: Option<&ObjectKey>,
         limit: Option<usize>,
-        keep: Option<&mut dyn FnMut(&Value) -> bool>,
+        keep: Option<Keep<'_>>,
         head: impl FnOnce(&ListHead) -> Result<(), E>,
         row: impl FnMut(&str) -> Result<(), E>,
     ) -> Result<(), E> {

@@ -164,6 +164,11 @@ pub struct Page {
     pub remaining: Option<u64>,
 }
 
+/// What a streamed list keeps ([`Store::list_stream`]): a test on an
+/// object's stored text, which turns it away unparsed, then one on the
+/// parsed object (none: the text test decides alone).
+pub type Keep<'a> = (Option<&'a dyn Fn(&str) -> bool>, Option<&'a mut dyn FnMut(&serde_json::Value) -> bool>);
+
 /// What a streamed list knows before its first row ([`Store::list_stream`]):
 /// the same `version`, `next` and `remaining` as a [`Page`]'s.
 #[derive(Debug, Clone, PartialEq)]

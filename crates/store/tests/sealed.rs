@@ -55,14 +55,16 @@ fn a_secret_is_ciphertext_on_disk_and_itself_through_every_read() {
         )
         .unwrap();
     assert!(streamed[0].contains(PASSWORD), "{streamed:?}");
+    // The text test sees the object opened, not its sealed text.
     let mut keep = |_: &Value| true;
     let mut filtered = 0;
+    let opened = |text: &str| text.contains(PASSWORD);
     store
         .list_stream::<ringleader_store::StoreError>(
             &Selector::kind("v1", "Secret"),
             None,
             Some(5),
-            Some(&mut keep),
+            Some((Some(&opened), Some(&mut keep))),
             |_| Ok(()),
             |_| {
                 filtered += 1;
@@ -71,6 +73,28 @@ fn a_secret_is_ciphertext_on_disk_and_itself_through_every_read() {
         )
         .unwrap();
     assert_eq!(filtered, 1);
+    // A row the text test turns away is never handed to `keep`.
+    let mut parsed = 0;
+    let mut count = |_: &Value| {
+        parsed += 1;
+        true
+    };
+    let nothing = |_: &str| false;
+    let mut sent = 0;
+    store
+        .list_stream::<ringleader_store::StoreError>(
+            &Selector::kind("v1", "Secret"),
+            None,
+            Some(5),
+            Some((Some(&nothing), Some(&mut count))),
+            |_| Ok(()),
+            |_| {
+                sent += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+    assert_eq!((parsed, sent), (0, 0));
     let mut watch = store.watch(&Selector::kind("v1", "Secret"), 0).unwrap();
     let event = watch.try_next().expect("the create replayed");
     assert_eq!(event.object.object["data"]["password"], PASSWORD);

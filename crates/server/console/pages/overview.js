@@ -3,7 +3,7 @@
 // pods: capacity comes from the Node objects, allocation from the queues'
 // status (or the embedded history's per-queue figures), pending pods are one
 // page of a field-selected list.
-import { page, h, list, watch, get, age, badge, table, errorBox, collection, JOB_KINDS, jobPhase, can } from '../app.js';
+import { page, h, list, watch, get, age, badge, table, errorBox, collection, JOB_KINDS, jobPhase, can, session } from '../app.js';
 import { t, strings } from '../i18n.js';
 import { keyOf, coalesce, liveCollection, listAll, fill, labelled, wrap, section, accelerators, resources, nodeReady, meter, jobHref, QUEUES, RESOURCE_GROUPS, RL_NODES, queueAllocation, nodeAllocation, deviceList } from '../shared.js';
 
@@ -20,7 +20,7 @@ strings({
     'ov.sampled': 'Allocation is sampled by the server every few seconds.',
     'ov.firstPending': 'The first 50 pending pods are shown; more are waiting.',
     'ov.starting': 'Scheduled; starting', 'ov.onNode': 'on node', 'ov.allHealthy': 'Every device and node is healthy.',
-    'ov.noPending': 'No pod is pending.', 'ov.notReady': 'Node not Ready', 'ov.ofDevices': 'devices allocated',
+    'ov.scope': 'Your role reads one namespace; shown for namespace', 'ov.noPending': 'No pod is pending.', 'ov.notReady': 'Node not Ready', 'ov.ofDevices': 'devices allocated',
     'ov.truncated': 'The cluster holds more objects than one page shows; figures cover the first 10,000.',
     'ov.jobs': 'Jobs by kind and phase', 'ov.total': 'Total', 'ov.deserved': 'Deserved', 'ov.waiting': 'Pods waiting',
     'ov.reasons': 'Why they wait', 'ov.oldest': 'Oldest', 'ov.pendingTotal': 'pods pending, in', 'ov.pendingJobs': 'jobs',
@@ -40,7 +40,7 @@ strings({
     'ov.sampled': '分配数据由服务器每隔数秒采样一次。',
     'ov.firstPending': '仅显示前 50 个等待中的容器组，还有更多在等待。',
     'ov.starting': '已调度，正在启动', 'ov.onNode': '节点', 'ov.allHealthy': '所有设备与节点均正常。',
-    'ov.noPending': '没有等待中的容器组。', 'ov.notReady': '节点未就绪', 'ov.ofDevices': '个设备已分配',
+    'ov.scope': '您的角色只能读取一个命名空间；显示的是命名空间', 'ov.noPending': '没有等待中的容器组。', 'ov.notReady': '节点未就绪', 'ov.ofDevices': '个设备已分配',
     'ov.truncated': '对象数量超过可一次列出的范围；数据仅覆盖前 10,000 个。',
     'ov.jobs': '作业（按类型与状态）', 'ov.total': '合计', 'ov.deserved': '应得', 'ov.waiting': '等待中的容器组',
     'ov.reasons': '等待原因', 'ov.oldest': '最久', 'ov.pendingTotal': '个容器组等待中，分属', 'ov.pendingJobs': '个作业',
@@ -66,16 +66,28 @@ page('overview', async (main, args, params, signal) => {
     can('list', 'v1', 'nodes'), can('list', 'ringleader.io/v1alpha1', 'nodes'),
     can('list', 'scheduling.volcano.sh/v1beta1', 'queues'), can('list', 'platform.ringleader.io/v1alpha1', 'resourcegroups'),
     can('list', 'v1', 'pods'), ...kinds.map(({ k }) => can('list', k.group, k.plural))]);
-  const listable = new Set(kinds.filter((_, j) => mayKinds[j]).map(({ i }) => i));
+  let listable = new Set(kinds.filter((_, j) => mayKinds[j]).map(({ i }) => i));
   if (signal.aborted) return;
+  // A namespace-scoped user (a workspace member) sums up the namespace
+  // last chosen (or `default`) instead: her jobs and pending pods.
+  let ns = '';
+  let mayPodsHere = mayPods;
   if (!mayNodes && !mayRl && !mayQueues && !mayGroups && !mayPods && !listable.size) {
-    main.append(h('h1', {}, t('ov.title')), h('p', { id: 'ov-nothing' }, t('ov.nothing')));
-    return;
+    ns = session.namespace || 'default';
+    const [pods, ...here] = await Promise.all([can('list', 'v1', 'pods', ns), ...kinds.map(({ k }) => can('list', k.group, k.plural, ns))]);
+    if (signal.aborted) return;
+    mayPodsHere = pods;
+    listable = new Set(kinds.filter((_, j) => here[j]).map(({ i }) => i));
+    if (!pods && !listable.size) {
+      main.append(h('h1', {}, t('ov.title')), h('p', { id: 'ov-nothing' }, t('ov.nothing')));
+      return;
+    }
   }
   const note = h('p', { class: 'muted', role: 'status', id: 'ov-note' });
   const refresh = h('button', { type: 'button', id: 'ov-refresh' }, t('ov.refresh'));
-  main.append(...[h('h1', {}, t('ov.title')), h('div', { class: 'toolbar' }, refresh), note,
-    mayNodes && families.el, listable.size && jobs.el, mayPods && pending.el,
+  main.append(...[h('h1', {}, t('ov.title')), !ns && h('div', { class: 'toolbar' }, refresh), note,
+    ns && h('p', { id: 'ov-scope' }, `${t('ov.scope')} `, h('strong', {}, ns)),
+    mayNodes && families.el, listable.size && jobs.el, mayPodsHere && pending.el,
     mayQueues && queues.el, mayGroups && groups.el, (mayNodes || mayRl) && unhealthy.el].filter(Boolean));
 
   const state = { nodes: null, nodesComplete: true, rlNodes: null, queues: null, groups: null, alloc: undefined, nodeAlloc: undefined };
@@ -221,8 +233,9 @@ page('overview', async (main, args, params, signal) => {
     mayGroups && liveCollection(RESOURCE_GROUPS, {}, signal, (items) => { state.groups = items; renderGroups(); }, failWith(groups, 'groups'))
       .catch(failWith(groups, 'groups')),
   ].filter(Boolean);
-  if (mayPods) pendingPods(pending, signal, allocLater);
-  if (listable.size) jobsByPhase(jobs, signal, listable);
+  // Allocation is cluster-wide: a namespace's pending pods do not refresh it.
+  if (mayPodsHere) pendingPods(pending, signal, ns ? () => {} : allocLater, ns);
+  if (listable.size) jobsByPhase(jobs, signal, listable, ns);
   await Promise.all(starts);
   if (!signal.aborted) await loadAlloc();
 }, true);
@@ -241,12 +254,14 @@ function podJob(p) {
  * by job: how many wait, why (each reason with its count) and since when.
  * Only what the groups need is kept of each pod, so thousands cost little.
  */
-async function pendingPods(sec, signal, onChange) {
-  const path = collection('v1', 'pods');
+async function pendingPods(sec, signal, onChange, ns) {
+  const path = collection('v1', 'pods', ns || undefined);
   const params = { fieldSelector: 'status.phase=Pending' };
   const SHOWN = 50;
   try {
-    const first = await listAll(path, params, signal);
+    // The same bound as other lists (10,000), in 2,500-pod requests: each
+    // request is a round trip and a scan from its continue point.
+    const first = await listAll(path, params, signal, 4, 2500);
     const brief = (p) => ({ ...podJob(p), reason: pendingReason(p).reason, created: get(p, 'metadata.creationTimestamp') });
     const pods = new Map(first.items.map((p) => [keyOf(p), brief(p)]));
     const render = () => {
@@ -281,7 +296,7 @@ async function pendingPods(sec, signal, onChange) {
       if (type === 'DELETED' || get(p, 'status.phase') !== 'Pending') pods.delete(k); else pods.set(k, brief(p));
       later();
       onChange();
-    }, signal, () => pendingPods(sec, signal, onChange), params);
+    }, signal, () => pendingPods(sec, signal, onChange, ns), params);
   } catch (e) {
     if (!signal.aborted) sec.fail(e);
   }
@@ -292,7 +307,7 @@ async function pendingPods(sec, signal, onChange) {
  * each kind listed (bounded) and kept live; a kind this user may not read
  * is left out rather than shown as an error.
  */
-function jobsByPhase(sec, signal, listable) {
+function jobsByPhase(sec, signal, listable, ns) {
   const counts = new Map(); // kind index → Map(phase → n)
   const render = () => {
     const phases = [...new Set([...counts.values()].flatMap((m) => [...m.keys()]))].sort();
@@ -305,9 +320,13 @@ function jobsByPhase(sec, signal, listable) {
     ], rows, { empty: t('ov.noJobs') }), 'ov-jobs-title'));
   };
   const later = coalesce(render, 300);
+  // Shown at once when every kind has been listed, rather than 300 ms on;
+  // bursts of changes after that are coalesced.
+  const wanted = JOB_KINDS.filter((k, i) => !k.absent && listable.has(i)).length;
+  let shown = false;
   JOB_KINDS.forEach((k, i) => {
     if (k.absent || !listable.has(i)) return;
-    liveCollection(collection(k.group, k.plural), {}, signal, (items) => {
+    liveCollection(collection(k.group, k.plural, ns || undefined), {}, signal, (items) => {
       const m = new Map();
       for (const o of items) {
         // A TrainingJob's phase is its last run's (jobPhase adds the run count, which would split the column).
@@ -315,7 +334,10 @@ function jobsByPhase(sec, signal, listable) {
         m.set(ph, (m.get(ph) || 0) + 1);
       }
       counts.set(i, m);
-      later();
+      if (!shown && counts.size >= wanted) {
+        shown = true;
+        render();
+      } else later();
     }).catch(() => {});
   });
   render();
