@@ -75,6 +75,26 @@ impl Backend for Counting {
     }
 }
 
+/// Three manager passes, each from a cache listed afresh (as a restarted
+/// manager would see the store), a second of clock apart.
+#[derive(Default)]
+struct Passes {
+    timers: HashMap<String, f64>,
+    step: f64,
+}
+
+impl Passes {
+    fn run(&mut self, backend: &Counting) -> Result<(), Box<dyn std::error::Error>> {
+        for _ in 0..3 {
+            let mut cache = Cache::default();
+            cache.load(backend.store.list(&Selector::all())?.0);
+            self.step += 1.0;
+            pass(backend, &mut cache, &ManagerConfig::default(), &mut self.timers, NOW + self.step)?;
+        }
+        Ok(())
+    }
+}
+
 fn node() -> Value {
     json!({"apiVersion": "ringleader.io/v1alpha1", "kind": "Node",
            "metadata": {"name": "a-1", "labels": {"host-arch": "huawei-arm", "accelerator-type": "module"}},
@@ -101,17 +121,8 @@ fn a_one_pod_vcjob_costs_few_writes_from_submit_to_running() -> Result<(), Box<d
     store.create(node())?;
     // Settle what a cluster makes once (service accounts and the like): not per job.
     let backend = Counting { store, writes: Mutex::new(Vec::new()) };
-    let mut timers = HashMap::new();
-    let mut step = 0.0;
-    let mut run = |backend: &Counting| -> Result<(), Box<dyn std::error::Error>> {
-        for _ in 0..3 {
-            let mut cache = Cache::default();
-            cache.load(backend.store.list(&Selector::all())?.0);
-            step += 1.0;
-            pass(backend, &mut cache, &ManagerConfig::default(), &mut timers, NOW + step)?;
-        }
-        Ok(())
-    };
+    let mut passes = Passes::default();
+    let mut run = |backend: &Counting| passes.run(backend);
     run(&backend)?;
     backend.take();
 
@@ -174,17 +185,8 @@ fn a_settled_workspace_costs_no_writes() -> Result<(), Box<dyn std::error::Error
                         "metadata": {"name": "team-a"},
                         "spec": {"members": [{"user": "alice", "role": "admin"}, {"user": "bob", "role": "member"}]}}))?;
     let backend = Counting { store, writes: Mutex::new(Vec::new()) };
-    let mut timers = HashMap::new();
-    let mut step = 0.0;
-    let mut run = |backend: &Counting| -> Result<(), Box<dyn std::error::Error>> {
-        for _ in 0..3 {
-            let mut cache = Cache::default();
-            cache.load(backend.store.list(&Selector::all())?.0);
-            step += 1.0;
-            pass(backend, &mut cache, &ManagerConfig::default(), &mut timers, NOW + step)?;
-        }
-        Ok(())
-    };
+    let mut passes = Passes::default();
+    let mut run = |backend: &Counting| passes.run(backend);
     run(&backend)?;
     let made = backend.take();
     assert!(made.iter().any(|w| w == "APPLY ClusterRoleBinding platform:workspace-editor:team-a"), "{made:?}");
