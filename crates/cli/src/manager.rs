@@ -242,8 +242,12 @@ async fn serve(args: ManagerArgs) -> Result<()> {
     let cluster = KubeCluster::new(client, tokio::runtime::Handle::current(), &args.scheduler_name)
         .with_parallel_writes(args.write_parallelism);
     let manager_stop = stop_rx.clone();
+    // The elector drops its sender when it stops on our own stop signal:
+    // that is a stop, not a lost Lease, so only a `false` counts here.
     let lost = async {
-        let _ = leading.wait_for(|l| !*l).await;
+        if leading.wait_for(|l| !*l).await.is_err() {
+            std::future::pending::<()>().await
+        }
     };
     let work = async {
         loop {
@@ -256,9 +260,11 @@ async fn serve(args: ManagerArgs) -> Result<()> {
         }
     };
     let result = tokio::select! {
+        // A stop signal wins over whatever else became ready with it.
+        biased;
+        _ = signalled(stop_rx.clone()) => Ok(()),
         r = work => r,
         _ = lost => Err(anyhow::anyhow!("lost the Lease {}/{}: another replica leads now", lease.namespace, lease.name)),
-        _ = signalled(stop_rx.clone()) => Ok(()),
     };
     let _ = stop_tx.send(true);
     let _ = tokio::time::timeout(Duration::from_secs(3), election).await;
