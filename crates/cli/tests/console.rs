@@ -1044,6 +1044,10 @@ fn page_times_with_5000_pods() {
         sign_in(&c, &url, &token).await;
         println!("as the admin:");
         time_pages(&c, &url, &admin_pages).await;
+        // What was timed is the right summary: every pending pod, in its five jobs.
+        c.goto(&format!("{url}/#/overview")).await.expect("overview");
+        let total = wait_text(&c, "#ov-pending-total", "the pending total", |_| true).await;
+        assert!(total.starts_with("5000 ") && total.contains(" 5 jobs"), "{total}");
 
         // erin: no cluster-wide list, so the overview sums up her namespace
         // (jobs by phase, then its pending pods), and the node pages are not hers.
@@ -1343,12 +1347,16 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
         "  runPolicy: {schedulingPolicy: {queue: train-a2}}\n  pytorchReplicaSpecs:",
     );
     plane.apply(&on_queue).expect("job on train-a2");
-    plane.wait_for(180, "2,000 waiting pods and the job running", |p| {
+    // And a pod no job owns, too big for any node: counted, on a row of its own.
+    plane
+        .apply("apiVersion: v1\nkind: Pod\nmetadata: {name: loner}\nspec:\n  containers:\n  - {name: c, image: x, command: [sleep, '1'], resources: {limits: {nvidia.com/gpu: 16}}}\n")
+        .expect("bare pod");
+    plane.wait_for(180, "2,001 waiting pods and the job running", |p| {
         let pods = p.list("Pod");
-        pods.len() >= GANGS * EACH + 2 && pods.iter().filter(|x| x["status"]["phase"] == "Running").count() == 2
+        pods.len() >= GANGS * EACH + 3 && pods.iter().filter(|x| x["status"]["phase"] == "Running").count() == 2
     });
     let pending = plane.list("Pod").iter().filter(|p| p["status"]["phase"] == "Pending").count();
-    assert_eq!(pending, GANGS * EACH);
+    assert_eq!(pending, GANGS * EACH + 1, "{:#}", plane.list("Pod").iter().find(|p| p["metadata"]["name"] == "loner").cloned().unwrap_or_default());
     let driver = start_driver();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
@@ -1356,10 +1364,12 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
         sign_in(&c, &url, &token).await;
         c.goto(&format!("{url}/#/overview")).await.expect("overview");
         let t0 = Instant::now();
-        // Totals equal the API's: 2,000 pods in 4 jobs, 500 each, with the scheduler's reason.
-        let total =
-            wait_text(&c, "#ov-pending-total", "the pending total", |t| t.starts_with(&format!("{} ", GANGS * EACH)))
-                .await;
+        // Totals equal the API's: 2,001 pods, 2,000 of them in 4 jobs, 500
+        // each (counted by the jobs' own status, not by listing their pods).
+        let total = wait_text(&c, "#ov-pending-total", "the pending total", |t| {
+            t.starts_with(&format!("{} ", GANGS * EACH + 1))
+        })
+        .await;
         println!("pending summary shown after {:.2} s", t0.elapsed().as_secs_f64());
         assert!(total.contains(&format!(" {GANGS} jobs")), "{total}");
         for i in 0..GANGS {
@@ -1367,8 +1377,10 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
                 wait_text(&c, &format!(".pending-count[data-job=wait-{i}]"), "a job's count", |t| !t.is_empty()).await;
             assert_eq!(n, EACH.to_string());
         }
-        // One row a job, not one a pod.
-        wait_text(&c, "#ov-pending tbody", "a row a job", |t| t.lines().count() == GANGS).await;
+        // One row a job, not one a pod, and the bare pod's own; each with the scheduler's reason.
+        let rows = wait_text(&c, "#ov-pending tbody", "a row a job", |t| t.lines().count() == GANGS + 1).await;
+        assert!(rows.lines().filter(|l| l.contains("Unschedulable: 500")).count() == GANGS, "{rows}");
+        assert!(rows.lines().any(|l| l.starts_with("(no job)") && l.contains("Unschedulable: 1")), "{rows}");
         // Jobs by kind and phase.
         let volcano = wait_text(&c, "#ov-jobs [data-kind='Volcano Job'][data-phase='']", "the Volcano total", |t| {
             t == GANGS.to_string()

@@ -9,7 +9,7 @@
 //! such as `comand:` would otherwise start a job that fails for a reason
 //! the user never sees.
 
-use crate::admission::defaulting::{carry_status, prepare};
+use crate::admission::defaulting::{carry_status, pending_phase, prepare};
 use crate::admission::fields::{self, Directive};
 use crate::admission::objects as admission;
 use crate::decode::check_yaml_depth;
@@ -21,7 +21,7 @@ use ringleader_api::kinds::namespace;
 use ringleader_api::kinds::SUPPORTED;
 use ringleader_api::{check_documents, FieldError};
 pub use ringleader_registry::apply::{ApplyAction, ApplyResult};
-use ringleader_registry::resources::{self, ResourceType, NAMESPACES};
+use ringleader_registry::resources::{self, ResourceType, NAMESPACES, PODS};
 use ringleader_registry::status::{cause_of, ApiError, Cause};
 use ringleader_store::{ObjectKey, Op};
 use serde_json::{json, Value};
@@ -242,6 +242,9 @@ pub async fn bulk(
                 carry_status(existing.as_ref().map(|e| &e.object), &mut object);
                 if rt == NAMESPACES {
                     namespace::defaulted(&mut object, existing.as_ref().map(|e| &e.object));
+                }
+                if rt == PODS && existing.is_none() {
+                    pending_phase(&mut object);
                 }
                 let action = match &existing {
                     None => ApplyAction::Created,

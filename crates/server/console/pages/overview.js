@@ -3,9 +3,9 @@
 // pods: capacity comes from the Node objects, allocation from the queues'
 // status (or the embedded history's per-queue figures), pending pods are one
 // page of a field-selected list.
-import { page, h, list, watch, get, age, badge, table, errorBox, collection, JOB_KINDS, jobPhase, can, session } from '../app.js';
+import { page, h, list, get, age, badge, table, errorBox, collection, JOB_KINDS, jobPhase, can, session } from '../app.js';
 import { t, strings } from '../i18n.js';
-import { keyOf, coalesce, liveCollection, listAll, fill, labelled, wrap, section, accelerators, resources, nodeReady, meter, jobHref, QUEUES, RESOURCE_GROUPS, RL_NODES, queueAllocation, nodeAllocation, deviceList } from '../shared.js';
+import { coalesce, liveCollection, fill, labelled, wrap, section, accelerators, resources, nodeReady, meter, QUEUES, RESOURCE_GROUPS, RL_NODES, queueAllocation, nodeAllocation, deviceList } from '../shared.js';
 
 strings({
   en: {
@@ -234,81 +234,149 @@ page('overview', async (main, args, params, signal) => {
       .catch(failWith(groups, 'groups')),
   ].filter(Boolean);
   // Allocation is cluster-wide: a namespace's pending pods do not refresh it.
-  if (mayPodsHere) pendingPods(pending, signal, ns ? () => {} : allocLater, ns);
-  if (listable.size) jobsByPhase(jobs, signal, listable, ns);
+  const jobsFeed = followJobs(signal, listable, ns);
+  if (mayPodsHere) pendingPods(pending, signal, ns ? () => {} : allocLater, ns, jobsFeed);
+  if (listable.size) jobsByPhase(jobs, jobsFeed);
   await Promise.all(starts);
   if (!signal.aborted) await loadAlloc();
 }, true);
 
-/** The job a pod belongs to: its link (when the console can tell) and its name. */
-function podJob(p) {
-  const href = jobHref(p);
-  const l = get(p, 'metadata.labels', {});
-  const name = href ? decodeURIComponent(href.split('/').pop())
-    : l['volcano.sh/job-name'] || l['training.kubeflow.org/job-name'] || l['batch.kubernetes.io/job-name'] || '';
-  return { href, name, ns: get(p, 'metadata.namespace') };
-}
-
 /**
- * Every pending pod (listed in pages, bounded), kept live, shown grouped
- * by job: how many wait, why (each reason with its count) and since when.
- * Only what the groups need is kept of each pod, so thousands cost little.
+ * Pending pods summed up by job without listing them: each job's status
+ * counts its pods by phase per role (`status.ringleader.replica_statuses`,
+ * the controller's own record), and its PodGroup says why they wait. So
+ * 5,000 pending pods of five gangs cost five job objects and five
+ * PodGroups, not 5,000 pods. Only pods that carry no job's label (bare
+ * pods) are listed, one by one.
  */
-async function pendingPods(sec, signal, onChange, ns) {
-  const path = collection('v1', 'pods', ns || undefined);
-  const params = { fieldSelector: 'status.phase=Pending' };
+function pendingPods(sec, signal, onChange, ns, jobsFeed) {
   const SHOWN = 50;
-  try {
-    // The same bound as other lists (10,000), in 2,500-pod requests: each
-    // request is a round trip and a scan from its continue point.
-    const first = await listAll(path, params, signal, 4, 2500);
-    const brief = (p) => ({ ...podJob(p), reason: pendingReason(p).reason, created: get(p, 'metadata.creationTimestamp') });
-    const pods = new Map(first.items.map((p) => [keyOf(p), brief(p)]));
-    const render = () => {
-      const groups = new Map();
-      for (const p of pods.values()) {
-        const k = `${p.ns}/${p.name}`;
-        const g = groups.get(k) || { ...p, count: 0, reasons: new Map(), oldest: p.created };
-        g.count += 1;
-        g.reasons.set(p.reason, (g.reasons.get(p.reason) || 0) + 1);
-        if (p.created && p.created < g.oldest) g.oldest = p.created;
-        groups.set(k, g);
-      }
-      const rows = [...groups.values()].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
-      fill(sec.body,
-        h('p', { id: 'ov-pending-total' }, h('strong', { 'data-count': pods.size }, String(pods.size)), ` ${t('ov.pendingTotal')} `,
-          h('strong', { 'data-count': groups.size }, String(groups.size)), ` ${t('ov.pendingJobs')}`),
-        labelled(table([
-          [t('ov.job'), (g) => (g.href ? h('a', { href: g.href }, g.name) : (g.name || t('ov.noJob')))],
-          [t('namespace'), (g) => g.ns],
-          [t('ov.waiting'), (g) => h('span', { class: 'pending-count', 'data-job': g.name }, String(g.count))],
-          [t('ov.reasons'), (g) => [...g.reasons].map(([r, n]) => `${r}: ${n}`).join(', ')],
-          [t('ov.oldest'), (g) => age(g.oldest)],
-        ], rows.slice(0, SHOWN), { empty: t('ov.noPending') }), 'ov-pending-title'),
-        rows.length > SHOWN ? h('p', { class: 'muted' }, t('ov.moreJobs')) : null,
-        first.complete ? null : h('p', { class: 'muted' }, t('ov.truncated')));
-    };
-    const later = coalesce(render, 500);
-    render();
-    watch(path, first.resourceVersion, (type, p) => {
-      const k = keyOf(p);
-      // A pod that stops matching the selector may come as a change rather than a delete.
-      if (type === 'DELETED' || get(p, 'status.phase') !== 'Pending') pods.delete(k); else pods.set(k, brief(p));
-      later();
-      onChange();
-    }, signal, () => pendingPods(sec, signal, onChange, ns), params);
-  } catch (e) {
-    if (!signal.aborted) sec.fail(e);
-  }
+  const state = { jobs: null, complete: true, groups: new Map(), bare: null, bareComplete: true };
+  const render = () => {
+    if (!state.jobs || !state.bare) return;
+    const rows = [];
+    for (const { i, o } of state.jobs) {
+      const roles = Object.values(get(o, 'status.ringleader.replica_statuses', {}) || {});
+      const count = roles.reduce((n, r) => n + (Number(r && r.pending) || 0), 0);
+      if (!count) continue;
+      const g = state.groups.get(get(o, 'metadata.uid'));
+      const why = g && get(g, 'status.conditions', []).find((c) => c.type === 'Unschedulable' && c.status === 'True');
+      // A gang's PodGroup runs once its pods are bound: what waits then is starting.
+      const reason = why ? 'Unschedulable' : (g && get(g, 'status.phase') === 'Running' ? t('ov.starting') : 'Pending');
+      const since = get(o, 'status.ringleader.last_transition');
+      const tj = get(o, 'metadata.labels', {})['platform.ringleader.io/training-job'];
+      const name = get(o, 'metadata.name');
+      const jns = get(o, 'metadata.namespace');
+      const href = tj && TRAINING >= 0 ? `#/jobs/${TRAINING}/${encodeURIComponent(jns)}/${encodeURIComponent(tj)}`
+        : `#/jobs/${i}/${encodeURIComponent(jns)}/${encodeURIComponent(name)}`;
+      rows.push({ href, name: tj || name, ns: jns, count, reasons: new Map([[reason, count]]), message: why ? why.message || '' : '',
+        oldest: since ? new Date(since * 1000).toISOString() : get(o, 'metadata.creationTimestamp') });
+    }
+    // Pods no job owns, grouped as before, by what their own status says.
+    const bare = new Map();
+    for (const p of state.bare) {
+      if (get(p, 'status.phase') !== 'Pending') continue;
+      const k = get(p, 'metadata.namespace');
+      const g = bare.get(k) || { href: '', name: '', ns: k, count: 0, reasons: new Map(), message: '', oldest: get(p, 'metadata.creationTimestamp') };
+      const r = pendingReason(p).reason;
+      g.count += 1;
+      g.reasons.set(r, (g.reasons.get(r) || 0) + 1);
+      const created = get(p, 'metadata.creationTimestamp');
+      if (created && created < g.oldest) g.oldest = created;
+      bare.set(k, g);
+    }
+    rows.push(...bare.values());
+    rows.sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
+    const total = rows.reduce((n, r) => n + r.count, 0);
+    const jobs = rows.filter((r) => r.name).length;
+    fill(sec.body,
+      h('p', { id: 'ov-pending-total' }, h('strong', { 'data-count': total }, String(total)), ` ${t('ov.pendingTotal')} `,
+        h('strong', { 'data-count': jobs }, String(jobs)), ` ${t('ov.pendingJobs')}`),
+      labelled(table([
+        [t('ov.job'), (g) => (g.href ? h('a', { href: g.href }, g.name) : (g.name || t('ov.noJob')))],
+        [t('namespace'), (g) => g.ns],
+        [t('ov.waiting'), (g) => h('span', { class: 'pending-count', 'data-job': g.name }, String(g.count))],
+        [t('ov.reasons'), (g) => h('span', { title: g.message }, [...g.reasons].map(([r, n]) => `${r}: ${n}`).join(', '))],
+        [t('ov.oldest'), (g) => age(g.oldest)],
+      ], rows.slice(0, SHOWN), { empty: t('ov.noPending') }), 'ov-pending-title'),
+      rows.length > SHOWN ? h('p', { class: 'muted' }, t('ov.moreJobs')) : null,
+      state.complete && state.bareComplete ? null : h('p', { class: 'muted' }, t('ov.truncated')));
+  };
+  const later = coalesce(render, 300);
+  jobsFeed((jobs, complete) => {
+    const first = state.jobs === null;
+    state.jobs = jobs;
+    state.complete = complete;
+    if (first) render(); else later();
+    onChange();
+  });
+  const fail = (e) => { if (!signal.aborted) sec.fail(e); };
+  // Why a job waits is its PodGroup's; one the user may not read leaves the reason `Pending`.
+  liveCollection(collection('scheduling.volcano.sh/v1beta1', 'podgroups', ns || undefined), {}, signal, (items) => {
+    state.groups = new Map();
+    for (const g of items) {
+      const owner = get(g, 'metadata.ownerReferences', []).find((r) => r.controller) || get(g, 'metadata.ownerReferences', [])[0];
+      if (owner && owner.uid) state.groups.set(owner.uid, g);
+    }
+    later();
+  }).catch(() => {});
+  const bare = { fieldSelector: 'status.phase=Pending', labelSelector: NO_JOB };
+  liveCollection(collection('v1', 'pods', ns || undefined), bare, signal, (items, complete) => {
+    const first = state.bare === null;
+    state.bare = items;
+    state.bareComplete = complete;
+    if (first) render(); else later();
+  }, fail).catch(fail);
+}
+
+const TRAINING = JOB_KINDS.findIndex((k) => k.kind === 'TrainingJob');
+
+/**
+ * Pods that no job's controller made: none of the labels ringleader's
+ * controllers put on every pod of a Volcano Job, a Kubeflow or Ascend job,
+ * a batch Job or a Deployment.
+ */
+const NO_JOB = ['volcano.sh/job-name', 'training.kubeflow.org/job-name', 'batch.kubernetes.io/job-name', 'pod-template-hash']
+  .map((l) => `!${l}`).join(',');
+
+/**
+ * Every listed job of every served kind, kept live; `subscribe(fn)` calls
+ * `fn(jobs, complete)` (each job as `{i, o}`, its kind's index and object)
+ * once every kind has been listed and after each burst of changes. A kind
+ * this user may not read is left out rather than shown as an error.
+ */
+function followJobs(signal, listable, ns) {
+  const byKind = new Map(); // kind index → {items, complete}
+  const subscribers = [];
+  const wanted = JOB_KINDS.filter((k, i) => !k.absent && listable.has(i)).length;
+  const emit = () => {
+    if (byKind.size < wanted) return;
+    const jobs = [...byKind].flatMap(([i, { items }]) => items.map((o) => ({ i, o })));
+    const complete = [...byKind.values()].every((k) => k.complete !== false);
+    for (const fn of subscribers) fn(jobs, complete);
+  };
+  JOB_KINDS.forEach((k, i) => {
+    if (k.absent || !listable.has(i)) return;
+    liveCollection(collection(k.group, k.plural, ns || undefined), {}, signal, (items, complete) => {
+      byKind.set(i, { items, complete });
+      emit();
+    }).catch(() => {
+      // Counted as listed, with nothing: the other kinds still show.
+      byKind.set(i, { items: [], complete: true });
+      emit();
+    });
+  });
+  return (fn) => {
+    subscribers.push(fn);
+    if (!wanted) setTimeout(() => fn([], true));
+  };
 }
 
 /**
- * Jobs of every served kind counted by phase (as the job list shows it),
- * each kind listed (bounded) and kept live; a kind this user may not read
- * is left out rather than shown as an error.
+ * Jobs of every served kind counted by phase (as the job list shows it).
  */
-function jobsByPhase(sec, signal, listable, ns) {
-  const counts = new Map(); // kind index → Map(phase → n)
+function jobsByPhase(sec, jobsFeed) {
+  let counts = new Map(); // kind index → Map(phase → n)
   const render = () => {
     const phases = [...new Set([...counts.values()].flatMap((m) => [...m.keys()]))].sort();
     const rows = [...counts].filter(([, m]) => m.size).map(([i, m]) => ({ i, m, total: [...m.values()].reduce((a, b) => a + b, 0) }));
@@ -319,28 +387,21 @@ function jobsByPhase(sec, signal, listable, ns) {
       ...phases.map((ph) => [ph || t('unknown'), (r) => h('span', { 'data-kind': kindName(r.i), 'data-phase': ph }, String(r.m.get(ph) || 0))]),
     ], rows, { empty: t('ov.noJobs') }), 'ov-jobs-title'));
   };
+  // Shown at once when every kind has been listed; bursts of changes after
+  // that are coalesced.
   const later = coalesce(render, 300);
-  // Shown at once when every kind has been listed, rather than 300 ms on;
-  // bursts of changes after that are coalesced.
-  const wanted = JOB_KINDS.filter((k, i) => !k.absent && listable.has(i)).length;
   let shown = false;
-  JOB_KINDS.forEach((k, i) => {
-    if (k.absent || !listable.has(i)) return;
-    liveCollection(collection(k.group, k.plural, ns || undefined), {}, signal, (items) => {
-      const m = new Map();
-      for (const o of items) {
-        // A TrainingJob's phase is its last run's (jobPhase adds the run count, which would split the column).
-        const ph = k.kind === 'TrainingJob' ? (get(o, 'status.lastRun') || 'Saved') : (jobPhase(o) || 'Pending');
-        m.set(ph, (m.get(ph) || 0) + 1);
-      }
+  jobsFeed((jobs) => {
+    counts = new Map();
+    for (const { i, o } of jobs) {
+      const m = counts.get(i) || new Map();
+      // A TrainingJob's phase is its last run's (jobPhase adds the run count, which would split the column).
+      const ph = JOB_KINDS[i].kind === 'TrainingJob' ? (get(o, 'status.lastRun') || 'Saved') : (jobPhase(o) || 'Pending');
+      m.set(ph, (m.get(ph) || 0) + 1);
       counts.set(i, m);
-      if (!shown && counts.size >= wanted) {
-        shown = true;
-        render();
-      } else later();
-    }).catch(() => {});
+    }
+    if (!shown) { shown = true; render(); } else later();
   });
-  render();
 }
 
 /** Why a pending pod waits: its PodScheduled condition, or that it is starting. */

@@ -96,6 +96,15 @@ pub(crate) fn prepare(
     Ok(object)
 }
 
+/// `status.phase: Pending` on a pod that has no phase yet.
+pub(crate) fn pending_phase(pod: &mut Value) {
+    let Some(map) = pod.as_object_mut() else { return };
+    let status = map.entry("status").or_insert_with(|| json!({}));
+    if let Some(status) = status.as_object_mut() {
+        status.entry("phase").or_insert_with(|| json!("Pending"));
+    }
+}
+
 /// The label every pod of a batch/v1 Job carries (the controller sets it).
 const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";
 

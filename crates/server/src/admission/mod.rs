@@ -24,7 +24,7 @@ pub(crate) mod workspace_fields;
 use crate::state::ServerState;
 use ringleader_api::kinds::namespace;
 use ringleader_auth::Identity;
-use ringleader_registry::resources::{ResourceType, NAMESPACES};
+use ringleader_registry::resources::{ResourceType, NAMESPACES, PODS};
 use ringleader_registry::status::ApiError;
 use serde_json::Value;
 
@@ -92,7 +92,14 @@ pub(crate) async fn object(
     }
     // 6. Protection: fields only the scheduler and controllers may set, and
     //    the platform's rules (quotas, workspaces, who may write where).
+    let creates = matches!(before, protect::Before::Absent | protect::Before::Known(None));
     protect::admit(w.state, w.identity, w.verb, w.rt, &object, before).await?;
+    // 7. A new pod is Pending until its node says otherwise, as kube-apiserver
+    //    defaults it (after protection: the server sets it, not the user), so
+    //    `--field-selector status.phase=Pending` finds a bare pod too.
+    if creates && w.rt == PODS {
+        defaulting::pending_phase(&mut object);
+    }
     Ok((object, warnings))
 }
 
