@@ -1356,7 +1356,12 @@ fn the_overview_sums_up_jobs_pending_pods_and_queues() {
         pods.len() >= GANGS * EACH + 3 && pods.iter().filter(|x| x["status"]["phase"] == "Running").count() == 2
     });
     let pending = plane.list("Pod").iter().filter(|p| p["status"]["phase"] == "Pending").count();
-    assert_eq!(pending, GANGS * EACH + 1, "{:#}", plane.list("Pod").iter().find(|p| p["metadata"]["name"] == "loner").cloned().unwrap_or_default());
+    assert_eq!(
+        pending,
+        GANGS * EACH + 1,
+        "{:#}",
+        plane.list("Pod").iter().find(|p| p["metadata"]["name"] == "loner").cloned().unwrap_or_default()
+    );
     let driver = start_driver();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
