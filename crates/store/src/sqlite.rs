@@ -214,8 +214,6 @@ struct Tx<'c> {
     events: Option<Vec<Event>>,
     /// What the transaction wrote, for [`Latest`] once it commits.
     written: Vec<(ObjectKey, Option<Arc<Stored>>)>,
-    /// Bytes of object text written (about what the commit adds to the WAL).
-    bytes: usize,
 }
 
 impl Tx<'_> {
@@ -342,7 +340,6 @@ impl Tx<'_> {
             .map_err(io)?;
         let text = serde_json::to_string(&object).map_err(corrupt)?;
         let text = self.sealer.seal(&key, &text)?;
-        self.bytes += text.len();
         self.record(&key, EventType::Deleted, &text)?;
         self.written.push((key.clone(), None));
         self.finish(key, object, EventType::Deleted)
@@ -364,7 +361,6 @@ impl Tx<'_> {
                 s.execute(params![key.api_version, key.kind, key.namespace, key.name, self.version, text.as_ref()])
             })
             .map_err(io)?;
-        self.bytes += 2 * text.len();
         self.record(&key, kind, &text)?;
         let stored = self.finish(key, object, kind)?;
         self.written.push((stored.key.clone(), Some(stored.clone())));
@@ -409,65 +405,6 @@ pub(crate) struct Writer {
     watchers: Watchers,
     history: u64,
     latest: Latest,
-    checkpoints: Checkpoints,
-}
-
-/// The WAL copied back into the database file by a thread of its own rather
-/// than by the commit that happens to cross SQLite's threshold: that copy
-/// and its fsync of the database file (0.1–0.3 s after a 5,000-pod
-/// transaction on a slow disk) then no longer hold up the writer and the
-/// watches waiting for its commit. The commit's own fsync of the WAL stays,
-/// so an acknowledged write is as durable as before.
-struct Checkpoints {
-    wake: Option<std::sync::mpsc::SyncSender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    /// Bytes written since the checkpointer was last woken.
-    since: usize,
-}
-
-impl Drop for Checkpoints {
-    /// Waits for the thread, so that its connection is closed with the
-    /// store's: the last one closed copies the WAL back and removes it.
-    fn drop(&mut self) {
-        drop(self.wake.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-impl Checkpoints {
-    /// SQLite's own threshold: 1,000 pages of 4 KiB.
-    const EVERY: usize = 4 << 20;
-
-    fn start(path: &Path) -> Result<Checkpoints, StoreError> {
-        let conn = open_connection(path)?;
-        let (wake, woken) = std::sync::mpsc::sync_channel::<()>(1);
-        let thread = std::thread::Builder::new()
-            .name("store-checkpoint".into())
-            .spawn(move || {
-                // Ends when the writer (the only sender) is dropped.
-                while woken.recv().is_ok() {
-                    // PASSIVE: copies what no reader still needs and never waits for the writer.
-                    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-                        tracing::debug!(error = %e, "WAL checkpoint failed; tried again after the next writes");
-                    }
-                }
-            })
-            .map_err(|e| StoreError::Io(format!("starting the WAL checkpoint thread: {e}")))?;
-        Ok(Checkpoints { wake: Some(wake), thread: Some(thread), since: 0 })
-    }
-
-    fn wrote(&mut self, bytes: usize) {
-        self.since += bytes;
-        if self.since >= Self::EVERY {
-            self.since = 0;
-            // Full: a checkpoint is already due; it will take these frames too.
-            if let Some(wake) = &self.wake {
-                let _ = wake.try_send(());
-            }
-        }
-    }
 }
 
 impl Writer {
@@ -489,9 +426,6 @@ impl Writer {
         // FULL: the WAL is synced at every commit, so an acknowledged write
         // survives a power cut, not just a process crash.
         conn.execute_batch("PRAGMA synchronous=FULL;").map_err(io)?;
-        // The checkpoints are [`Checkpoints`]' (another process writing the
-        // file still checkpoints at its own commits).
-        conn.execute_batch("PRAGMA wal_autocheckpoint=0;").map_err(io)?;
         conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} COMMIT;")).map_err(io)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(io)?;
         // Only when it changes: a restart on a full disk writes nothing.
@@ -499,8 +433,7 @@ impl Writer {
             conn.execute_batch(&format!("PRAGMA user_version = {}", crate::safety::SCHEMA_VERSION)).map_err(io)?;
         }
         seal_plain_secrets(&conn, &sealer)?;
-        let checkpoints = Checkpoints::start(path)?;
-        Ok(Writer { conn, sealer, watchers: Watchers::default(), history, latest: Latest::default(), checkpoints })
+        Ok(Writer { conn, sealer, watchers: Watchers::default(), history, latest: Latest::default() })
     }
 
     pub fn version(&self) -> Result<u64, StoreError> {
@@ -537,20 +470,18 @@ impl Writer {
             version: start,
             events,
             written: Vec::with_capacity(n),
-            bytes: 0,
         };
         let mut out = Vec::with_capacity(n);
         for o in ops {
             out.push(op(&mut w, o)?);
         }
-        let Tx { version, events, written, bytes, .. } = w;
+        let Tx { version, events, written, .. } = w;
         if version != start {
             write_meta(&tx, "version", version)?;
             prune(&tx, version, self.history)?;
         }
         tx.commit().map_err(io)?;
         self.latest.keep(written);
-        self.checkpoints.wrote(bytes);
         if let Some(events) = events {
             self.watchers.publish(&events);
         }
@@ -569,7 +500,6 @@ impl Writer {
             version: start,
             events: None,
             written: Vec::new(),
-            bytes: 0,
         };
         let mut out = Vec::with_capacity(ops.len());
         for op in ops {
@@ -704,15 +634,7 @@ impl Readers {
     pub fn get(&self, key: &ObjectKey) -> Result<Option<Stored>, StoreError> {
         let latest = Latest::default();
         self.with(|conn| {
-            let tx = Tx {
-                conn,
-                sealer: &self.sealer,
-                latest: &latest,
-                version: 0,
-                events: None,
-                written: Vec::new(),
-                bytes: 0,
-            };
+            let tx = Tx { conn, sealer: &self.sealer, latest: &latest, version: 0, events: None, written: Vec::new() };
             Ok(tx.load(key)?.map(Arc::unwrap_or_clone))
         })
     }

@@ -381,28 +381,3 @@ fn a_failed_batch_gives_its_ops_back() {
     let out = store.batch_kept(back[..1].to_vec()).unwrap();
     assert_eq!(out[0].object["spec"]["nodeName"], "n1");
 }
-
-/// The WAL is copied back into the database file as it grows, by the
-/// store's checkpoint thread rather than by the commits.
-#[test]
-fn the_wal_is_checkpointed_as_it_grows() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    let db = dir.path().join("store.sqlite");
-    let before = std::fs::metadata(&db).unwrap().len();
-    let big = "x".repeat(100_000);
-    for i in 0..60 {
-        let mut p = pod(&format!("big-{i}"));
-        p["metadata"]["annotations"] = json!({ "note": big });
-        store.create(p).unwrap();
-    }
-    // 6 MB written: past the 4 MiB that wakes the checkpointer.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::fs::metadata(&db).unwrap().len() < before + 4_000_000 {
-        assert!(std::time::Instant::now() < deadline, "the database file never took the WAL's pages");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    drop(store);
-    let store = Store::open(dir.path()).unwrap();
-    assert_eq!(store.list(&Selector::kind("v1", "Pod")).unwrap().0.len(), 60);
-}
