@@ -233,8 +233,8 @@ page('overview', async (main, args, params, signal) => {
     mayGroups && liveCollection(RESOURCE_GROUPS, {}, signal, (items) => { state.groups = items; renderGroups(); }, failWith(groups, 'groups'))
       .catch(failWith(groups, 'groups')),
   ].filter(Boolean);
-  // Allocation is cluster-wide: a namespace's pending pods do not refresh it.
   const jobsFeed = followJobs(signal, listable, ns);
+  // Allocation is cluster-wide: a namespace's pending pods do not refresh it.
   if (mayPodsHere) pendingPods(pending, signal, ns ? () => {} : allocLater, ns, jobsFeed);
   if (listable.size) jobsByPhase(jobs, jobsFeed);
   await Promise.all(starts);
@@ -251,9 +251,9 @@ page('overview', async (main, args, params, signal) => {
  */
 function pendingPods(sec, signal, onChange, ns, jobsFeed) {
   const SHOWN = 50;
-  const state = { jobs: null, complete: true, groups: new Map(), bare: null, bareComplete: true };
+  const state = { jobs: null, complete: true, groups: null, bare: null, bareComplete: true };
   const render = () => {
-    if (!state.jobs || !state.bare) return;
+    if (!state.jobs || !state.bare || !state.groups) return;
     const rows = [];
     for (const { i, o } of state.jobs) {
       const roles = Object.values(get(o, 'status.ringleader.replica_statuses', {}) || {});
@@ -303,23 +303,8 @@ function pendingPods(sec, signal, onChange, ns, jobsFeed) {
       state.complete && state.bareComplete ? null : h('p', { class: 'muted' }, t('ov.truncated')));
   };
   const later = coalesce(render, 300);
-  jobsFeed((jobs, complete) => {
-    const first = state.jobs === null;
-    state.jobs = jobs;
-    state.complete = complete;
-    if (first) render(); else later();
-    onChange();
-  });
   const fail = (e) => { if (!signal.aborted) sec.fail(e); };
-  // Why a job waits is its PodGroup's; one the user may not read leaves the reason `Pending`.
-  liveCollection(collection('scheduling.volcano.sh/v1beta1', 'podgroups', ns || undefined), {}, signal, (items) => {
-    state.groups = new Map();
-    for (const g of items) {
-      const owner = get(g, 'metadata.ownerReferences', []).find((r) => r.controller) || get(g, 'metadata.ownerReferences', [])[0];
-      if (owner && owner.uid) state.groups.set(owner.uid, g);
-    }
-    later();
-  }).catch(() => {});
+  // First the bare pods: the slowest request (every pending pod's text read).
   const bare = { fieldSelector: 'status.phase=Pending', labelSelector: NO_JOB };
   liveCollection(collection('v1', 'pods', ns || undefined), bare, signal, (items, complete) => {
     const first = state.bare === null;
@@ -327,6 +312,26 @@ function pendingPods(sec, signal, onChange, ns, jobsFeed) {
     state.bareComplete = complete;
     if (first) render(); else later();
   }, fail).catch(fail);
+  // Why a job waits is its PodGroup's; one the user may not read leaves the reason `Pending`.
+  liveCollection(collection('scheduling.volcano.sh/v1beta1', 'podgroups', ns || undefined), {}, signal, (items) => {
+    const first = state.groups === null;
+    state.groups = new Map();
+    for (const g of items) {
+      const owner = get(g, 'metadata.ownerReferences', []).find((r) => r.controller) || get(g, 'metadata.ownerReferences', [])[0];
+      if (owner && owner.uid) state.groups.set(owner.uid, g);
+    }
+    if (first) render(); else later();
+  }).catch(() => {
+    state.groups = new Map();
+    render();
+  });
+  jobsFeed((jobs, complete) => {
+    const first = state.jobs === null;
+    state.jobs = jobs;
+    state.complete = complete;
+    if (first) render(); else later();
+    onChange();
+  });
 }
 
 const TRAINING = JOB_KINDS.findIndex((k) => k.kind === 'TrainingJob');
@@ -355,7 +360,8 @@ function followJobs(signal, listable, ns) {
     const complete = [...byKind.values()].every((k) => k.complete !== false);
     for (const fn of subscribers) fn(jobs, complete);
   };
-  JOB_KINDS.forEach((k, i) => {
+  // Listed on the first subscription, after whatever its caller asked first.
+  const start = () => JOB_KINDS.forEach((k, i) => {
     if (k.absent || !listable.has(i)) return;
     liveCollection(collection(k.group, k.plural, ns || undefined), {}, signal, (items, complete) => {
       byKind.set(i, { items, complete });
@@ -367,6 +373,7 @@ function followJobs(signal, listable, ns) {
     });
   });
   return (fn) => {
+    if (!subscribers.length) start();
     subscribers.push(fn);
     if (!wanted) setTimeout(() => fn([], true));
   };
