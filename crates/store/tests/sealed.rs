@@ -3,7 +3,7 @@
 //! streamed lists, watch replay) gives the object back; a store written
 //! before sealing is sealed when it opens.
 
-use ringleader_store::{ObjectKey, Selector, Store, ENCRYPTION_KEY_FILE};
+use ringleader_store::{Keep, ObjectKey, Selector, Store, ENCRYPTION_KEY_FILE};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
@@ -26,6 +26,25 @@ fn raw_secret_texts(dir: &std::path::Path) -> Vec<String> {
     out
 }
 
+/// The texts a streamed list of Secrets sends, kept by `keep`.
+fn stream_secrets(store: &Store, keep: Option<Keep<'_>>) -> Vec<String> {
+    let mut sent = Vec::new();
+    store
+        .list_stream::<ringleader_store::StoreError>(
+            &Selector::kind("v1", "Secret"),
+            None,
+            Some(5),
+            keep,
+            |_| Ok(()),
+            |text| {
+                sent.push(text.to_string());
+                Ok(())
+            },
+        )
+        .unwrap();
+    sent
+}
+
 #[test]
 fn a_secret_is_ciphertext_on_disk_and_itself_through_every_read() {
     let dir = tempfile::tempdir().unwrap();
@@ -40,39 +59,12 @@ fn a_secret_is_ciphertext_on_disk_and_itself_through_every_read() {
     assert_eq!(got.object["data"]["password"], PASSWORD);
     let (listed, _) = store.list(&Selector::kind("v1", "Secret")).unwrap();
     assert_eq!(listed[0].object["data"]["password"], PASSWORD);
-    let mut streamed = Vec::new();
-    store
-        .list_stream::<ringleader_store::StoreError>(
-            &Selector::kind("v1", "Secret"),
-            None,
-            None,
-            None,
-            |_| Ok(()),
-            |text| {
-                streamed.push(text.to_string());
-                Ok(())
-            },
-        )
-        .unwrap();
+    let streamed = stream_secrets(&store, None);
     assert!(streamed[0].contains(PASSWORD), "{streamed:?}");
     // The text test sees the object opened, not its sealed text.
     let mut keep = |_: &Value| true;
-    let mut filtered = 0;
     let opened = |text: &str| text.contains(PASSWORD);
-    store
-        .list_stream::<ringleader_store::StoreError>(
-            &Selector::kind("v1", "Secret"),
-            None,
-            Some(5),
-            Some((Some(&opened), Some(&mut keep))),
-            |_| Ok(()),
-            |_| {
-                filtered += 1;
-                Ok(())
-            },
-        )
-        .unwrap();
-    assert_eq!(filtered, 1);
+    assert_eq!(stream_secrets(&store, Some((Some(&opened), Some(&mut keep)))).len(), 1);
     // A row the text test turns away is never handed to `keep`.
     let mut parsed = 0;
     let mut count = |_: &Value| {
@@ -80,20 +72,7 @@ fn a_secret_is_ciphertext_on_disk_and_itself_through_every_read() {
         true
     };
     let nothing = |_: &str| false;
-    let mut sent = 0;
-    store
-        .list_stream::<ringleader_store::StoreError>(
-            &Selector::kind("v1", "Secret"),
-            None,
-            Some(5),
-            Some((Some(&nothing), Some(&mut count))),
-            |_| Ok(()),
-            |_| {
-                sent += 1;
-                Ok(())
-            },
-        )
-        .unwrap();
+    let sent = stream_secrets(&store, Some((Some(&nothing), Some(&mut count)))).len();
     assert_eq!((parsed, sent), (0, 0));
     let mut watch = store.watch(&Selector::kind("v1", "Secret"), 0).unwrap();
     let event = watch.try_next().expect("the create replayed");
