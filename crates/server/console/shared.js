@@ -125,7 +125,8 @@ export function meter(used, total, label) {
   return h('div', { class: 'bar', role: 'meter', 'aria-label': label, 'aria-valuemin': 0, 'aria-valuemax': total, 'aria-valuenow': used, 'aria-valuetext': `${used} / ${total}` }, span);
 }
 
-const TRAINING = JOB_KINDS.findIndex((k) => k.kind === 'TrainingJob');
+/** The TrainingJob's index in JOB_KINDS (its job page's route). */
+export const TRAINING = JOB_KINDS.findIndex((k) => k.kind === 'TrainingJob');
 
 /** The console link of the job a pod belongs to, or '' when it cannot be told. */
 export function jobHref(pod) {

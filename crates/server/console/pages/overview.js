@@ -1,11 +1,11 @@
 // Overview: devices per accelerator family, queue and resource group; the
 // unhealthy devices; the pending pods and why they wait. It never lists all
 // pods: capacity comes from the Node objects, allocation from the queues'
-// status (or the embedded history's per-queue figures), pending pods are one
-// page of a field-selected list.
+// status (or the embedded history's per-queue figures), pending pods are
+// counted by each job's own status (only pods no job made are listed).
 import { page, h, list, get, age, badge, table, errorBox, collection, JOB_KINDS, jobPhase, can, session } from '../app.js';
 import { t, strings } from '../i18n.js';
-import { coalesce, liveCollection, fill, labelled, wrap, section, accelerators, resources, nodeReady, meter, QUEUES, RESOURCE_GROUPS, RL_NODES, queueAllocation, nodeAllocation, deviceList } from '../shared.js';
+import { coalesce, liveCollection, fill, labelled, wrap, section, accelerators, resources, nodeReady, meter, TRAINING, QUEUES, RESOURCE_GROUPS, RL_NODES, queueAllocation, nodeAllocation, deviceList } from '../shared.js';
 
 strings({
   en: {
@@ -14,11 +14,9 @@ strings({
     'ov.nodes': 'Nodes', 'ov.ready': 'Ready', 'ov.capacity': 'Capacity', 'ov.allocated': 'Allocated', 'ov.free': 'Free',
     'ov.unhealthyDevices': 'Unhealthy devices', 'ov.networkUnhealthy': 'Network-unhealthy devices', 'ov.state': 'State',
     'ov.weight': 'Weight', 'ov.capability': 'Capability', 'ov.group': 'Resource group', 'ov.workspace': 'Workspace',
-    'ov.displayName': 'Display name', 'ov.accelerator': 'Accelerator', 'ov.pod': 'Pod', 'ov.job': 'Job',
-    'ov.reason': 'Reason', 'ov.message': 'Message', 'ov.refresh': 'Refresh allocation figures',
+    'ov.displayName': 'Display name', 'ov.accelerator': 'Accelerator', 'ov.job': 'Job', 'ov.refresh': 'Refresh allocation figures',
     'ov.unknownAlloc': 'Allocation figures are not available to you (neither the queues\u2019 status nor the history holds them).',
     'ov.sampled': 'Allocation is sampled by the server every few seconds.',
-    'ov.firstPending': 'The first 50 pending pods are shown; more are waiting.',
     'ov.starting': 'Scheduled; starting', 'ov.onNode': 'on node', 'ov.allHealthy': 'Every device and node is healthy.',
     'ov.scope': 'Your role reads one namespace; shown for namespace', 'ov.noPending': 'No pod is pending.', 'ov.notReady': 'Node not Ready', 'ov.ofDevices': 'devices allocated',
     'ov.truncated': 'The cluster holds more objects than one page shows; figures cover the first 10,000.',
@@ -34,11 +32,9 @@ strings({
     'ov.nodes': '节点', 'ov.ready': '就绪', 'ov.capacity': '总量', 'ov.allocated': '已分配', 'ov.free': '空闲',
     'ov.unhealthyDevices': '故障设备', 'ov.networkUnhealthy': '网络故障设备', 'ov.state': '状态',
     'ov.weight': '权重', 'ov.capability': '容量上限', 'ov.group': '资源组', 'ov.workspace': '工作空间',
-    'ov.displayName': '显示名称', 'ov.accelerator': '加速卡类型', 'ov.pod': '容器组', 'ov.job': '作业',
-    'ov.reason': '原因', 'ov.message': '信息', 'ov.refresh': '刷新分配数据',
+    'ov.displayName': '显示名称', 'ov.accelerator': '加速卡类型', 'ov.job': '作业', 'ov.refresh': '刷新分配数据',
     'ov.unknownAlloc': '无法获取分配数据（队列状态与历史数据中均没有，或您无权查看）。',
     'ov.sampled': '分配数据由服务器每隔数秒采样一次。',
-    'ov.firstPending': '仅显示前 50 个等待中的容器组，还有更多在等待。',
     'ov.starting': '已调度，正在启动', 'ov.onNode': '节点', 'ov.allHealthy': '所有设备与节点均正常。',
     'ov.scope': '您的角色只能读取一个命名空间；显示的是命名空间', 'ov.noPending': '没有等待中的容器组。', 'ov.notReady': '节点未就绪', 'ov.ofDevices': '个设备已分配',
     'ov.truncated': '对象数量超过可一次列出的范围；数据仅覆盖前 10,000 个。',
@@ -333,8 +329,6 @@ function pendingPods(sec, signal, onChange, ns, jobsFeed) {
     onChange();
   });
 }
-
-const TRAINING = JOB_KINDS.findIndex((k) => k.kind === 'TrainingJob');
 
 /**
  * Pods that no job's controller made: none of the labels ringleader's
