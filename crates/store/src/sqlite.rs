@@ -743,7 +743,7 @@ impl Readers {
                         break;
                     }
                     let text = self.open_row(r)?;
-                    if !may.as_ref().is_none_or(|may| may(&text)) {
+                    if may.is_some_and(|may| !may(&text)) {
                         skipped = true;
                         continue;
                     }
