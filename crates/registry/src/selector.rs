@@ -8,6 +8,7 @@
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Op {
@@ -371,122 +372,231 @@ fn field_value(object: &Value, path: &str) -> Option<String> {
     }
 }
 
-/// Reads the value at a path of JSON text without building the rest of the
-/// object: `None` where the path is absent or runs through a non-object, as
-/// `Value::get` reads it.
-struct At<'p> {
-    path: &'p [&'p str],
+/// Why a walk ended early: [`values_at`]'s `settled` asked it to.
+const SETTLED: &str = "settled";
+
+/// The values at several paths of JSON text, read in one pass without
+/// building the rest of the object: each `None` where its path is absent or
+/// runs through a non-object, as `Value::get` reads it. A selector of five
+/// requirements reads a pod once rather than five times, and stops reading
+/// when `settled` says the rest cannot matter. A path's value is final once
+/// an entry it lies in is read because the texts walked are the store's,
+/// which serde wrote from maps: no key appears twice in one.
+/// `settled` is told a path's value (by its index) once the walk has left an
+/// entry it lies in (possibly more than once); true stops the walk there.
+fn values_at<F: FnMut(usize, Option<&Value>) -> bool>(
+    text: &str,
+    paths: &[Vec<&str>],
+    settled: &mut F,
+) -> Result<Vec<Option<Value>>, serde_json::Error> {
+    let mut out = vec![None; paths.len()];
+    let mut de = serde_json::Deserializer::from_str(text);
+    let wanted: Vec<(usize, &[&str])> = paths.iter().enumerate().map(|(i, p)| (i, p.as_slice())).collect();
+    if wanted.iter().any(|(_, p)| p.is_empty()) {
+        // A path to the whole object: build it, and read every path from it.
+        let v = Value::deserialize(&mut de)?;
+        for (slot, path) in wanted {
+            out[slot] = lookup(&v, path);
+        }
+    } else {
+        Many { paths: wanted, out: &mut out, settled: Some(settled) }.deserialize(&mut de)?;
+    }
+    de.end()?;
+    Ok(out)
 }
 
-impl<'de> DeserializeSeed<'de> for At<'_> {
-    type Value = Option<Value>;
+fn lookup(v: &Value, path: &[&str]) -> Option<Value> {
+    path.iter().try_fold(v, |v, key| v.get(key)).cloned()
+}
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        match self.path.split_first() {
-            None => Value::deserialize(d).map(Some),
-            Some((key, rest)) => d.deserialize_any(Walk { key, rest }),
-        }
+/// Paths looked for in the value at hand (each non-empty: its first segment
+/// is a key of this level), where each one's value goes, and who is told
+/// when it is final.
+struct Many<'p, 'o, 's, F> {
+    paths: Vec<(usize, &'p [&'p str])>,
+    out: &'o mut [Option<Value>],
+    settled: Option<&'s mut F>,
+}
+
+impl<'de, F: FnMut(usize, Option<&Value>) -> bool> DeserializeSeed<'de> for Many<'_, '_, '_, F> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
     }
 }
 
-struct Walk<'p> {
-    key: &'p str,
-    rest: &'p [&'p str],
-}
-
-impl<'de> Visitor<'de> for Walk<'_> {
-    type Value = Option<Value>;
+impl<'de, F: FnMut(usize, Option<&Value>) -> bool> Visitor<'de> for Many<'_, '_, '_, F> {
+    type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("JSON")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found = None;
-        // The last of duplicate keys wins, as in a parsed `Value`.
-        while let Some(hit) = map.next_key_seed(KeyIs(self.key))? {
-            if hit {
-                found = map.next_value_seed(At { path: self.rest })?;
-            } else {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        while let Some(hits) = map.next_key_seed(KeyOf(&self.paths))? {
+            if hits.is_empty() {
                 map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            match hits.iter().position(|(_, rest)| rest.is_empty()) {
+                // The value itself is wanted: built once, moved to its slot.
+                Some(whole) => {
+                    let v: Value = map.next_value()?;
+                    for (i, (slot, rest)) in hits.iter().enumerate() {
+                        if i != whole {
+                            self.out[*slot] = lookup(&v, rest);
+                        }
+                    }
+                    self.out[hits[whole].0] = Some(v);
+                }
+                None => {
+                    let settled = self.settled.as_deref_mut();
+                    map.next_value_seed(Many { paths: hits.clone(), out: &mut *self.out, settled })?;
+                }
+            }
+            if let Some(settled) = self.settled.as_deref_mut() {
+                for (slot, _) in &hits {
+                    if settled(*slot, self.out[*slot].as_ref()) {
+                        return Err(serde::de::Error::custom(SETTLED));
+                    }
+                }
             }
         }
-        Ok(found)
+        Ok(())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
+        Ok(())
     }
 
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
     }
 
-    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
-/// Whether a map key is the one looked for, compared where it lies.
-struct KeyIs<'k>(&'k str);
+/// The paths a map key leads on: each one whose first segment it is, with
+/// the rest of its path; compared where the key lies.
+struct KeyOf<'a, 'p>(&'a [(usize, &'p [&'p str])]);
 
-impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
-    type Value = bool;
+impl<'de, 'p> DeserializeSeed<'de> for KeyOf<'_, 'p> {
+    type Value = Vec<(usize, &'p [&'p str])>;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for KeyIs<'_> {
-    type Value = bool;
+impl<'de, 'p> Visitor<'de> for KeyOf<'_, 'p> {
+    type Value = Vec<(usize, &'p [&'p str])>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a key")
     }
 
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<bool, E> {
-        Ok(v == self.0)
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(self
+            .0
+            .iter()
+            .filter_map(|(slot, p)| p.split_first().filter(|(k, _)| **k == v).map(|(_, rest)| (*slot, rest)))
+            .collect())
     }
 }
 
-/// The value at `path` of JSON `text`; `Err` when the text is not JSON.
-fn value_at(text: &str, path: &[&str]) -> Result<Option<Value>, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let found = At { path }.deserialize(&mut de)?;
-    de.end()?;
-    Ok(found)
-}
-
-/// Whether `"key":"value"` (or, for a number or a boolean, `"key":value`)
-/// may be in compact JSON `text`. An empty value always may: a missing field
-/// reads as no value, not as a pair in the text.
-fn pair_may_be_in(text: &str, key: &str, value: &str) -> bool {
+/// The texts whose presence `"key":"value"` (or, for a number or a
+/// boolean, `"key":value`) would show in compact JSON; none for an empty
+/// value, which always may match: a missing field reads as no value, not as
+/// a pair in the text.
+fn pair_needles(key: &str, value: &str) -> Vec<String> {
     if value.is_empty() {
-        return true;
+        return Vec::new();
     }
     let key = Value::String(key.to_string()).to_string();
     let quoted = Value::String(value.to_string()).to_string();
+    let mut needles = vec![format!("{key}:{quoted}")];
     // Only a value that reads as JSON other than a string can sit unquoted.
-    let bare = || serde_json::from_str::<Value>(value).is_ok_and(|v| !v.is_string());
-    text.contains(&format!("{key}:{quoted}")) || (bare() && text.contains(&format!("{key}:{value}")))
+    if serde_json::from_str::<Value>(value).is_ok_and(|v| !v.is_string()) {
+        needles.push(format!("{key}:{value}"));
+    }
+    needles
+}
+
+/// A selector made ready to test many objects' stored texts: what each
+/// text is searched for and the paths it is read at are worked out once,
+/// not once per object.
+pub struct TextTest<'s> {
+    selector: &'s ObjectSelector,
+    /// Per `=` or `in` requirement, the texts one of which it needs (an
+    /// empty set: a requirement the text cannot rule out).
+    needles: Vec<Vec<String>>,
+    /// How many of the paths are label requirements' (the first ones).
+    labels: usize,
+    paths: Vec<Vec<&'s str>>,
+}
+
+impl TextTest<'_> {
+    /// Whether an object kept as compact JSON text (as `serde_json::to_string`
+    /// writes it, which is how the store keeps every object) may be selected:
+    /// false only when a pair an `=` or `in` requirement needs appears nowhere
+    /// in the text. A selected list over thousands of pods spends its time
+    /// reading each one; this lets it read only those that can match
+    /// (`spec.nodeName=n1` on a node's page, `status.phase=Failed`). A text
+    /// that passes is still tested with [`TextTest::matches`].
+    pub fn may_match(&self, text: &str) -> bool {
+        self.needles.iter().all(|any| any.is_empty() || any.iter().any(|n| text.contains(n.as_str())))
+    }
+
+    /// [`ObjectSelector::matches`] on an object's JSON text, read in one
+    /// pass without building the object (most of a selected list's cost,
+    /// when most objects match); `None` when the text is not JSON.
+    pub fn matches(&self, text: &str) -> Option<bool> {
+        let (selector, labels) = (self.selector, self.labels);
+        let holds = |slot: usize, value: Option<&Value>| {
+            if slot < labels {
+                selector.labels[slot].matches(value.and_then(Value::as_str))
+            } else {
+                let value = value.and_then(|v| match v {
+                    Value::String(s) => Some(Cow::Borrowed(s.as_str())),
+                    Value::Null => None,
+                    other => Some(Cow::Owned(other.to_string())),
+                });
+                selector.fields[slot - labels].matches(value.as_deref())
+            }
+        };
+        // A requirement that fails as soon as its value is read ends the walk:
+        // a job's pod is turned away by its labels, the rest of it unread.
+        let mut failed = false;
+        let walked = values_at(text, &self.paths, &mut |slot, value| {
+            failed = !holds(slot, value);
+            failed
+        });
+        if failed {
+            return Some(false);
+        }
+        let values = walked.ok()?;
+        Some(values.iter().enumerate().all(|(slot, value)| holds(slot, value.as_ref())))
+    }
 }
 
 impl ObjectSelector {
@@ -501,46 +611,38 @@ impl ObjectSelector {
         self.labels.is_empty() && self.fields.is_empty()
     }
 
-    /// Whether an object kept as compact JSON text (as `serde_json::to_string`
-    /// writes it, which is how the store keeps every object) may be selected:
-    /// false only when a pair an `=` or `in` requirement needs appears nowhere
-    /// in the text. A selected list over thousands of pods spends its time
-    /// parsing each one; this lets it parse only those that can match
-    /// (`spec.nodeName=n1` on a node's page, `status.phase=Failed`). A text
-    /// that passes is still tested with [`ObjectSelector::matches`].
-    pub fn may_match_text(&self, text: &str) -> bool {
+    /// The selector made ready to test stored texts, many in a row.
+    pub fn text_test(&self) -> TextTest<'_> {
         let labels = self.labels.iter().map(|r| (r.key.as_str(), &r.op));
         // A field's last path segment is the key its value sits under.
         let fields = self.fields.iter().map(|r| (r.key.rsplit('.').next().unwrap_or(&r.key), &r.op));
-        labels.chain(fields).all(|(key, op)| match op {
-            Op::Equals(v) => pair_may_be_in(text, key, v),
-            Op::In(set) => set.iter().any(|v| pair_may_be_in(text, key, v)),
-            _ => true,
-        })
+        let needles = labels
+            .chain(fields)
+            .filter_map(|(key, op)| match op {
+                Op::Equals(v) => Some(pair_needles(key, v)),
+                // Any value of the set will do; one that is empty rules nothing out.
+                Op::In(set) => {
+                    let any: Vec<Vec<String>> = set.iter().map(|v| pair_needles(key, v)).collect();
+                    Some(if any.iter().any(Vec::is_empty) { Vec::new() } else { any.concat() })
+                }
+                _ => None,
+            })
+            .collect();
+        // Each requirement reads its own path (a label's is one key of the
+        // labels map: only those are built, not the whole map).
+        let labels = self.labels.iter().map(|r| vec!["metadata", "labels", r.key.as_str()]);
+        let paths = labels.chain(self.fields.iter().map(|r| r.key.split('.').collect())).collect();
+        TextTest { selector: self, needles, labels: self.labels.len(), paths }
     }
 
-    /// [`ObjectSelector::matches`] on an object's JSON text, read one path
-    /// at a time without building the object (most of a selected list's
-    /// cost, when most objects match); `None` when the text is not JSON.
+    /// [`TextTest::may_match`], for one text.
+    pub fn may_match_text(&self, text: &str) -> bool {
+        self.text_test().may_match(text)
+    }
+
+    /// [`TextTest::matches`], for one text.
     pub fn matches_text(&self, text: &str) -> Option<bool> {
-        for r in &self.labels {
-            let value = value_at(text, &["metadata", "labels", &r.key]).ok()?;
-            if !r.matches(value.as_ref().and_then(Value::as_str)) {
-                return Some(false);
-            }
-        }
-        for r in &self.fields {
-            let path: Vec<&str> = r.key.split('.').collect();
-            let value = value_at(text, &path).ok()?.and_then(|v| match v {
-                Value::String(s) => Some(s),
-                Value::Null => None,
-                other => Some(other.to_string()),
-            });
-            if !r.matches(value.as_deref()) {
-                return Some(false);
-            }
-        }
-        Some(true)
+        self.text_test().matches(text)
     }
 
     /// Whether an object is selected.
@@ -630,6 +732,27 @@ mod tests {
             let s = ObjectSelector::parse(Some("!gone,app notin (y)"), Some(fields))?;
             assert_eq!(s.matches_text(&text), Some(s.matches(&o)), "{fields}");
         }
+        // Several requirements at once, read in the one pass, agree too.
+        let many = [
+            (
+                Some("!gone,volcano.sh/job-name,app=x"),
+                Some("status.phase=Pending,spec.nodeName=n1,metadata.labels.app=x"),
+            ),
+            (Some("!volcano.sh/job-name,!pod-template-hash"), Some("status.phase=Pending")),
+            (Some("app"), Some("metadata=x,metadata.labels.app=x,status.phase!=Failed")),
+            (Some("app=x"), Some("spec.replicas=3,spec.nodeName.x=1")),
+        ];
+        for (labels, fields) in many {
+            let s = ObjectSelector::parse(labels, fields)?;
+            assert_eq!(s.matches_text(&text), Some(s.matches(&o)), "{labels:?} {fields:?}");
+        }
+        // A requirement that fails early decides without the rest of the text.
+        let s = ObjectSelector::parse(Some("!volcano.sh/job-name"), Some("status.phase=Pending"))?;
+        let cut = &text[..text.find("\"spec\"").ok_or("no spec")?];
+        assert_eq!(s.matches_text(cut), Some(false));
+        // One that holds reads on, and text that is not JSON gives no answer.
+        let s = ObjectSelector::parse(Some("volcano.sh/job-name"), Some("status.phase=Pending"))?;
+        assert_eq!(s.matches_text(cut), None);
         assert_eq!(ObjectSelector::parse(None, Some("a=b"))?.matches_text("{\"a\":"), None);
         Ok(())
     }

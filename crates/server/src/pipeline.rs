@@ -467,8 +467,8 @@ async fn json_list(
         // The selector reads the stored text; only what is hidden from the
         // caller needs the object built. Text the selector cannot read is
         // kept, for the store to report as corrupt.
-        let selected =
-            |text: &str| filter.selector.may_match_text(text) && filter.selector.matches_text(text).unwrap_or(true);
+        let test = filter.selector.text_test();
+        let selected = |text: &str| test.may_match(text) && test.matches(text).unwrap_or(true);
         let selected: Option<&dyn Fn(&str) -> bool> = (!filter.selector.is_empty()).then_some(&selected);
         let object: Option<&mut dyn FnMut(&Value) -> bool> = filter.hidden.is_some().then_some(&mut matches);
         let keep: Option<ringleader_store::Keep<'_>> = (!filter.is_empty()).then_some((selected, object));
