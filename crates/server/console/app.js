@@ -130,7 +130,13 @@ export function qs(params) {
 
 /** One page of a list: `{items, continue, resourceVersion, remaining}`. */
 export async function list(path, params = {}, signal) {
-  const body = await api(path + qs(params), { signal });
+  listsInFlight += 1;
+  let body;
+  try {
+    body = await api(path + qs(params), { signal });
+  } finally {
+    listed();
+  }
   const meta = (body && body.metadata) || {};
   return { items: (body && body.items) || [], continue: meta.continue || '', resourceVersion: meta.resourceVersion || '', remaining: meta.remainingItemCount };
 }
@@ -160,6 +166,24 @@ export async function lines(path, onLine, signal) {
   }
 }
 
+// Lists in flight, and the watches waiting for them. A watch resumes from
+// its list's resourceVersion, so it misses nothing by starting once the
+// page's lists are in (at most a second later): a page's first lists then
+// do not share the machine with a dozen watch set-ups.
+let listsInFlight = 0;
+let listsDone = [];
+function listed() {
+  listsInFlight -= 1;
+  if (listsInFlight > 0) return;
+  const waiting = listsDone;
+  listsDone = [];
+  for (const go of waiting) go();
+}
+function afterLists() {
+  if (!listsInFlight) return Promise.resolve();
+  return new Promise((go) => { listsDone.push(go); setTimeout(go, 1000); });
+}
+
 /**
  * Watches a collection from `resourceVersion`, calling `onEvent(type, object)`
  * for each change, resuming from the last version seen when the stream ends,
@@ -170,6 +194,7 @@ export function watch(path, resourceVersion, onEvent, signal, onReset, params = 
   let rv = resourceVersion;
   let failures = 0;
   const run = async () => {
+    await afterLists();
     while (!signal.aborted) {
       try {
         await lines(path + qs({ ...params, watch: 1, resourceVersion: rv, allowWatchBookmarks: true }), (line) => {
