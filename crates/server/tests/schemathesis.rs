@@ -153,9 +153,11 @@ async fn schemathesis_finds_no_server_errors() -> TestResult {
         tail(&stdout),
         tail(&stderr)
     );
-    // A run that reached no operation proves nothing.
+    // A run that reached no operation proves nothing. How many cases fit in
+    // the time depends on the machine: a debug server on two shared cores
+    // gets 480-600 in 40 s, so the floor is half that, not a speed bar.
     assert!(
-        tested > 50 && generated > 500,
+        tested > 50 && generated > 250,
         "too little was tested ({tested} operations, {generated} cases):\n{stdout}"
     );
     Ok(())
