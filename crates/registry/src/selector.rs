@@ -6,7 +6,6 @@
 //! Kubernetes crates for Rust build selectors but do not parse them.
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -377,13 +376,14 @@ const SETTLED: &str = "settled";
 
 /// The values at several paths of JSON text, read in one pass without
 /// building the rest of the object: each `None` where its path is absent or
-/// runs through a non-object, as `Value::get` reads it. A selector of five
-/// requirements reads a pod once rather than five times, and stops reading
-/// when `settled` says the rest cannot matter. A path's value is final once
-/// an entry it lies in is read because the texts walked are the store's,
-/// which serde wrote from maps: no key appears twice in one.
-/// `settled` is told a path's value (by its index) once the walk has left an
-/// entry it lies in (possibly more than once); true stops the walk there.
+/// runs through a non-object, as `Value::get` reads it. Every path has at
+/// least one segment (a field selector's key splits into one or more).
+///
+/// `settled` is told a path's value (by its index) each time the walk leaves
+/// an entry it lies in; true stops the walk there, so a selector stops
+/// reading once a requirement fails. A value is final when told because the
+/// texts walked are the store's, which serde wrote from maps: no key appears
+/// twice in one.
 fn values_at<F: FnMut(usize, Option<&Value>) -> bool>(
     text: &str,
     paths: &[Vec<&str>],
@@ -391,16 +391,8 @@ fn values_at<F: FnMut(usize, Option<&Value>) -> bool>(
 ) -> Result<Vec<Option<Value>>, serde_json::Error> {
     let mut out = vec![None; paths.len()];
     let mut de = serde_json::Deserializer::from_str(text);
-    let wanted: Vec<(usize, &[&str])> = paths.iter().enumerate().map(|(i, p)| (i, p.as_slice())).collect();
-    if wanted.iter().any(|(_, p)| p.is_empty()) {
-        // A path to the whole object: build it, and read every path from it.
-        let v = Value::deserialize(&mut de)?;
-        for (slot, path) in wanted {
-            out[slot] = lookup(&v, path);
-        }
-    } else {
-        Many { paths: wanted, out: &mut out, settled: Some(settled) }.deserialize(&mut de)?;
-    }
+    let wanted = paths.iter().enumerate().map(|(i, p)| (i, p.as_slice())).collect();
+    Many { paths: wanted, out: &mut out, settled: Some(settled) }.deserialize(&mut de)?;
     de.end()?;
     Ok(out)
 }
@@ -635,16 +627,6 @@ impl ObjectSelector {
         TextTest { selector: self, needles, labels: self.labels.len(), paths }
     }
 
-    /// [`TextTest::may_match`], for one text.
-    pub fn may_match_text(&self, text: &str) -> bool {
-        self.text_test().may_match(text)
-    }
-
-    /// [`TextTest::matches`], for one text.
-    pub fn matches_text(&self, text: &str) -> Option<bool> {
-        self.text_test().matches(text)
-    }
-
     /// Whether an object is selected.
     pub fn matches(&self, object: &Value) -> bool {
         let labels = object.get("metadata").and_then(|m| m.get("labels"));
@@ -719,18 +701,18 @@ mod tests {
         for (labels, fields, want) in cases {
             let s = ObjectSelector::parse(labels, fields)?;
             assert_eq!(s.matches(&o), want, "{labels:?} {fields:?}");
-            assert_eq!(s.may_match_text(&text), want, "{labels:?} {fields:?}");
-            assert_eq!(s.matches_text(&text), Some(want), "{labels:?} {fields:?}");
+            assert_eq!(s.text_test().may_match(&text), want, "{labels:?} {fields:?}");
+            assert_eq!(s.text_test().matches(&text), Some(want), "{labels:?} {fields:?}");
         }
         // An empty value is not a pair to look for: a missing field selects it.
         let s = ObjectSelector::parse(None, Some("spec.schedulerName="))?;
-        assert!(s.may_match_text(&text));
+        assert!(s.text_test().may_match(&text));
         // Read from the text, a path agrees with the parsed object's everywhere.
         let paths =
             ["spec.replicas!=3", "spec.nodeName.x=1", "metadata.labels.app=x", "status=x", "missing!=a", "spec=x"];
         for fields in paths {
             let s = ObjectSelector::parse(Some("!gone,app notin (y)"), Some(fields))?;
-            assert_eq!(s.matches_text(&text), Some(s.matches(&o)), "{fields}");
+            assert_eq!(s.text_test().matches(&text), Some(s.matches(&o)), "{fields}");
         }
         // Several requirements at once, read in the one pass, agree too.
         let many = [
@@ -744,16 +726,16 @@ mod tests {
         ];
         for (labels, fields) in many {
             let s = ObjectSelector::parse(labels, fields)?;
-            assert_eq!(s.matches_text(&text), Some(s.matches(&o)), "{labels:?} {fields:?}");
+            assert_eq!(s.text_test().matches(&text), Some(s.matches(&o)), "{labels:?} {fields:?}");
         }
         // A requirement that fails early decides without the rest of the text.
         let s = ObjectSelector::parse(Some("!volcano.sh/job-name"), Some("status.phase=Pending"))?;
         let cut = &text[..text.find("\"spec\"").ok_or("no spec")?];
-        assert_eq!(s.matches_text(cut), Some(false));
+        assert_eq!(s.text_test().matches(cut), Some(false));
         // One that holds reads on, and text that is not JSON gives no answer.
         let s = ObjectSelector::parse(Some("volcano.sh/job-name"), Some("status.phase=Pending"))?;
-        assert_eq!(s.matches_text(cut), None);
-        assert_eq!(ObjectSelector::parse(None, Some("a=b"))?.matches_text("{\"a\":"), None);
+        assert_eq!(s.text_test().matches(cut), None);
+        assert_eq!(ObjectSelector::parse(None, Some("a=b"))?.text_test().matches("{\"a\":"), None);
         Ok(())
     }
 
