@@ -85,9 +85,19 @@ fn alerts_and_dashboard_query_only_served_families_and_pass_promtool() {
         assert!(alerts.contains(want), "alert {want} in {alerts:?}");
     }
 
+    // Every name a query of ours uses, read before the plane starts.
+    let mut queried: BTreeSet<(String, String)> = BTreeSet::new();
+    for expr in exprs_of_dashboard(&dash).iter().chain(exprs_of_rules(&rules).iter()) {
+        let names = metric_names(expr);
+        assert!(!names.is_empty(), "a query of ours names a family of ours: {expr}");
+        queried.extend(names.into_iter().map(|n| (n, expr.clone())));
+    }
+
     // The families a live plane serves, from its TYPE lines, once a queue
     // with a share runs one job and cannot fit another (a family with no
-    // series yet is not written).
+    // series yet is not written). Some families appear only after the
+    // first heartbeat, scheduling pass or API request, so the scrape is
+    // repeated until every queried one is there or the minute is up.
     let p = Plane::start(&cluster_yaml(BLOCK, &[("gpu-1", "hgx-h100-8")]), &["--runtime", "simulated"]);
     let job = |name: &str, gpus: u32| {
         format!(
@@ -104,36 +114,26 @@ fn alerts_and_dashboard_query_only_served_families_and_pass_promtool() {
     .expect("queue");
     p.apply(&job("fits", 8)).expect("job");
     p.apply(&job("too-big", 16)).expect("job");
-    let mut text = String::new();
-    p.wait_for(60, "the scheduling, queue and job families in a scrape", |p| {
-        text = p.rt.block_on(p.client.metrics_text()).unwrap_or_default();
-        [
-            "scheduler_pending_pods",
-            "ringleader_jobs",
-            "volcano_queue_deserved_scalar_resources",
-            "scheduler_schedule_attempts",
-        ]
-        .iter()
-        .all(|f| text.contains(&format!("# TYPE {f}")))
-    });
-    let families: BTreeSet<String> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("# TYPE "))
-        .filter_map(|l| l.split_whitespace().next())
-        .map(str::to_string)
-        .collect();
-    let mut queried = BTreeSet::new();
-    for expr in exprs_of_dashboard(&dash).iter().chain(exprs_of_rules(&rules).iter()) {
-        let names = metric_names(expr);
-        assert!(!names.is_empty(), "a query of ours names a family of ours: {expr}");
-        for name in names {
-            assert!(
-                family_of(&name, &families).is_some(),
-                "{name} (in `{expr}`) is not served; families: {families:?}"
-            );
-            queried.insert(name);
+    let served = |text: &str| -> BTreeSet<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("# TYPE "))
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_string)
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let families = loop {
+        let families = served(&p.rt.block_on(p.client.metrics_text()).unwrap_or_default());
+        let all = queried.iter().all(|(name, _)| family_of(name, &families).is_some());
+        if all || std::time::Instant::now() > deadline {
+            break families;
         }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    for (name, expr) in &queried {
+        assert!(family_of(name, &families).is_some(), "{name} (in `{expr}`) is not served; families: {families:?}");
     }
+    let queried: BTreeSet<&str> = queried.iter().map(|(n, _)| n.as_str()).collect();
     assert!(queried.len() >= 10, "the dashboard covers devices, queues, scheduling, jobs and the API: {queried:?}");
 
     if let Some((ok, out)) = promtool(&["check", "rules", &rules_path.to_string_lossy()]) {
