@@ -21,8 +21,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The schema this build writes (`PRAGMA user_version`); a store with a
-/// higher one was written by a newer ringleader and is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+/// higher one was written by a newer ringleader and is refused, a lower one
+/// is migrated when the writer opens it (1 → 2: the objects in a rowid
+/// table).
+pub const SCHEMA_VERSION: i64 = 2;
 /// The database file in a data directory.
 pub const DB_FILE: &str = "store.sqlite";
 const MARKER: &str = "store.open";

@@ -22,12 +22,15 @@ CREATE TABLE IF NOT EXISTS objects (
     namespace TEXT NOT NULL,
     name TEXT NOT NULL,
     version INTEGER NOT NULL,
-    object TEXT NOT NULL,
-    PRIMARY KEY (api_version, kind, namespace, name)
-) WITHOUT ROWID;
--- The keys alone: counting the rest of a list (remainingItemCount) scans
--- this small index instead of every object's row.
-CREATE INDEX IF NOT EXISTS object_keys ON objects (api_version, kind, namespace, name);
+    object TEXT NOT NULL
+);
+-- A rowid table with the key in its own index, not a WITHOUT ROWID table:
+-- that kept each whole row in its key b-tree, where a row over 1,002 bytes
+-- (most pods) spills into an overflow page of its own and every key
+-- compare on the way down reads the spilled payload. Here an object of up
+-- to 4 KB stays on its leaf page, and the index holds the keys alone (it
+-- also counts the rest of a list, remainingItemCount, without the rows).
+CREATE UNIQUE INDEX IF NOT EXISTS object_key ON objects (api_version, kind, namespace, name);
 CREATE TABLE IF NOT EXISTS events (
     version INTEGER PRIMARY KEY,
     type TEXT NOT NULL,
@@ -38,6 +41,33 @@ CREATE TABLE IF NOT EXISTS events (
     object TEXT NOT NULL
 );
 ";
+
+/// Schema 1 kept the objects in a `WITHOUT ROWID` table; schema 2 moves
+/// them, as they are, into the rowid table [`SCHEMA`] makes (its indexes
+/// go with the old table).
+const MIGRATE_1_TO_2: &str = "
+ALTER TABLE objects RENAME TO objects_schema_1;
+CREATE TABLE objects (
+    api_version TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    object TEXT NOT NULL
+);
+INSERT INTO objects (api_version, kind, namespace, name, version, object)
+    SELECT api_version, kind, namespace, name, version, object FROM objects_schema_1;
+DROP TABLE objects_schema_1;
+";
+
+/// Whether the store's `objects` table is schema 1's `WITHOUT ROWID` one.
+fn objects_without_rowid(conn: &Connection) -> Result<bool, StoreError> {
+    let sql: Option<String> = conn
+        .query_row("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'objects'", [], |r| r.get(0))
+        .optional()
+        .map_err(io)?;
+    Ok(sql.is_some_and(|sql| sql.to_ascii_uppercase().contains("WITHOUT ROWID")))
+}
 
 const KEY_WHERE: &str = "api_version = ?1 AND kind = ?2 AND namespace = ?3 AND name = ?4";
 
@@ -426,7 +456,11 @@ impl Writer {
         // FULL: the WAL is synced at every commit, so an acknowledged write
         // survives a power cut, not just a process crash.
         conn.execute_batch("PRAGMA synchronous=FULL;").map_err(io)?;
-        conn.execute_batch(&format!("BEGIN IMMEDIATE; {SCHEMA} COMMIT;")).map_err(io)?;
+        // One transaction: a store is migrated whole or not at all.
+        let migrate = if objects_without_rowid(&conn)? { MIGRATE_1_TO_2 } else { "" };
+        // On an error the connection, its transaction still open, is
+        // dropped: nothing was written.
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {migrate} {SCHEMA} COMMIT;")).map_err(io)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(io)?;
         // Only when it changes: a restart on a full disk writes nothing.
         if version != crate::safety::SCHEMA_VERSION {
