@@ -5,13 +5,18 @@
 # on the same data dir and times how long until /readyz answers ok (the
 # API, the manager and the agent all caught up), twice.
 #
-#   scripts/restart-bench.sh [BINARY] [NODES]   (default target/release/ringleader, 5000)
+#   scripts/restart-bench.sh [BINARY] [NODES] [RESTART_BINARY]
+#     (default target/release/ringleader, 5000, BINARY)
+#
+# With RESTART_BINARY the restarts run that build on the store BINARY
+# filled: the first start of an upgrade (a store-schema migration included).
 #
 # Issue 27's targets: restarted on 5,000 pods, /readyz ok in < 5 s.
 set -euo pipefail
 BIN=${1:-target/release/ringleader}
 BIN=$(realpath "$BIN")
 NODES=${2:-5000}
+RESTART_BIN=$(realpath "${3:-$BIN}")
 PORT=${RINGLEADER_BENCH_PORT:-17443}
 WORK=$(mktemp -d)
 trap 'pkill -TERM -f "$WORK/cluster.yaml" 2>/dev/null || true; rm -rf "$WORK"' EXIT
@@ -74,9 +79,10 @@ KUBECONFIG="$WORK/data/kubeconfig" "$BIN" apply -f "$WORK/jobs.yaml" >/dev/null
 for _ in $(seq 1 240); do [ "$(running)" -ge "$NODES" ] && break; sleep 0.5; done
 echo "filled: $(running) pods Running on $NODES nodes; store $(du -sh "$WORK/data/store.sqlite" | cut -f1)"
 stop "$pid"
+BIN=$RESTART_BIN
 for run in 1 2; do
   s=$(date +%s.%N); pid=$(up); ready; e=$(date +%s.%N)
   printf 'restart %d: /readyz ok %.2f s after the start\n' "$run" "$(echo "$e - $s" | bc)"
-  sleep 3; echo "  $(running) pods Running"
+  sleep 3; echo "  $(running) pods Running; store $(du -sh "$WORK/data/store.sqlite" | cut -f1)"
   stop "$pid"
 done
