@@ -171,6 +171,7 @@ fn reconcile_all(
     // Services own their EndpointSlices.
     let services = cache.of_kind(ringleader_api::kinds::service::API_VERSION, ringleader_api::kinds::service::KIND);
     live.extend(services.filter_map(|s| s.object.pointer("/metadata/uid")?.as_str().map(str::to_string)));
+    let mut todo = Vec::new();
     for job in &all {
         live.insert(job.uid().to_string());
         if !dirty.contains(job.uid()) {
@@ -179,14 +180,16 @@ fn reconcile_all(
         timers.remove(job.uid());
         let pods = by_owner.get(job.uid()).map(Vec::as_slice).unwrap_or_default();
         invalid::check_pods(pods.iter(), findings);
-        match jobs::reconcile_job(store, cache, job, pods, views, &held, now) {
+        todo.push((job, pods));
+    }
+    for ((job, _), result) in todo.iter().zip(jobs::reconcile_jobs(store, cache, &todo, views, &held, now)?) {
+        match result {
             Ok(Some(at)) => {
                 timers.insert(job.uid().to_string(), at);
             }
             Ok(None) => {}
-            Err(ManagerError::Store(e)) => return Err(ManagerError::Store(e)),
-            // Anything else is about this job alone: the others go on.
-            Err(ManagerError::Internal(why)) => findings.skip(&job.stored.key, format!("reconcile: {why}")),
+            // A failure that is about this job alone: the others went on.
+            Err(why) => findings.skip(&job.stored.key, format!("reconcile: {why}")),
         }
     }
     timers.retain(|uid, _| live.contains(uid));

@@ -246,10 +246,22 @@ pub fn write(
     events: Recorder,
     now: f64,
 ) -> Result<(), ManagerError> {
-    if events.is_empty() {
+    write_all(store, cache, ops, vec![events], now)
+}
+
+/// [`write`] of several recorders' events (each about its own objects,
+/// such as one job's each) with `ops`, all in one batch.
+pub fn write_all(
+    store: &dyn Backend,
+    cache: &mut Cache,
+    ops: Vec<Op>,
+    recorders: Vec<Recorder>,
+    now: f64,
+) -> Result<(), ManagerError> {
+    if recorders.iter().all(Recorder::is_empty) {
         return writes::write(store, cache, ops);
     }
-    let events = events.into_ops(cache, now);
+    let events: Vec<(Op, Option<ObjectKey>)> = recorders.into_iter().flat_map(|r| r.into_ops(cache, now)).collect();
     if events.is_empty() {
         return writes::write(store, cache, ops);
     }

@@ -91,7 +91,84 @@ pub fn reconcile_job(
     now: f64,
 ) -> Result<Option<f64>, ManagerError> {
     let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
-    let observed = observe(job, pods, nodes, &by_name, held);
+    let decided = decide(cache, job, pods, nodes, &by_name, held, now)?;
+    events::write(store, cache, decided.ops, decided.recorded, now)?;
+    if !decided.state.status.phase.is_finished() {
+        let mut out = Pending::default();
+        launch(store, cache, job, pods, &decided.state, &by_name, now, &mut out)?;
+        out.write(store, cache, now)?;
+    }
+    Ok(decided.requeue)
+}
+
+/// One job's reconcile, decided and not yet written.
+pub struct Decided {
+    /// The writes its actions come to.
+    pub ops: Vec<Op>,
+    /// The Events they come with.
+    pub recorded: Recorder,
+    /// When to reconcile it again, if it asked.
+    pub requeue: Option<f64>,
+    /// The job's state once its actions are applied.
+    pub state: JobState,
+}
+
+/// The reconciles of several jobs, their writes in one transaction (one
+/// commit, not one per job: a hundred one-pod jobs submitted together made
+/// a hundred), then each job's release of its bound pods.
+pub fn reconcile_jobs(
+    store: &dyn Backend,
+    cache: &mut Cache,
+    jobs: &[(&JobObject, &[Arc<Stored>])],
+    nodes: &[NodeView],
+    held: &Held,
+    now: f64,
+) -> Result<Vec<Result<Option<f64>, String>>, ManagerError> {
+    let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    let mut ops = Vec::new();
+    let mut recorders = Vec::new();
+    let mut decided = Vec::with_capacity(jobs.len());
+    for (job, pods) in jobs {
+        match decide(cache, job, pods, nodes, &by_name, held, now) {
+            Ok(d) => {
+                ops.extend(d.ops);
+                recorders.push(d.recorded);
+                decided.push(Ok((d.state, d.requeue)));
+            }
+            Err(ManagerError::Store(e)) => return Err(ManagerError::Store(e)),
+            // Anything else is about this job alone: nothing of it is written.
+            Err(ManagerError::Internal(why)) => decided.push(Err(why)),
+        }
+    }
+    events::write_all(store, cache, ops, recorders, now)?;
+    let mut results = Vec::with_capacity(jobs.len());
+    let mut releases = Pending::default();
+    for ((job, pods), d) in jobs.iter().zip(decided) {
+        results.push(match d {
+            Ok((state, requeue)) => {
+                if !state.status.phase.is_finished() {
+                    launch(store, cache, job, pods, &state, &by_name, now, &mut releases)?;
+                }
+                Ok(requeue)
+            }
+            Err(why) => Err(why),
+        });
+    }
+    releases.write(store, cache, now)?;
+    Ok(results)
+}
+
+/// The actions of one reconcile of a job, as store writes and Events.
+fn decide(
+    cache: &Cache,
+    job: &JobObject,
+    pods: &[Arc<Stored>],
+    nodes: &[NodeView],
+    by_name: &BTreeMap<&str, &NodeView>,
+    held: &Held,
+    now: f64,
+) -> Result<Decided, ManagerError> {
+    let observed = observe(job, pods, nodes, by_name, held);
     let actions = reconcile(&job.state, &observed, now as u64);
     let mut state = job.state.clone();
     state.apply(&actions);
@@ -130,7 +207,7 @@ pub fn reconcile_job(
             Action::DeletePod { name, mode, reason } => {
                 let key = ObjectKey::new("v1", "Pod", &job.state.job.namespace, &name);
                 if let Some(pod) = cache.get(&key) {
-                    ops.push(delete_pod_op(pod, mode == DeleteMode::Force, &by_name, now));
+                    ops.push(delete_pod_op(pod, mode == DeleteMode::Force, by_name, now));
                     events::pod_deleted(&mut recorded, job, &key, &reason);
                 }
             }
@@ -174,11 +251,7 @@ pub fn reconcile_job(
             }
         }
     }
-    events::write(store, cache, ops, recorded, now)?;
-    if !state.status.phase.is_finished() {
-        launch(store, cache, job, pods, &state, &by_name, now)?;
-    }
-    Ok(requeue)
+    Ok(Decided { ops, recorded, requeue, state })
 }
 
 /// Marks a ringleader-made object as owned by the job (garbage collection
@@ -321,6 +394,11 @@ fn is_npu_job(job: &Job) -> bool {
 /// Releases bound pods to their agents once the whole current gang is
 /// bound (pods of Deployments and batch Jobs are independent: each goes as
 /// soon as it is bound), with the env and files that depend on placement.
+///
+/// The writes are added to `out` for the caller to make, with other jobs'
+/// in one transaction; `out` is written first when this job's ports are
+/// chosen, as the choice reads the ports the pods before it hold.
+#[allow(clippy::too_many_arguments)]
 fn launch(
     store: &dyn Backend,
     cache: &mut Cache,
@@ -329,6 +407,7 @@ fn launch(
     state: &JobState,
     nodes: &BTreeMap<&str, &NodeView>,
     now: f64,
+    out: &mut Pending,
 ) -> Result<(), ManagerError> {
     let uid = job.uid();
     // The pods as they are after this reconcile's own writes.
@@ -371,7 +450,13 @@ fn launch(
         opts.ssh.get_or_insert_with(|| ssh::job_keys(seed, &effective, &state.extras));
     }
     let opts = &opts;
-    let assigned = chosen::listeners(&effective, &state.extras, &exp.pods, opts).and_then(|l| {
+    let listeners = chosen::listeners(&effective, &state.extras, &exp.pods, opts);
+    if listeners.as_ref().is_ok_and(|l| !l.is_empty()) {
+        // The ports other pods hold are read from the cache: what was
+        // gathered so far goes in first.
+        out.write(store, cache, now)?;
+    }
+    let assigned = listeners.and_then(|l| {
         if l.is_empty() {
             return Ok(false);
         }
@@ -386,7 +471,8 @@ fn launch(
             // Not released: the pods wait until a port frees up (or the job is fixed).
             let mut rec = Recorder::new(events::CONTROLLER);
             rec.observed(&job.stored.object, events::EventType::Warning, "FailedPortAssignment", e.to_string());
-            return events::write(store, cache, Vec::new(), rec, now);
+            out.recorded.push(rec);
+            return Ok(());
         }
     };
     let placed = env::placed_env(&effective, &state.extras, &exp.pods, &placement, opts);
@@ -414,7 +500,8 @@ fn launch(
             table.len()
         );
         rec.observed(&job.stored.object, events::EventType::Warning, "RankTableNotShared", message);
-        return events::write(store, cache, Vec::new(), rec, now);
+        out.recorded.push(rec);
+        return Ok(());
     }
     let mut ops = Vec::new();
     for pod in waiting {
@@ -447,7 +534,24 @@ fn launch(
             expected: Some(pod.resource_version),
         });
     }
-    write(store, cache, ops)
+    out.ops.extend(ops);
+    Ok(())
+}
+
+/// Writes gathered over several jobs' releases, made in one transaction.
+#[derive(Default)]
+pub struct Pending {
+    ops: Vec<Op>,
+    recorded: Vec<Recorder>,
+}
+
+impl Pending {
+    /// Makes the gathered writes now.
+    fn write(&mut self, store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), ManagerError> {
+        let ops = std::mem::take(&mut self.ops);
+        let recorded = std::mem::take(&mut self.recorded);
+        events::write_all(store, cache, ops, recorded, now)
+    }
 }
 
 /// The pod's containers with `vars` set (replacing same-named values); for

@@ -16,6 +16,8 @@ use std::sync::{Arc, Mutex};
 struct Counting {
     store: Store,
     writes: Mutex<Vec<String>>,
+    /// The writes of each transaction, in order.
+    batches: Mutex<Vec<Vec<String>>>,
 }
 
 fn describe(op: &Op) -> String {
@@ -62,6 +64,7 @@ impl Backend for Counting {
     }
     fn batch(&self, ops: Vec<Op>) -> Result<Vec<Arc<Stored>>, StoreError> {
         ops.iter().for_each(|o| self.record(o));
+        self.batches.lock().expect("lock").push(ops.iter().map(describe).collect());
         self.store.batch_shared(ops)
     }
     fn list(&self, selector: &Selector) -> Result<(Vec<Stored>, u64), StoreError> {
@@ -104,8 +107,12 @@ fn node() -> Value {
 
 /// scripts/k8s-compare.sh's one-chip job.
 fn vcjob() -> Value {
+    vcjob_named("one-1")
+}
+
+fn vcjob_named(name: &str) -> Value {
     json!({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
-           "metadata": {"name": "one-1", "namespace": "default", "labels": {"ring-controller.atlas": "ascend-910"}},
+           "metadata": {"name": name, "namespace": "default", "labels": {"ring-controller.atlas": "ascend-910"}},
            "spec": {"minAvailable": 1, "schedulerName": "volcano", "queue": "default",
                     "tasks": [{"name": "t", "replicas": 1,
                         "template": {"metadata": {"labels": {"ring-controller.atlas": "ascend-910"}},
@@ -120,7 +127,7 @@ fn a_one_pod_vcjob_costs_few_writes_from_submit_to_running() -> Result<(), Box<d
     let (_dir, store) = open();
     store.create(node())?;
     // Settle what a cluster makes once (service accounts and the like): not per job.
-    let backend = Counting { store, writes: Mutex::new(Vec::new()) };
+    let backend = Counting { store, writes: Mutex::new(Vec::new()), batches: Mutex::new(Vec::new()) };
     let mut passes = Passes::default();
     let mut run = |backend: &Counting| passes.run(backend);
     run(&backend)?;
@@ -184,7 +191,7 @@ fn a_settled_workspace_costs_no_writes() -> Result<(), Box<dyn std::error::Error
     store.create(json!({"apiVersion": "platform.ringleader.io/v1alpha1", "kind": "Workspace",
                         "metadata": {"name": "team-a"},
                         "spec": {"members": [{"user": "alice", "role": "admin"}, {"user": "bob", "role": "member"}]}}))?;
-    let backend = Counting { store, writes: Mutex::new(Vec::new()) };
+    let backend = Counting { store, writes: Mutex::new(Vec::new()), batches: Mutex::new(Vec::new()) };
     let mut passes = Passes::default();
     let mut run = |backend: &Counting| passes.run(backend);
     run(&backend)?;
@@ -192,5 +199,42 @@ fn a_settled_workspace_costs_no_writes() -> Result<(), Box<dyn std::error::Error
     assert!(made.iter().any(|w| w == "APPLY ClusterRoleBinding platform:workspace-editor:team-a"), "{made:?}");
     run(&backend)?;
     assert_eq!(backend.take(), Vec::<String>::new(), "writes once settled");
+    Ok(())
+}
+
+/// Jobs submitted together are reconciled in one transaction, not one
+/// each (a commit is a disk sync): their pods are created in one, and
+/// released in one once bound.
+#[test]
+fn jobs_submitted_together_are_written_in_one_transaction_per_step() -> Result<(), Box<dyn std::error::Error>> {
+    let (_dir, store) = open();
+    store.create(node())?;
+    let backend = Counting { store, writes: Mutex::new(Vec::new()), batches: Mutex::new(Vec::new()) };
+    let mut passes = Passes::default();
+    passes.run(&backend)?;
+    backend.batches.lock().expect("lock").clear();
+
+    const JOBS: usize = 8;
+    for i in 0..JOBS {
+        backend.store.create(vcjob_named(&format!("one-{i}")))?;
+    }
+    passes.run(&backend)?;
+    for i in 0..JOBS {
+        let pod = backend.store.get(&ObjectKey::new("v1", "Pod", "default", &format!("one-{i}-t-0")))?;
+        let pod = pod.ok_or("pod not created")?.object;
+        assert_eq!(pod["metadata"]["annotations"]["ringleader.io/start"], "true", "released: {pod}");
+    }
+    let batches = std::mem::take(&mut *backend.batches.lock().expect("lock"));
+    let with = |what: &str| -> Vec<usize> {
+        batches.iter().map(|b| b.iter().filter(|w| w.starts_with(what)).count()).filter(|&n| n > 0).collect()
+    };
+    let listing = || batches.iter().map(|b| b.join(", ")).collect::<Vec<_>>().join("\n  ");
+    assert_eq!(with("POST Pod"), [JOBS], "every pod created in one transaction:\n  {}", listing());
+    assert_eq!(
+        with("PATCH Pod metadata.annotations,spec.containers"),
+        [JOBS],
+        "every pod released in one transaction:\n  {}",
+        listing()
+    );
     Ok(())
 }
