@@ -43,22 +43,15 @@ CREATE TABLE IF NOT EXISTS events (
 ";
 
 /// Schema 1 kept the objects in a `WITHOUT ROWID` table; schema 2 moves
-/// them, as they are, into the rowid table [`SCHEMA`] makes (its indexes
-/// go with the old table).
-const MIGRATE_1_TO_2: &str = "
-ALTER TABLE objects RENAME TO objects_schema_1;
-CREATE TABLE objects (
-    api_version TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    namespace TEXT NOT NULL,
-    name TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    object TEXT NOT NULL
+/// them, as they are, into the rowid table [`SCHEMA`] makes: the old table
+/// is renamed before it runs and emptied into the new one after (its
+/// index goes with it).
+const MIGRATE_1_TO_2: (&str, &str) = (
+    "ALTER TABLE objects RENAME TO objects_schema_1;",
+    "INSERT INTO objects (api_version, kind, namespace, name, version, object)
+         SELECT api_version, kind, namespace, name, version, object FROM objects_schema_1;
+     DROP TABLE objects_schema_1;",
 );
-INSERT INTO objects (api_version, kind, namespace, name, version, object)
-    SELECT api_version, kind, namespace, name, version, object FROM objects_schema_1;
-DROP TABLE objects_schema_1;
-";
 
 /// Whether the store's `objects` table is schema 1's `WITHOUT ROWID` one.
 fn objects_without_rowid(conn: &Connection) -> Result<bool, StoreError> {
@@ -457,10 +450,10 @@ impl Writer {
         // survives a power cut, not just a process crash.
         conn.execute_batch("PRAGMA synchronous=FULL;").map_err(io)?;
         // One transaction: a store is migrated whole or not at all.
-        let migrate = if objects_without_rowid(&conn)? { MIGRATE_1_TO_2 } else { "" };
+        let (before, after) = if objects_without_rowid(&conn)? { MIGRATE_1_TO_2 } else { ("", "") };
         // On an error the connection, its transaction still open, is
         // dropped: nothing was written.
-        conn.execute_batch(&format!("BEGIN IMMEDIATE; {migrate} {SCHEMA} COMMIT;")).map_err(io)?;
+        conn.execute_batch(&format!("BEGIN IMMEDIATE; {before} {SCHEMA} {after} COMMIT;")).map_err(io)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(io)?;
         // Only when it changes: a restart on a full disk writes nothing.
         if version != crate::safety::SCHEMA_VERSION {
