@@ -1002,6 +1002,12 @@ fn page_times_with_5000_pods() {
             .expect("big job");
     }
     plane.wait_for(300, "5,000 pods", |p| p.list("Pod").len() >= 5000);
+    // The job's Metrics tab charts its sampled history: a round (every 10 s)
+    // has to have seen the jobs, or the tab rightly says it has no samples.
+    plane.wait_for(60, "the jobs' first history samples", |p| {
+        p.rt.block_on(p.client.history(&[("prefix", "job/default/")]))
+            .is_ok_and(|h| h.to_string().contains("big-0/pods-Pending"))
+    });
     // A TrainingJob and its run, for the run's page, shown to the workspace
     // (only-me, the default, keeps it from the second identity).
     plane.rt.block_on(platform_objects(&plane));
