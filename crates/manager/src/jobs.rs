@@ -79,43 +79,23 @@ pub fn pods_by_owner(cache: &Cache) -> HashMap<String, Vec<Arc<Stored>>> {
     by
 }
 
-/// Runs one reconcile of a job and carries out its actions. Returns the
-/// requeue time, if any.
-pub fn reconcile_job(
-    store: &dyn Backend,
-    cache: &mut Cache,
-    job: &JobObject,
-    pods: &[Arc<Stored>],
-    nodes: &[NodeView],
-    held: &Held,
-    now: f64,
-) -> Result<Option<f64>, ManagerError> {
-    let by_name: BTreeMap<&str, &NodeView> = nodes.iter().map(|n| (n.name.as_str(), n)).collect();
-    let decided = decide(cache, job, pods, nodes, &by_name, held, now)?;
-    events::write(store, cache, decided.ops, decided.recorded, now)?;
-    if !decided.state.status.phase.is_finished() {
-        let mut out = Pending::default();
-        launch(store, cache, job, pods, &decided.state, &by_name, now, &mut out)?;
-        out.write(store, cache, now)?;
-    }
-    Ok(decided.requeue)
-}
-
 /// One job's reconcile, decided and not yet written.
-pub struct Decided {
+struct Decided {
     /// The writes its actions come to.
-    pub ops: Vec<Op>,
+    ops: Vec<Op>,
     /// The Events they come with.
-    pub recorded: Recorder,
+    recorded: Recorder,
     /// When to reconcile it again, if it asked.
-    pub requeue: Option<f64>,
+    requeue: Option<f64>,
     /// The job's state once its actions are applied.
-    pub state: JobState,
+    state: JobState,
 }
 
-/// The reconciles of several jobs, their writes in one transaction (one
-/// commit, not one per job: a hundred one-pod jobs submitted together made
-/// a hundred), then each job's release of its bound pods.
+/// Reconciles jobs and carries out their actions: their writes in one
+/// transaction (one commit, not one per job: a hundred one-pod jobs
+/// submitted together made a hundred), then their releases of bound pods in
+/// another. Per job, in order, its requeue time, or why it was skipped
+/// (nothing of it is written); only a failing store ends it all.
 pub fn reconcile_jobs(
     store: &dyn Backend,
     cache: &mut Cache,
@@ -142,7 +122,7 @@ pub fn reconcile_jobs(
     }
     events::write_all(store, cache, ops, recorders, now)?;
     let mut results = Vec::with_capacity(jobs.len());
-    let mut releases = Pending::default();
+    let mut releases = Gathered::default();
     for ((job, pods), d) in jobs.iter().zip(decided) {
         results.push(match d {
             Ok((state, requeue)) => {
@@ -407,7 +387,7 @@ fn launch(
     state: &JobState,
     nodes: &BTreeMap<&str, &NodeView>,
     now: f64,
-    out: &mut Pending,
+    out: &mut Gathered,
 ) -> Result<(), ManagerError> {
     let uid = job.uid();
     // The pods as they are after this reconcile's own writes.
@@ -540,12 +520,12 @@ fn launch(
 
 /// Writes gathered over several jobs' releases, made in one transaction.
 #[derive(Default)]
-pub struct Pending {
+struct Gathered {
     ops: Vec<Op>,
     recorded: Vec<Recorder>,
 }
 
-impl Pending {
+impl Gathered {
     /// Makes the gathered writes now.
     fn write(&mut self, store: &dyn Backend, cache: &mut Cache, now: f64) -> Result<(), ManagerError> {
         let ops = std::mem::take(&mut self.ops);
