@@ -42,6 +42,9 @@ fn describe(op: &Op) -> String {
 }
 
 impl Counting {
+    fn new(store: Store) -> Counting {
+        Counting { store, writes: Mutex::new(Vec::new()), batches: Mutex::new(Vec::new()) }
+    }
     fn take(&self) -> Vec<String> {
         std::mem::take(&mut *self.writes.lock().expect("lock"))
     }
@@ -127,7 +130,7 @@ fn a_one_pod_vcjob_costs_few_writes_from_submit_to_running() -> Result<(), Box<d
     let (_dir, store) = open();
     store.create(node())?;
     // Settle what a cluster makes once (service accounts and the like): not per job.
-    let backend = Counting { store, writes: Mutex::new(Vec::new()), batches: Mutex::new(Vec::new()) };
+    let backend = Counting::new(store);
     let mut passes = Passes::default();
     let mut run = |backend: &Counting| passes.run(backend);
     run(&backend)?;
@@ -191,7 +194,7 @@ fn a_settled_workspace_costs_no_writes() -> Result<(), Box<dyn std::error::Error
     store.create(json!({"apiVersion": "platform.ringleader.io/v1alpha1", "kind": "Workspace",
                         "metadata": {"name": "team-a"},
                         "spec": {"members": [{"user": "alice", "role": "admin"}, {"user": "bob", "role": "member"}]}}))?;
-    let backend = Counting { store, writes: Mutex::new(Vec::new()), batches: Mutex::new(Vec::new()) };
+    let backend = Counting::new(store);
     let mut passes = Passes::default();
     let mut run = |backend: &Counting| passes.run(backend);
     run(&backend)?;
@@ -209,7 +212,7 @@ fn a_settled_workspace_costs_no_writes() -> Result<(), Box<dyn std::error::Error
 fn jobs_submitted_together_are_written_in_one_transaction_per_step() -> Result<(), Box<dyn std::error::Error>> {
     let (_dir, store) = open();
     store.create(node())?;
-    let backend = Counting { store, writes: Mutex::new(Vec::new()), batches: Mutex::new(Vec::new()) };
+    let backend = Counting::new(store);
     let mut passes = Passes::default();
     passes.run(&backend)?;
     backend.batches.lock().expect("lock").clear();
