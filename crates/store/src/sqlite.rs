@@ -421,6 +421,18 @@ impl Tx<'_> {
     }
 }
 
+/// One caller's batch of writes in a group commit ([`Writer::write_group`]).
+#[derive(Default)]
+pub(crate) struct Queued {
+    /// The writes; kept (given back) when `keep`, else consumed.
+    pub ops: Vec<Op>,
+    /// Run from a borrow, so the caller has its ops back (to try them again
+    /// one by one, or the deletions once more on a full disk).
+    pub keep: bool,
+    /// Its results, or why it failed; `None` until a group ran it.
+    pub outcome: Option<Result<Vec<Arc<Stored>>, StoreError>>,
+}
+
 /// The one connection that writes, with the live watches it feeds.
 pub(crate) struct Writer {
     conn: Connection,
@@ -467,24 +479,14 @@ impl Writer {
         read_meta(&self.conn, "version")
     }
 
-    /// Runs `ops` in one transaction; publishes their events once it committed.
-    /// Returns the results and the store version after it.
-    pub fn write(&mut self, ops: Vec<Op>) -> Result<(Vec<Arc<Stored>>, u64), StoreError> {
-        self.write_with(ops.len(), ops, |tx, op| tx.op(op))
-    }
-
-    /// [`Writer::write`] leaving the ops with the caller (who may try them
-    /// again one by one when the transaction fails).
-    pub fn write_borrowed(&mut self, ops: &[Op]) -> Result<(Vec<Arc<Stored>>, u64), StoreError> {
-        self.write_with(ops.len(), ops, |tx, op| tx.op_ref(op))
-    }
-
-    fn write_with<I: IntoIterator>(
-        &mut self,
-        n: usize,
-        ops: I,
-        mut op: impl FnMut(&mut Tx<'_>, I::Item) -> Result<Arc<Stored>, StoreError>,
-    ) -> Result<(Vec<Arc<Stored>>, u64), StoreError> {
+    /// Runs the callers' batches of `group` in one transaction (one fsync),
+    /// each all or nothing on its own: a batch that fails is rolled back to
+    /// its savepoint, its outcome is its error, and the others go on.
+    /// Publishes the events once the transaction committed. `Err` when the
+    /// transaction as a whole failed: then nothing of it was written,
+    /// whatever the outcomes say. Returns the store version after it.
+    pub fn write_group(&mut self, group: &mut [Queued]) -> Result<u64, StoreError> {
+        let n = group.iter().map(|q| q.ops.len()).sum();
         let events = (!self.watchers.is_empty()).then(|| Vec::with_capacity(n));
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(io)?;
         // Read inside the write lock rather than cached, so that a second
@@ -498,9 +500,50 @@ impl Writer {
             events,
             written: Vec::with_capacity(n),
         };
-        let mut out = Vec::with_capacity(n);
-        for o in ops {
-            out.push(op(&mut w, o)?);
+        // A lone batch needs no savepoint: its failure drops the transaction.
+        let alone = group.len() == 1;
+        for q in group.iter_mut() {
+            let mark = (w.version, w.events.as_ref().map_or(0, Vec::len), w.written.len());
+            if !alone {
+                tx.execute_batch("SAVEPOINT batch").map_err(io)?;
+            }
+            let result = if q.keep {
+                q.ops.iter().map(|op| w.op_ref(op)).collect::<Result<Vec<_>, _>>()
+            } else {
+                std::mem::take(&mut q.ops).into_iter().map(|op| w.op(op)).collect::<Result<Vec<_>, _>>()
+            };
+            match result {
+                Ok(out) => {
+                    if !alone {
+                        tx.execute_batch("RELEASE batch").map_err(io)?;
+                    }
+                    q.outcome = Some(Ok(out));
+                }
+                Err(e) if alone => {
+                    // Dropped unfinished, the transaction rolls back.
+                    drop(w);
+                    drop(tx);
+                    q.outcome = Some(Err(e));
+                    return Ok(start);
+                }
+                Err(e) => {
+                    // An error SQLite ends the transaction for (a full disk,
+                    // an I/O error) takes the whole group with it.
+                    let undone = tx.execute_batch("ROLLBACK TO batch; RELEASE batch");
+                    if let Err(undo) = undone {
+                        return Err(io(undo));
+                    }
+                    if tx.is_autocommit() {
+                        return Err(e);
+                    }
+                    w.version = mark.0;
+                    if let Some(events) = &mut w.events {
+                        events.truncate(mark.1);
+                    }
+                    w.written.truncate(mark.2);
+                    q.outcome = Some(Err(e));
+                }
+            }
         }
         let Tx { version, events, written, .. } = w;
         if version != start {
@@ -512,7 +555,7 @@ impl Writer {
         if let Some(events) = events {
             self.watchers.publish(&events);
         }
-        Ok((out, version))
+        Ok(version)
     }
 
     /// Runs `ops` with every check a write makes, then rolls the transaction

@@ -2,6 +2,7 @@
 //! a reserve against a full disk), its writes, reads, lists and watches.
 
 use crate::seal::Sealer;
+use crate::sqlite::Queued;
 use crate::types::*;
 use crate::watch::Watch;
 use crate::{backup, safety, sqlite};
@@ -42,8 +43,12 @@ struct Inner {
     /// Every write and watch registration holds this lock, which is what
     /// orders events and keeps history and live streams seamless.
     writer: Mutex<sqlite::Writer>,
+    /// Batches waiting for the writer (see [`Store::submit`]).
+    queue: Mutex<Vec<Arc<Mutex<Queued>>>>,
     /// The last committed version, readable without the lock.
     version: AtomicU64,
+    /// Transactions committed since the store was opened.
+    commits: AtomicU64,
     dir: PathBuf,
     /// Why the last write failed on SQLite or the disk (`None` after a success).
     write_error: Mutex<Option<String>>,
@@ -89,7 +94,9 @@ impl Store {
             inner: Arc::new(Inner {
                 readers: sqlite::Readers::new(files.db.clone(), sealer),
                 writer: Mutex::new(writer),
+                queue: Mutex::new(Vec::new()),
                 version: AtomicU64::new(version),
+                commits: AtomicU64::new(0),
                 dir: dir.to_path_buf(),
                 write_error: Mutex::new(None),
                 reserve_released: Mutex::new((!reserved).then(Instant::now)),
@@ -118,6 +125,12 @@ impl Store {
     /// The version of the last committed write (0 for an empty store).
     pub fn version(&self) -> u64 {
         self.inner.version.load(Ordering::Acquire)
+    }
+
+    /// Transactions committed since the store was opened (each an fsync):
+    /// fewer than the batches written when group commit joined some.
+    pub fn commits(&self) -> u64 {
+        self.inner.commits.load(Ordering::Acquire)
     }
 
     /// Creates an object; `AlreadyExists` if its key exists.
@@ -153,8 +166,8 @@ impl Store {
         self.batch(vec![op])?.pop().ok_or_else(|| StoreError::Io("a write returned no result".to_string()))
     }
 
-    /// All writes in one transaction (one fsync): all take effect or none
-    /// does (the first failure is returned). Each write gets its own version.
+    /// All writes in one transaction: all take effect or none does (the
+    /// first failure is returned). Each write gets its own version.
     pub fn batch(&self, ops: Vec<Op>) -> Result<Vec<Stored>, StoreError> {
         Ok(self.batch_shared(ops)?.into_iter().map(Arc::unwrap_or_clone).collect())
     }
@@ -165,18 +178,7 @@ impl Store {
         if ops.is_empty() {
             return Ok(Vec::new());
         }
-        let mut writer = self.writer();
-        // Deletions are how space is freed through the API: when the disk is
-        // full they get the reserve file's room and are tried once more.
-        let retry = ops.iter().all(|op| matches!(op, Op::Delete { .. })).then(|| ops.clone());
-        let mut result = writer.write(ops);
-        if let (Err(e), Some(ops)) = (&result, retry) {
-            if e.is_disk_full() && self.release_reserve() {
-                result = writer.write(ops);
-            }
-        }
-        drop(writer);
-        self.written(result)
+        self.submit(ops, false).0
     }
 
     /// [`Store::batch_shared`] that gives the ops back when the transaction
@@ -186,31 +188,63 @@ impl Store {
         if ops.is_empty() {
             return Ok(Vec::new());
         }
-        let mut writer = self.writer();
-        let mut result = writer.write_borrowed(&ops);
-        if let Err(e) = &result {
-            if ops.iter().all(|op| matches!(op, Op::Delete { .. })) && e.is_disk_full() && self.release_reserve() {
-                result = writer.write_borrowed(&ops);
-            }
-        }
-        drop(writer);
-        self.written(result).map_err(|error| Box::new(Failed { error, ops }))
+        let (result, ops) = self.submit(ops, true);
+        result.map_err(|error| Box::new(Failed { error, ops }))
     }
 
-    /// Records a transaction's outcome: the write error shown by `/readyz`,
-    /// the store's version, the reserve file.
-    fn written(&self, result: Result<(Vec<Arc<Stored>>, u64), StoreError>) -> Result<Vec<Arc<Stored>>, StoreError> {
-        let mut error = self.inner.write_error.lock().unwrap_or_else(PoisonError::into_inner);
-        match &result {
-            Ok(_) => *error = None,
-            Err(e @ StoreError::Io(_)) => *error = Some(e.to_string()),
-            Err(_) => {}
+    /// Group commit: the batch waits in the queue for the writer, and
+    /// whoever holds the writer next runs every batch waiting then in one
+    /// transaction, so writers arriving together (API requests, agents, the
+    /// manager) share one fsync instead of queueing for one each, as etcd
+    /// batches its proposals. Each batch still stands or falls alone.
+    /// Returns the batch's outcome and, when `keep`, its ops.
+    fn submit(&self, ops: Vec<Op>, keep: bool) -> (Result<Vec<Arc<Stored>>, StoreError>, Vec<Op>) {
+        // Deletions are how space is freed through the API: when the disk is
+        // full they get the reserve file's room and are tried once more.
+        let deletes = ops.iter().all(|op| matches!(op, Op::Delete { .. }));
+        let slot = Arc::new(Mutex::new(Queued { ops, keep: keep || deletes, outcome: None }));
+        lock(&self.inner.queue).push(slot.clone());
+        let mut writer = self.writer();
+        // Whoever held the writer since may have carried this batch already.
+        if lock(&slot).outcome.is_none() {
+            let slots = std::mem::take(&mut *lock(&self.inner.queue));
+            let mut group: Vec<Queued> = slots.iter().map(|s| std::mem::take(&mut *lock(s))).collect();
+            self.run(&mut writer, &mut group);
+            for (s, q) in slots.iter().zip(group) {
+                *lock(s) = q;
+            }
         }
-        drop(error);
-        let (out, version) = result?;
-        self.inner.version.store(version, Ordering::Release);
-        self.renew_reserve();
-        Ok(out)
+        let Queued { mut ops, mut outcome, .. } = std::mem::take(&mut *lock(&slot));
+        if deletes && matches!(&outcome, Some(Err(e)) if e.is_disk_full()) && self.release_reserve() {
+            let mut again = [Queued { ops, keep: true, outcome: None }];
+            self.run(&mut writer, &mut again);
+            let [q] = again;
+            (ops, outcome) = (q.ops, q.outcome);
+        }
+        drop(writer);
+        let outcome = outcome.unwrap_or_else(|| Err(StoreError::Io("a write returned no result".to_string())));
+        (outcome, if keep { ops } else { Vec::new() })
+    }
+
+    /// Runs one group and records its outcome: the write error shown by
+    /// `/readyz`, the store's version, the reserve file.
+    fn run(&self, writer: &mut sqlite::Writer, group: &mut [Queued]) {
+        let result = writer.write_group(group);
+        if let Err(e) = &result {
+            for q in group.iter_mut() {
+                q.outcome = Some(Err(same_error(e)));
+            }
+        }
+        let last_io = group.iter().rev().find_map(|q| match &q.outcome {
+            Some(Err(e @ StoreError::Io(_))) => Some(e.to_string()),
+            _ => None,
+        });
+        *lock(&self.inner.write_error) = last_io;
+        if let Ok(version) = result {
+            self.inner.commits.fetch_add(1, Ordering::AcqRel);
+            self.inner.version.fetch_max(version, Ordering::AcqRel);
+            self.renew_reserve();
+        }
     }
 
     /// Frees the reserve file's room; `false` when it was not there.
@@ -308,5 +342,108 @@ impl Store {
     /// itself stays usable. For shutdown, when other clones may outlive it.
     pub fn close(&self) {
         self.writer().close_watches();
+    }
+}
+
+/// A lock whose holder panicked is still good: the data it guards (a queue,
+/// a slot, a message) is whole between statements.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The error a whole group failed with, for each of its batches.
+fn same_error(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::Io(m) => StoreError::Io(m.clone()),
+        other => StoreError::Io(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn map(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}})
+    }
+
+    fn key(name: &str) -> ObjectKey {
+        ObjectKey::new("v1", "ConfigMap", "default", name)
+    }
+
+    /// Writers that queue while the writer is busy are carried in one
+    /// transaction, each batch still all or nothing on its own.
+    #[test]
+    fn batches_waiting_together_share_one_commit_and_stand_or_fall_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.create(map("taken")).unwrap();
+        let before = (store.commits(), store.version());
+        let mut events = store.watch(&Selector::all(), before.1).unwrap();
+        // Holding the writer, as a long transaction would, while eight
+        // writers queue behind it.
+        let busy = store.writer();
+        let writers: Vec<_> = (0..8)
+            .map(|i| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    let mut ops = vec![Op::Create(map(&format!("a-{i}"))), Op::Create(map(&format!("b-{i}")))];
+                    if i == 3 {
+                        // Fails on its second write: its first must not stand.
+                        ops[1] = Op::Create(map("taken"));
+                    }
+                    if i == 5 {
+                        return store.batch_kept(ops).map_err(|f| (f.error, f.ops.len()));
+                    }
+                    store.batch_shared(ops).map_err(|e| (e, 0))
+                })
+            })
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while lock(&store.inner.queue).len() < 8 {
+            assert!(Instant::now() < deadline, "the writers never queued");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        drop(busy);
+        let results: Vec<_> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        assert_eq!(store.commits(), before.0 + 1, "eight queued batches, one transaction");
+        for (i, result) in results.iter().enumerate() {
+            let present = store.get(&key(&format!("a-{i}"))).unwrap().is_some();
+            if i == 3 {
+                assert!(matches!(result, Err((StoreError::AlreadyExists(k), 0)) if *k == key("taken")), "{result:?}");
+                assert!(!present, "a failed batch's first write stood");
+            } else {
+                let written = result.as_ref().unwrap();
+                assert_eq!(written.len(), 2);
+                assert_eq!(written[1].resource_version, written[0].resource_version + 1);
+                assert!(present);
+            }
+        }
+        // Seven batches of two, with versions after one another and no gap
+        // where the failed batch was rolled back.
+        assert_eq!(store.version(), before.1 + 14);
+        let mut seen = Vec::new();
+        while let Ok(e) = events.events.try_recv() {
+            seen.push(e.object.resource_version);
+        }
+        assert_eq!(seen, ((before.1 + 1)..=(before.1 + 14)).collect::<Vec<_>>());
+        // A failing batch in a group of one is its own error, not the group's.
+        let conflict = store.patch(&key("taken"), &json!({"data": {"x": "1"}}), Some(1_000));
+        assert!(matches!(conflict, Err(StoreError::Conflict { .. })), "{conflict:?}");
+        assert_eq!(store.write_error(), None);
+    }
+
+    /// The ops of a kept batch that failed come back whole, in order.
+    #[test]
+    fn a_kept_batch_that_fails_gives_its_ops_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.create(map("taken")).unwrap();
+        let ops = vec![Op::Create(map("new")), Op::Create(map("taken"))];
+        let failed = store.batch_kept(ops.clone()).unwrap_err();
+        assert!(matches!(failed.error, StoreError::AlreadyExists(_)));
+        assert_eq!(format!("{:?}", failed.ops), format!("{ops:?}"));
+        assert_eq!(store.get(&key("new")).unwrap(), None);
     }
 }
