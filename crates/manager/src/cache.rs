@@ -22,6 +22,9 @@ pub struct Cache {
     /// Why each Node cannot be a scheduler node (`None`: it can), by name,
     /// with the version it was judged at, for the same reason.
     pub(crate) node_problems: std::sync::Mutex<HashMap<String, (u64, Option<String>)>>,
+    /// Each job as controller state, by key, with the version it was parsed
+    /// from (see [`crate::jobs::jobs`]).
+    pub(crate) parsed_jobs: std::sync::Mutex<HashMap<ObjectKey, (u64, Arc<ringleader_controller::JobState>)>>,
 }
 
 impl Cache {

@@ -1,18 +1,16 @@
 //! A job object as the manager handles it: stored, typed and as controller state.
 
 use crate::cache::str_at;
-use ringleader_api::Resource;
 use ringleader_controller::JobState;
 use ringleader_store::Stored;
+use std::sync::Arc;
 
-/// A job object with its parsed forms.
+/// A job object with its parsed form, both shared with the cache.
 pub struct JobObject {
     /// As stored.
-    pub stored: Stored,
-    /// Typed.
-    pub resource: Resource,
+    pub stored: Arc<Stored>,
     /// Controller state (spec + persisted status).
-    pub state: JobState,
+    pub state: Arc<JobState>,
 }
 
 impl JobObject {

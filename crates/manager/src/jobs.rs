@@ -13,7 +13,7 @@ use crate::pods::{self, CONFIG_FILES, FILES, START};
 use crate::ports;
 pub use crate::writes::write;
 use crate::{ManagerConfig, ManagerError};
-use ringleader_api::kinds::namespace;
+use ringleader_api::kinds::{namespace, JOB_KINDS};
 use ringleader_api::model::JobKind;
 use ringleader_api::time::rfc3339;
 use ringleader_api::{Job, Resource};
@@ -29,43 +29,53 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-/// Kinds that are never jobs, skipped without parsing.
-const NOT_JOBS: &[&str] = &[
-    "Pod",
-    "Node",
-    "Event",
-    "ConfigMap",
-    "PodGroup",
-    "Queue",
-    "PriorityClass",
-    "Workload",
-    // A Service per replica pod, and its endpoints: as many as the pods,
-    // each costing a parse error every pass were it tried as a job.
-    "Service",
-    "Endpoints",
-    "EndpointSlice",
-];
-
 /// Every job in the cache, parsed; objects that do not parse are skipped
 /// (the API server validated them, so this only happens to hand-made stores).
+/// A job is parsed once per version: the passes call this several times
+/// each, and parsing every job every time was most of what a pass over
+/// many small jobs cost.
 pub fn jobs(cache: &Cache, config: &ManagerConfig) -> Vec<JobObject> {
-    cache
-        .all()
-        .filter(|o| !NOT_JOBS.contains(&o.key.kind.as_str()))
+    let mut controller = config.controller.clone();
+    controller.node_loss = NodeLossConfig {
+        heartbeat_timeout_secs: config.heartbeat_timeout.as_secs_f64().ceil() as u64,
+        toleration_secs: config.node_lost_toleration.as_secs_f64().ceil() as u64,
+    };
+    let mut parsed = cache.parsed_jobs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut kept = HashMap::with_capacity(parsed.len());
+    // Only the job kinds' ranges of the cache are read: trying every other
+    // object as a job (Secrets, Leases, RoleBindings…) cost a parse error,
+    // message and all, for each of them on every pass. Sorted, the kinds
+    // give the jobs in key order, as the whole cache did.
+    let mut kinds = JOB_KINDS.to_vec();
+    kinds.sort_unstable();
+    let out = kinds
+        .into_iter()
+        .flat_map(|(api_version, kind)| cache.of_kind_shared(api_version, kind))
         .filter_map(|o| {
-            let resource = Resource::from_value(&o.object).ok()?;
-            let mut state = JobState::from_resource(&resource)?;
-            state.config = config.controller.clone();
-            state.config.node_loss = NodeLossConfig {
-                heartbeat_timeout_secs: config.heartbeat_timeout.as_secs_f64().ceil() as u64,
-                toleration_secs: config.node_lost_toleration.as_secs_f64().ceil() as u64,
+            let known = parsed
+                .remove(&o.key)
+                .filter(|(version, state)| *version == o.resource_version && state.config == controller);
+            let state = match known {
+                Some((_, state)) => state,
+                None => Arc::new(parse(&o.object, &controller)?),
             };
-            if let Some(st) = o.object.get("status").and_then(|s| s.get("ringleader")) {
-                state.status = serde_json::from_value::<JobStatus>(st.clone()).unwrap_or_default();
-            }
-            Some(JobObject { stored: o.clone(), resource, state })
+            kept.insert(o.key.clone(), (o.resource_version, state.clone()));
+            Some(JobObject { stored: o.clone(), state })
         })
-        .collect()
+        .collect();
+    *parsed = kept;
+    out
+}
+
+/// A job object as controller state, with the manager's settings.
+fn parse(object: &Value, controller: &ringleader_controller::lifecycle::ControllerConfig) -> Option<JobState> {
+    let resource = Resource::from_value(object).ok()?;
+    let mut state = JobState::from_resource(&resource)?;
+    state.config = controller.clone();
+    if let Some(st) = object.get("status").and_then(|s| s.get("ringleader")) {
+        state.status = serde_json::from_value::<JobStatus>(st.clone()).unwrap_or_default();
+    }
+    Some(state)
 }
 
 /// Pods by owner uid.
@@ -150,7 +160,7 @@ fn decide(
 ) -> Result<Decided, ManagerError> {
     let observed = observe(job, pods, nodes, by_name, held);
     let actions = reconcile(&job.state, &observed, now as u64);
-    let mut state = job.state.clone();
+    let mut state = JobState::clone(&job.state);
     state.apply(&actions);
     let mut requeue = None;
     let mut ops = Vec::new();

@@ -112,7 +112,7 @@ pub struct SshKeys {
 }
 
 /// Options of env computation.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EnvOptions {
     /// PyTorchJob convention.
     pub pytorch_flavor: PyTorchFlavor,

@@ -302,7 +302,7 @@ impl RankTableMark {
 }
 
 /// Settings of the controller.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ControllerConfig {
     /// Fault handling.
     pub fault: FaultConfig,
