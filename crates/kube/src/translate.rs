@@ -60,6 +60,13 @@ pub fn from_kube(kind: &Kind, mut object: Value, device_info: &[ConfigMap]) -> V
         // List items come without them.
         o.insert("apiVersion".into(), json!(kind.api_version));
         o.insert("kind".into(), json!(kind.kind));
+        // Server-side apply's bookkeeping is never read here, and is often
+        // the biggest part of an object: kept for every pod it was much of
+        // what the manager's memory held (kube-scheduler drops it from its
+        // informers too). An update sent without it keeps the server's.
+        if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
     }
     if kind.is_node() {
         return node_from_kube(&object, device_info);

@@ -282,3 +282,18 @@ fn an_annotation_set_to_null_is_sent_as_null_so_kubernetes_removes_it() {
     assert!(annotations.as_object().is_some_and(|a| a.contains_key("gone")), "{annotations}");
     assert!(annotations[JOB_STATE_ANNOTATION].as_str().is_some_and(|s| s.contains("Running")), "{annotations}");
 }
+
+#[test]
+fn server_side_apply_bookkeeping_is_not_kept() {
+    let kube_pod = json!({
+        "metadata": {"name": "p", "namespace": "default", "resourceVersion": "7", "managedFields": [
+            {"manager": "ringleader", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+             "fieldsV1": {"f:spec": {"f:containers": {}}}},
+        ]},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    });
+    let read = from_kube(&pod_kind(), kube_pod, &[]);
+    assert!(read["metadata"].get("managedFields").is_none(), "{read}");
+    assert_eq!(read["metadata"]["resourceVersion"], "7");
+    assert_eq!(read["spec"]["containers"][0]["image"], "x");
+}
