@@ -1,4 +1,4 @@
-//! A job object as the manager handles it: stored, typed and as controller state.
+//! A job object as the manager handles it: stored and as controller state.
 
 use crate::cache::str_at;
 use ringleader_controller::JobState;

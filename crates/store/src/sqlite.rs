@@ -482,10 +482,11 @@ impl Writer {
     /// Runs the callers' batches of `group` in one transaction (one fsync),
     /// each all or nothing on its own: a batch that fails is rolled back to
     /// its savepoint, its outcome is its error, and the others go on.
-    /// Publishes the events once the transaction committed. `Err` when the
-    /// transaction as a whole failed: then nothing of it was written,
-    /// whatever the outcomes say. Returns the store version after it.
-    pub fn write_group(&mut self, group: &mut [Queued]) -> Result<u64, StoreError> {
+    /// Publishes the events once the transaction committed, and returns the
+    /// store version after it; `None` when there was nothing to commit (a
+    /// lone batch that failed). `Err` when the transaction as a whole
+    /// failed: then nothing of it was written, whatever the outcomes say.
+    pub fn write_group(&mut self, group: &mut [Queued]) -> Result<Option<u64>, StoreError> {
         let n = group.iter().map(|q| q.ops.len()).sum();
         let events = (!self.watchers.is_empty()).then(|| Vec::with_capacity(n));
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(io)?;
@@ -524,7 +525,7 @@ impl Writer {
                     drop(w);
                     drop(tx);
                     q.outcome = Some(Err(e));
-                    return Ok(start);
+                    return Ok(None);
                 }
                 Err(e) => {
                     // An error SQLite ends the transaction for (a full disk,
@@ -555,7 +556,7 @@ impl Writer {
         if let Some(events) = events {
             self.watchers.publish(&events);
         }
-        Ok(version)
+        Ok(Some(version))
     }
 
     /// Runs `ops` with every check a write makes, then rolls the transaction
